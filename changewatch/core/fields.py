@@ -1,0 +1,78 @@
+"""Field values: normalisation for comparison, and value-by-value comparison."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+__all__ = ["FieldChange", "compare_fields", "normalise_value"]
+
+FieldChange = dict[str, Any]  # {"old": raw, "new": raw}
+
+_WS = re.compile(r"\s+")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_SCHEMA_ENUM = re.compile(r"^https?://(?:www\.)?schema\.org/([A-Za-z][\w]*)/?$")
+
+
+def _number(value: Decimal) -> str:
+    if not value.is_finite():
+        return str(value)
+    normal = value.normalize()
+    # normalize() writes 100 as 1E+2: format it back into plain digits.
+    return format(normal, "f")
+
+
+def normalise_value(value: Any) -> Any:
+    """A JSON-compatible value equal for equal meanings.
+
+    >>> normalise_value("89.00") == normalise_value(89) == normalise_value(" 89.0 ")
+    True
+    >>> normalise_value("http://schema.org/InStock") == normalise_value("InStock")
+    True
+    >>> normalise_value("  Hello \\n  world ")
+    'Hello world'
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float | Decimal):
+        try:
+            return _number(Decimal(str(value)))
+        except InvalidOperation:
+            return str(value)
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        text = _WS.sub(" ", value).strip()
+        if _NUMBER.fullmatch(text):
+            try:
+                return _number(Decimal(text))
+            except InvalidOperation:
+                return text
+        enum = _SCHEMA_ENUM.match(text)
+        return enum.group(1) if enum else text
+    if isinstance(value, Mapping):
+        return {str(k): normalise_value(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [normalise_value(v) for v in value]
+    return normalise_value(str(value))
+
+
+def compare_fields(old_norm: Mapping[str, Any], new_norm: Mapping[str, Any],
+                   old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]) -> dict[str, FieldChange]:
+    """Changes between two observations' fields, keyed by field name, raw values for display.
+
+    Fields that one side does not track at all (the watch gained or lost a field) are not
+    changes: they start or end being compared.
+
+    >>> compare_fields({"p": "89"}, {"p": "79"}, {"p": "89.00"}, {"p": "79.00"})
+    {'p': {'old': '89.00', 'new': '79.00'}}
+    """
+    changes: dict[str, FieldChange] = {}
+    for name, new in new_norm.items():
+        if name in old_norm and old_norm[name] != new:
+            changes[name] = {"old": old_raw.get(name), "new": new_raw.get(name)}
+    return changes

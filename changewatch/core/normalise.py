@@ -1,0 +1,240 @@
+"""Visible-text extraction and normalisation.
+
+``normalise`` turns an HTML page into the text a reader sees, one block-level element per line,
+whitespace collapsed, case folded and volatile fragments (clock times, dates, relative times,
+tokens, long ids) removed, so that two fetches of an unchanged page give the same string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from html.parser import HTMLParser as _Tokenizer
+
+from lxml import etree, html as lxml_html
+from parsel.csstranslator import HTMLTranslator
+from w3lib.encoding import html_to_unicode
+
+__all__ = ["RegionError", "VisibleText", "normalise", "normalise_text", "visible_text"]
+
+# Elements whose content is never visible text.
+_DROPPED = frozenset(
+    {"script", "style", "noscript", "svg", "template", "head", "iframe", "object", "canvas", "math"}
+)
+# Elements that start a new line: the diff works on these blocks, not on one giant line.
+_BLOCKS = frozenset(
+    """address article aside blockquote body br caption dd details dialog div dl dt fieldset
+    figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr html li main nav ol option p pre
+    section summary table tbody td tfoot th thead title tr ul""".split()
+)
+
+_WS = re.compile(r"\s+")
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAYS = r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)"
+_ORD = r"(?:st|nd|rd|th)?"
+# Order matters: the longest, most specific patterns run first.
+_VOLATILE = [
+    re.compile(p)
+    for p in (
+        # key=value secrets and session ids in visible text or echoed URLs
+        r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
+        r"\s*[=:]\s*[^\s&\"'<>]+",
+        # UUIDs, long hex ids, base64-ish blobs (must contain a digit to spare long words)
+        r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+        r"\b[0-9a-f]{16,}\b",
+        r"(?<![\w/+=-])(?=[a-z0-9+/_-]*\d)(?=[a-z0-9+/_-]*[a-z])[a-z0-9+/_-]{24,}={0,2}(?![\w/+=-])",
+        # ISO 8601 timestamps and dates
+        r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b",
+        # numeric dates 30/11/2026, 11.30.26
+        r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
+        # written dates: "mon, 30 nov 2026", "november 30th, 2026", "30 november", "nov 30"
+        rf"\b{_WEEKDAYS}\b\.?,?",
+        rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}})?",
+        rf"\b{_MONTHS}\b\.?\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
+        rf"\b{_MONTHS}\b\.?\s+\d{{4}}\b",
+        # clock times with optional seconds, am/pm and zone
+        r"\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*(?:utc|gmt|[a-z]{2,4}t)\b)?",
+        r"\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
+        # relative times
+        r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
+        r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
+        r"\b(?:in\s+)?\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
+    )
+]
+
+
+class RegionError(ValueError):
+    """The region is not a valid CSS selector."""
+
+
+@dataclass(frozen=True, slots=True)
+class VisibleText:
+    """Text of a page as lines: ``raw`` is collapsed and case folded; ``stable`` has volatile
+    fragments removed too (and is sorted when asked)."""
+
+    raw: str
+    stable: str
+
+
+@lru_cache(maxsize=256)
+def _region_xpath(region: str) -> etree.XPath:
+    try:
+        return etree.XPath(HTMLTranslator().css_to_xpath(region))
+    except Exception as exc:  # cssselect raises several unrelated types
+        raise RegionError(f"invalid region selector {region!r}: {exc}") from exc
+
+
+def check_region(region: str) -> None:
+    """Raise :class:`RegionError` when *region* is not a valid CSS selector."""
+    _region_xpath(region)
+
+
+def _to_unicode(html: str | bytes) -> str:
+    if isinstance(html, bytes):
+        return html_to_unicode(None, html)[1]
+    return html
+
+
+def _clean_markup(html: str) -> str:
+    # NUL bytes and lone surrogates make lxml refuse the whole document: drop them.
+    return html.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def _parse(html: str) -> tuple[etree._Element | None, bool]:
+    """Parse *html*; the flag says libxml2 hit a resource limit (nesting deeper than it allows)
+    and the tree is truncated."""
+    if not html.strip():
+        return None, False
+    parser = lxml_html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
+    try:
+        tree = lxml_html.document_fromstring(html, parser=parser)
+    except (etree.ParserError, ValueError):
+        return None, False
+    truncated = any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log)
+    return tree, truncated
+
+
+class _TokenizerText(_Tokenizer):
+    """Streaming text extraction for documents nested too deeply for libxml2's tree."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self._parts: list[str] = []
+        self._skip: list[str] = []
+
+    def _flush(self) -> None:
+        if self._parts:
+            self.lines.append("".join(self._parts))
+            self._parts.clear()
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag in _DROPPED:
+            self._skip.append(tag)
+        elif tag in _BLOCKS:
+            self._flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._skip and self._skip[-1] == tag:
+            self._skip.pop()
+        elif tag in _BLOCKS:
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self._parts.append(data)
+
+
+def _tokenizer_lines(html: str) -> list[str]:
+    extractor = _TokenizerText()
+    extractor.feed(html)
+    extractor.close()
+    extractor._flush()
+    return extractor.lines
+
+
+def _text_lines(roots: list[etree._Element]) -> list[str]:
+    """Text of *roots* split at block elements. Iterative, so deep nesting cannot overflow."""
+    lines: list[str] = []
+    parts: list[str] = []
+
+    def flush() -> None:
+        if parts:
+            lines.append("".join(parts))
+            parts.clear()
+
+    for root in roots:
+        skip_depth = 0
+        for event, el in etree.iterwalk(root, events=("start", "end")):
+            tag = el.tag if isinstance(el.tag, str) else ""
+            tag = tag.rsplit("}", 1)[-1].lower()
+            if event == "start":
+                if skip_depth or tag in _DROPPED or not tag:
+                    skip_depth += 1
+                    continue
+                if tag in _BLOCKS:
+                    flush()
+                if el.text:
+                    parts.append(el.text)
+            else:
+                if skip_depth:
+                    skip_depth -= 1
+                elif tag in _BLOCKS:
+                    flush()
+                if el.tail and el is not root and not skip_depth:
+                    parts.append(el.tail)
+        flush()
+    return lines
+
+
+def _clean_line(line: str) -> str:
+    return _WS.sub(" ", line).strip().casefold()
+
+
+def _stable_line(line: str) -> str:
+    for pattern in _VOLATILE:
+        line = pattern.sub(" ", line)
+    return _WS.sub(" ", line).strip(" ,.;:|-·•")
+
+
+def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
+    raw = [c for c in map(_clean_line, raw_lines) if c]
+    stable = [s for s in map(_stable_line, raw) if s]
+    if sort_lines:
+        stable.sort()
+    return VisibleText(raw="\n".join(raw), stable="\n".join(stable))
+
+
+def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> VisibleText:
+    """Visible text of *html* (optionally only the *region* CSS selector) as raw and stable lines.
+
+    Never raises on bad markup: malformed, truncated, empty or binary input gives what text can
+    be found (possibly none). Raises :class:`RegionError` for an invalid *region* only.
+    """
+    xpath = _region_xpath(region) if region else None
+    markup = _clean_markup(_to_unicode(html))
+    tree, truncated = _parse(markup)
+    if truncated and xpath is None:
+        return _finish(_tokenizer_lines(markup), sort_lines)
+    if tree is None:
+        return VisibleText("", "")
+    roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
+    return _finish(_text_lines(roots), sort_lines)
+
+
+def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:
+    """Normalised visible text of an HTML page: the string that change detection compares.
+
+    >>> normalise("<p>Updated 10:32 PM</p><script>x=1</script><p>Price  <b>89</b></p>")
+    'updated\\nprice 89'
+    """
+    return visible_text(html, region, sort_lines=sort_lines).stable
+
+
+def normalise_text(text: str, *, sort_lines: bool = False) -> VisibleText:
+    """Normalise plain text (already extracted by a spider) the same way as page text."""
+    return _finish(text.replace("\x00", "").splitlines(), sort_lines)
