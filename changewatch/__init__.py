@@ -1,0 +1,8 @@
+"""changewatch: Scrapy change monitoring that reports real changes and stays quiet otherwise."""
+
+__version__ = "0.1.0"
+
+from .addon import Addon  # noqa: E402
+from .items import ChangeRecord, Observation  # noqa: E402
+
+__all__ = ["Addon", "ChangeRecord", "Observation", "__version__"]

@@ -1,0 +1,142 @@
+"""CommitPipeline: one store transaction per observation; only changes leave the crawl."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+
+from ..config import ChangewatchConfig
+from ..core.compare import Kind, Snapshot, Verdict, classify
+from ..core.diff import line_diff
+from ..items import ChangeRecord, Observation, as_observation
+from ..runtime import StoreRunner
+from ..stats import Stats
+from ..store import Outcome, StoredState
+
+logger = logging.getLogger(__name__)
+
+
+def _error_class(error: str | None) -> str:
+    return (error or "").split(":", 1)[0]
+
+
+def snapshot_of(obs: Observation) -> Snapshot:
+    text: Snapshot | None = obs.digest.get("text")
+    norm_fields = obs.digest.get("norm_fields")
+    return Snapshot(
+        fields=obs.fields if norm_fields is not None else None,
+        norm_fields=norm_fields,
+        text=text.text if text else None,
+        raw_hash=text.raw_hash if text else None,
+        content_hash=text.content_hash if text else None,
+        fingerprint=text.fingerprint if text else None,
+        entities=obs.digest.get("entities"),
+    )
+
+
+def change_record(spider: str, obs: Observation, verdict: Verdict, state: StoredState | None) -> ChangeRecord:
+    record: ChangeRecord = {"key": obs.key, "url": obs.url, "kind": verdict.kind.value,
+                            "observed_at": obs.observed_at, "spider": spider}
+    if state is not None and state.last_good:
+        record["previous_observed_at"] = state.last_good
+    if verdict.error is not None:
+        record["error"] = verdict.error
+        return record
+    if verdict.changes:
+        record["changes"] = verdict.changes
+    for member in ("added", "removed", "changed"):
+        if getattr(verdict, member):
+            record[member] = getattr(verdict, member)  # type: ignore[literal-required]
+    if verdict.diff is not None:
+        record["diff"] = verdict.diff
+    if verdict.distance is not None and verdict.kind is not Kind.NOISE:
+        record["distance"] = verdict.distance
+    return record
+
+
+class CommitPipeline:
+    """Compares each observation with the last good one and, in one store transaction, moves
+    the state and appends the change log. Returns a :class:`ChangeRecord` for a change or an
+    error; drops everything else (baselines, noise, none), counting each kind in the stats."""
+
+    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
+        self.crawler = crawler
+        self.config = config
+        self.runner = StoreRunner.of(crawler, config)
+        self.stats = Stats(crawler, "commit")
+        self.kinds: Counter[str] = Counter()
+        self._opened = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CommitPipeline:
+        pipeline = cls(crawler, ChangewatchConfig.from_settings(crawler.settings))
+        crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        return pipeline
+
+    async def open_spider(self) -> None:
+        await self.runner.acquire()
+        self._opened = True
+
+    async def close_spider(self) -> None:
+        if self._opened:
+            self._opened = False
+            await self.runner.release()
+
+    def _spider_name(self) -> str:
+        spider = self.crawler.spider
+        return spider.name if spider is not None and spider.name else "default"
+
+    def _decide(self, spider: str, obs: Observation, threshold: int | None) -> Any:
+        config = self.config
+
+        def decide(state: StoredState | None) -> Outcome:
+            new = snapshot_of(obs)
+            verdict = classify(state.snapshot if state else None, new, threshold=threshold, error=obs.error)
+            if verdict.diff is not None and (config.diff_max_lines != 60 or config.diff_context != 1):
+                old_text = state.snapshot.text if state else ""
+                verdict.diff = line_diff(old_text or "", new.text or "", context=config.diff_context,
+                                         max_lines=config.diff_max_lines)
+            record: dict[str, Any] | None = None
+            if verdict.kind is Kind.ERROR:
+                repeated = (state is not None and state.error_streak > 0
+                            and _error_class(state.last_error) == _error_class(verdict.error))
+                if not repeated or config.report_repeated_errors:
+                    record = dict(change_record(spider, obs, verdict, state))
+                verdict.kind = Kind.ERROR
+            elif verdict.kind.reported:
+                record = dict(change_record(spider, obs, verdict, state))
+            keep = verdict.keep if verdict.kind not in (Kind.ERROR, Kind.NONE) else None
+            return Outcome(verdict.kind, obs.url, obs.observed_at, snapshot=keep, record=record,
+                           error=verdict.error)
+
+        return decide
+
+    async def process_item(self, item: Any) -> Any:
+        obs = as_observation(item)
+        if obs is None:
+            return item
+        spider = self._spider_name()
+        threshold = obs.options.get("threshold", self.config.threshold)
+        outcome = await self.runner.call(self.runner.store.apply, spider, obs.key,
+                                         self._decide(spider, obs, threshold))
+        kind = outcome.kind.value
+        self.kinds[kind] += 1
+        self.stats.inc(kind)
+        logger.debug("changewatch %s %s: %s", spider, obs.key, kind)
+        if outcome.record is None:
+            if outcome.kind is Kind.ERROR:
+                self.stats.inc("error_repeated")
+            raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
+        self.stats.inc("exported")
+        return outcome.record
+
+    def _log_summary(self) -> None:
+        if self.kinds:
+            summary = ", ".join(f"{k}={v}" for k, v in sorted(self.kinds.items()))
+            logger.info("changewatch: %s observations: %s (store %s)", sum(self.kinds.values()), summary,
+                        self.runner.store)

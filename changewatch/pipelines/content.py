@@ -1,0 +1,54 @@
+"""ContentPipeline: normalise the page text and fingerprint it, off the reactor thread."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy.crawler import Crawler
+
+from ..config import ChangewatchConfig
+from ..core.compare import page_snapshot
+from ..core.normalise import RegionError
+from ..items import as_observation
+from ..runtime import WorkerPool
+from ..stats import Stats
+
+logger = logging.getLogger(__name__)
+
+
+class ContentPipeline:
+    """Visible text → volatile fragments removed → content hash and simhash, computed in a
+    worker process (``CHANGEWATCH_WORKERS``) so the crawl itself barely pays for it."""
+
+    def __init__(self, pool: WorkerPool, stats: Stats):
+        self.pool = pool
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ContentPipeline:
+        config = ChangewatchConfig.from_settings(crawler.settings)
+        return cls(WorkerPool(config.workers), Stats(crawler, "content"))
+
+    def open_spider(self) -> None:
+        self.pool.start()
+
+    def close_spider(self) -> None:
+        self.pool.stop()
+
+    async def process_item(self, item: Any) -> Any:
+        obs = as_observation(item)
+        if obs is None or obs.error is not None or (obs.html is None and obs.text is None):
+            return item if obs is None else obs
+        sort_lines = bool(obs.options.get("sort_lines", False))
+        try:
+            obs.digest["text"] = await self.pool.run(page_snapshot, obs.html, obs.text, obs.region, sort_lines)
+        except RegionError as exc:
+            obs.error = f"region: {exc}"
+            self.stats.inc("bad_region")
+            return obs
+        # The page is no longer needed: free it before the item waits for the store.
+        obs.html = None
+        obs.text = None
+        self.stats.inc("digested")
+        return obs

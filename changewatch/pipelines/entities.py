@@ -1,0 +1,36 @@
+"""EntitySetPipeline: key the entities of a page by canonical URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.crawler import Crawler
+
+from ..core.entities import build_entities
+from ..items import as_observation
+from ..stats import Stats
+
+
+class EntitySetPipeline:
+    """Canonicalises entity keys (w3lib + tracking parameters stripped, per-watch
+    ``keep_params``/``drop_params``) and normalises entity fields."""
+
+    def __init__(self, stats: Stats):
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> EntitySetPipeline:
+        return cls(Stats(crawler, "entities"))
+
+    def process_item(self, item: Any) -> Any:
+        obs = as_observation(item)
+        if obs is None:
+            return item
+        if obs.entities is not None and obs.error is None:
+            entities = build_entities(obs.entities, base_url=obs.url,
+                                      keep_params=obs.options.get("keep_params") or (),
+                                      drop_params=obs.options.get("drop_params") or ())
+            obs.digest["entities"] = entities
+            self.stats.inc("observed")
+            self.stats.inc("duplicates", len(obs.entities) - len(entities))
+        return obs

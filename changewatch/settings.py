@@ -1,0 +1,26 @@
+"""Scrapy settings of the changewatch project (``scrapy.cfg`` and the Scrapyd entry point)."""
+
+from changewatch import __version__
+
+BOT_NAME = "changewatch"
+SPIDER_MODULES = ["changewatch.spiders"]
+NEWSPIDER_MODULE = "changewatch.spiders"
+
+ADDONS = {"changewatch.Addon": 0}
+
+# Fetch like a good citizen: say who we are, obey robots.txt, never hang.
+USER_AGENT = f"changewatch/{__version__} (+https://github.com/changewatch/changewatch)"
+ROBOTSTXT_OBEY = True
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 2
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+
+# Safe defaults for production: no code-executing control server, no telnet console.
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+# One response yields one observation: many concurrent item tasks only cost time (scrapy#5182).
+CONCURRENT_ITEMS = 16
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"

@@ -1,0 +1,199 @@
+"""The watchlist of the generic ``watch`` spider (docs/watchlist.md): load and validate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from .core.normalise import RegionError, check_region
+from .core.urls import canonical_url
+from .extract import SelectorError, check_selector
+
+__all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
+
+WATCH_OPTIONS = frozenset(
+    {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params"}
+)
+DEFAULT_OPTIONS = WATCH_OPTIONS - {"url", "key"}
+
+
+class WatchlistError(ValueError):
+    """The watchlist cannot be used; the message names the file, the watch and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonLdSpec:
+    types: tuple[str, ...]
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EntitySpec:
+    selector: str
+    key: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    url: str
+    key: str
+    region: str | None = None
+    threshold: int | None = None
+    sort_lines: bool = False
+    jsonld: JsonLdSpec | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    entities: EntitySpec | None = None
+    keep_params: tuple[str, ...] = ()
+    drop_params: tuple[str, ...] = ()
+
+    @property
+    def compares_text(self) -> bool:
+        """A watch with jsonld, fields or entities is compared by those; otherwise by its text."""
+        return self.jsonld is None and not self.fields and self.entities is None
+
+    def options(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "sort_lines": self.sort_lines,
+                "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
+
+
+def _strings(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise ValueError(f"{what} must be a string or a non-empty list of strings, not {value!r}")
+
+
+def _selectors(value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not value:
+        raise ValueError(f"{what} must be a mapping of name: selector, not {value!r}")
+    for name, query in value.items():
+        try:
+            check_selector(query)
+        except SelectorError as exc:
+            raise ValueError(f"{what}.{name}: {exc}") from None
+    return {str(k): v for k, v in value.items()}
+
+
+def _jsonld(value: Any) -> JsonLdSpec:
+    if not isinstance(value, Mapping) or set(value) - {"type", "fields"} or "fields" not in value:
+        raise ValueError(f"jsonld must be a mapping with 'type' and 'fields', not {value!r}")
+    types = _strings(value.get("type", []) or [], "jsonld.type") if value.get("type") else ()
+    return JsonLdSpec(types, _strings(value["fields"], "jsonld.fields"))
+
+
+def _entities(value: Any) -> EntitySpec:
+    if not isinstance(value, Mapping) or set(value) - {"selector", "key", "fields"}:
+        raise ValueError(f"entities must be a mapping with selector, key and fields, not {value!r}")
+    for part in ("selector", "key"):
+        if part not in value:
+            raise ValueError(f"entities.{part} is required")
+        try:
+            check_selector(value[part])
+        except SelectorError as exc:
+            raise ValueError(f"entities.{part}: {exc}") from None
+    fields = _selectors(value["fields"], "entities.fields") if value.get("fields") else {}
+    return EntitySpec(value["selector"], value["key"], fields)
+
+
+def _url(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("url is required")
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"url must be an absolute http(s) URL, not {value!r}")
+    return value.strip()
+
+
+def _watch(raw: Mapping[str, Any]) -> Watch:
+    unknown = set(raw) - WATCH_OPTIONS
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(sorted(map(str, unknown)))}; "
+                         f"known: {', '.join(sorted(WATCH_OPTIONS))}")
+    url = _url(raw.get("url"))
+    region = raw.get("region")
+    if region is not None:
+        if not isinstance(region, str) or not region.strip():
+            raise ValueError(f"region must be a CSS selector string, not {region!r}")
+        try:
+            check_region(region)
+        except RegionError as exc:
+            raise ValueError(str(exc)) from None
+    threshold = raw.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)
+                                  or not 0 <= threshold <= 64):
+        raise ValueError(f"threshold must be a whole number of bits from 0 to 64, not {threshold!r}")
+    sort_lines = raw.get("sort_lines", False)
+    if not isinstance(sort_lines, bool):
+        raise ValueError(f"sort_lines must be true or false, not {sort_lines!r}")
+    key = raw.get("key")
+    if key is not None and (not isinstance(key, str | int) or isinstance(key, bool) or not str(key).strip()):
+        raise ValueError(f"key must be a non-empty string, not {key!r}")
+    keep = _strings(raw["keep_params"], "keep_params") if raw.get("keep_params") else ()
+    drop = _strings(raw["drop_params"], "drop_params") if raw.get("drop_params") else ()
+    return Watch(
+        url=url,
+        key=str(key).strip() if key is not None else canonical_url(url, keep=keep, drop=drop),
+        region=region, threshold=threshold, sort_lines=sort_lines,
+        jsonld=_jsonld(raw["jsonld"]) if raw.get("jsonld") is not None else None,
+        fields=_selectors(raw["fields"], "fields") if raw.get("fields") is not None else {},
+        entities=_entities(raw["entities"]) if raw.get("entities") is not None else None,
+        keep_params=keep, drop_params=drop,
+    )
+
+
+def _describe(index: int, raw: Any) -> str:
+    label = raw.get("key") or raw.get("url") if isinstance(raw, Mapping) else None
+    return f"watch #{index + 1}" + (f" ({label})" if label else "")
+
+
+def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
+    """Validate a loaded watchlist document; raise :class:`WatchlistError` naming the problem."""
+    if not isinstance(data, Mapping):
+        raise WatchlistError(f"{source}: a watchlist must be a mapping with a 'watches' list, "
+                             f"not {type(data).__name__}")
+    unknown = set(data) - {"defaults", "watches"}
+    if unknown:
+        raise WatchlistError(f"{source}: unknown top-level option(s) {', '.join(sorted(map(str, unknown)))}")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, Mapping) or set(defaults) - DEFAULT_OPTIONS:
+        raise WatchlistError(f"{source}: defaults must be a mapping of watch options other than url and key")
+    watches_raw = data.get("watches")
+    if not isinstance(watches_raw, list) or not watches_raw:
+        raise WatchlistError(f"{source}: 'watches' must be a non-empty list")
+    watches: list[Watch] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(watches_raw):
+        if not isinstance(raw, Mapping):
+            raise WatchlistError(f"{source}: {_describe(i, raw)}: must be a mapping, not {type(raw).__name__}")
+        try:
+            watch = _watch({**defaults, **raw})
+        except ValueError as exc:
+            raise WatchlistError(f"{source}: {_describe(i, raw)}: {exc}") from None
+        if watch.key in seen:
+            raise WatchlistError(f"{source}: {_describe(i, raw)}: duplicate key {watch.key!r} "
+                                 f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
+        seen[watch.key] = i
+        watches.append(watch)
+    return watches
+
+
+def load_watchlist(path: str | Path) -> list[Watch]:
+    """Read a YAML or JSON watchlist file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WatchlistError(f"cannot read watchlist {p}: {exc}") from exc
+    try:
+        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise WatchlistError(f"watchlist {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from exc
+    return parse_watchlist(data, str(p))
