@@ -1,0 +1,84 @@
+"""The ``changewatch`` command: compare two saved pages, or run the demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .core.compare import Kind, classify, page_snapshot
+from .core.normalise import RegionError
+
+__all__ = ["main"]
+
+EXIT_SAME, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"changewatch compare: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Classify OLD → NEW with the crawl's engine. Exit 0: none/noise; 1: a change; 2: error."""
+    try:
+        old = page_snapshot(_read(args.old), None, args.region, args.sort_lines)
+        new = page_snapshot(_read(args.new), None, args.region, args.sort_lines)
+    except RegionError as exc:
+        print(f"changewatch compare: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    baseline_error = classify(None, old).error
+    verdict = classify(old, new, threshold=args.threshold)
+    if baseline_error:
+        verdict.kind, verdict.error = Kind.ERROR, f"old page: {baseline_error}"
+    result = {"kind": verdict.kind.value, "distance": verdict.distance, "diff": verdict.diff, "error": verdict.error}
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if v is not None}, ensure_ascii=False))
+    else:
+        line = verdict.kind.value + (f" (simhash distance {verdict.distance} bits)" if verdict.distance is not None
+                                     else "")
+        print(line)
+        if verdict.error:
+            print(verdict.error)
+        if verdict.diff:
+            print(verdict.diff)
+    if verdict.kind is Kind.ERROR:
+        return EXIT_ERROR
+    return EXIT_CHANGED if verdict.kind.reported else EXIT_SAME
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="changewatch", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmp = sub.add_parser("compare", help="classify the change between two saved HTML pages")
+    cmp.add_argument("old", metavar="OLD.html")
+    cmp.add_argument("new", metavar="NEW.html")
+    cmp.add_argument("--region", metavar="CSS", help="compare only the part of the page this CSS selector matches")
+    cmp.add_argument("--threshold", type=int, metavar="N", choices=range(65),
+                     help="simhash bits a text change must exceed to count (default: any change counts)")
+    cmp.add_argument("--sort-lines", action="store_true", help="sort lines first (lists that shuffle)")
+    cmp.add_argument("--json", action="store_true", help="print one JSON object")
+    cmp.set_defaults(func=compare)
+    demo = sub.add_parser("demo", help="serve a noisy demo site on 127.0.0.1, crawl it, change it, crawl again")
+    demo.add_argument("--keep", metavar="DIR", help="keep the demo's store, watchlist and feeds in DIR")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo.run import run_demo
+
+    return run_demo(args.keep)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
