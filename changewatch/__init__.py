@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from .addon import Addon  # noqa: E402
-from .items import ChangeRecord, Observation  # noqa: E402
+from .addon import Addon
+from .items import ChangeRecord, Observation
 
 __all__ = ["Addon", "ChangeRecord", "Observation", "__version__"]

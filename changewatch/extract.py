@@ -58,7 +58,7 @@ def select_value(sel: Selector, query: str) -> str | None:
     return _WS.sub(" ", text).strip()
 
 
-class _LenientJsonLd(JsonLdExtractor):
+class _LenientJsonLd(JsonLdExtractor):  # type: ignore[misc]
     """extruct's JSON-LD extractor, one block at a time: an invalid block is counted and
     skipped instead of failing the whole page."""
 

@@ -50,8 +50,9 @@ def as_observation(item: Any) -> Observation | None:
         return None
     if not any(adapter.get(name) is not None for name in _OBSERVATION_FIELDS):
         return None
-    values = {name: adapter.get(name) for name in ("fields", "text", "html", "region", "entities", "error")}
-    obs = Observation(key=str(adapter["key"]), url=str(adapter["url"]), **values,
+    obs = Observation(key=str(adapter["key"]), url=str(adapter["url"]), fields=adapter.get("fields"),
+                      text=adapter.get("text"), html=adapter.get("html"), region=adapter.get("region"),
+                      entities=adapter.get("entities"), error=adapter.get("error"),
                       options=dict(adapter.get("options") or {}))
     if adapter.get("observed_at"):
         obs.observed_at = str(adapter["observed_at"])

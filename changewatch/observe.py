@@ -7,7 +7,7 @@ from typing import Any
 from parsel import Selector
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
-from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError, TCPTimedOutError
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
 from .extract import find_nodes, jsonld, resolve_path, select, select_value
@@ -16,7 +16,9 @@ from .watchlist import Watch
 
 __all__ = ["binary_body", "describe_failure", "observe_watch"]
 
-_BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
+_BINARY_MAGIC = (
+    b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00"
+)
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 
 
@@ -72,7 +74,7 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     obs = Observation(key=watch.key, url=response.url, region=watch.region, options=watch.options())
     kind = binary_body(response.body)
     if kind is not None or not isinstance(response, TextResponse):
-        ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         obs.error = f"unsupported: {kind or 'non-text response'} (Content-Type: {ctype or 'none'})"
         return obs, 0
     invalid = 0

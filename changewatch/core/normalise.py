@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser as _Tokenizer
 
-from lxml import etree, html as lxml_html
+from lxml import etree
+from lxml import html as lxml_html
 from parsel.csstranslator import HTMLTranslator
 from w3lib.encoding import html_to_unicode
 

@@ -60,13 +60,15 @@ def simhash_reference(text: str) -> int:
 def _rotl_array(x: np.ndarray, r: int) -> np.ndarray:
     if not r:
         return x
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+    rotated: np.ndarray = (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+    return rotated
 
 
 def _mix_array(z: np.ndarray) -> np.ndarray:
     z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
+    mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
 
 
 _BIT_VALUES = [1 << b for b in range(64)]
@@ -81,7 +83,8 @@ def _word_hashes(words: list[str]) -> np.ndarray:
     digests = b"".join([blake2b(w.encode("utf-8", "surrogatepass"), digest_size=8).digest() for w in distinct])
     table = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
     index = {w: i for i, w in enumerate(distinct)}
-    return table[np.fromiter(map(index.__getitem__, words), dtype=np.intp, count=len(words))]
+    picked: np.ndarray = table[np.fromiter(map(index.__getitem__, words), dtype=np.intp, count=len(words))]
+    return picked
 
 
 def simhash(text: str) -> int:

@@ -53,7 +53,7 @@ def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = (
     except ValueError:
         port = None
     scheme = parts.scheme.lower()
-    if port and not (scheme == "http" and port == 80 or scheme == "https" and port == 443):
+    if port and not ((scheme == "http" and port == 80) or (scheme == "https" and port == 443)):
         host = f"{host}:{port}"
     rebuilt = urlunsplit((scheme, host, path or "/", urlencode(query), ""))
     return canonicalize_url(rebuilt)

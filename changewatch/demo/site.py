@@ -133,7 +133,7 @@ class DemoSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 status, ctype, body = site.respond(self.path)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)

@@ -51,7 +51,7 @@ def change_record(spider: str, obs: Observation, verdict: Verdict, state: Stored
         record["changes"] = verdict.changes
     for member in ("added", "removed", "changed"):
         if getattr(verdict, member):
-            record[member] = getattr(verdict, member)  # type: ignore[literal-required]
+            record[member] = getattr(verdict, member)  # type: ignore[literal-required,unused-ignore]
     if verdict.diff is not None:
         record["diff"] = verdict.diff
     if verdict.distance is not None and verdict.kind is not Kind.NOISE:

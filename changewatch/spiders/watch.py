@@ -22,6 +22,7 @@ class WatchSpider(scrapy.Spider):
     """``scrapy crawl watch -a watchlist=watchlist.yaml -O changes.jsonl``"""
 
     name = "watch"
+    cw_stats: Stats
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)

@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from ..core.compare import Kind
-from .base import (Decide, LoggedChange, Outcome, StoredState, StoreError, dumps, snapshot_from_columns,
-                   snapshot_to_columns)
+from .base import (
+    Decide,
+    LoggedChange,
+    Outcome,
+    StoredState,
+    StoreError,
+    dumps,
+    snapshot_from_columns,
+    snapshot_to_columns,
+)
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
