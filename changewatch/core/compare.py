@@ -15,7 +15,7 @@ from .normalise import VisibleText, normalise_text, visible_text
 from .simhash import distance as hamming
 from .simhash import simhash
 
-__all__ = ["Kind", "Snapshot", "Verdict", "check_observable", "classify", "page_snapshot", "text_snapshot"]
+__all__ = ["DiffOptions", "Kind", "Snapshot", "Verdict", "check_observable", "classify", "page_snapshot", "text_snapshot"]
 
 
 class Kind(StrEnum):
@@ -109,7 +109,15 @@ def check_observable(old: Snapshot | None, new: Snapshot) -> str | None:
     return None
 
 
-def _compare_text(old: Snapshot, new: Snapshot, threshold: int | None, verdict: Verdict) -> str:
+@dataclass(frozen=True, slots=True)
+class DiffOptions:
+    context: int = 1
+    max_lines: int = 60
+    max_chars: int = 4000
+
+
+def _compare_text(old: Snapshot, new: Snapshot, threshold: int | None, verdict: Verdict,
+                  diff: DiffOptions) -> str:
     """Fill the content members of *verdict*; return the text outcome: none, noise,
     threshold (noise that keeps the old baseline) or content."""
     if old.content_hash == new.content_hash:
@@ -118,12 +126,13 @@ def _compare_text(old: Snapshot, new: Snapshot, threshold: int | None, verdict: 
     verdict.distance = dist
     if threshold is not None and dist <= threshold:
         return "threshold"
-    verdict.diff = line_diff(old.text or "", new.text or "")
+    verdict.diff = line_diff(old.text or "", new.text or "", context=diff.context, max_lines=diff.max_lines,
+                             max_chars=diff.max_chars)
     return "content"
 
 
 def classify(old: Snapshot | None, new: Snapshot, *, threshold: int | None = None,
-             error: str | None = None) -> Verdict:
+             error: str | None = None, diff: DiffOptions = DiffOptions()) -> Verdict:
     """Compare a new observation with the last good one.
 
     Field and entity changes win over text changes in the record's ``kind``; every member that
@@ -142,7 +151,7 @@ def classify(old: Snapshot | None, new: Snapshot, *, threshold: int | None = Non
         verdict.added, verdict.removed, verdict.changed = compare_entities(old.entities, new.entities)
     text_outcome = "none"
     if old.content_hash is not None and new.content_hash is not None:
-        text_outcome = _compare_text(old, new, threshold, verdict)
+        text_outcome = _compare_text(old, new, threshold, verdict, diff)
         if text_outcome == "threshold":
             # Keep the old text as the baseline, so slow drift adds up until it is reported.
             verdict.keep = replace(new, text=old.text, raw_hash=old.raw_hash,

@@ -11,8 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from ..config import ChangewatchConfig
-from ..core.compare import Kind, Snapshot, Verdict, classify
-from ..core.diff import line_diff
+from ..core.compare import DiffOptions, Kind, Snapshot, Verdict, classify
 from ..items import ChangeRecord, Observation, as_observation
 from ..runtime import StoreRunner
 from ..stats import Stats
@@ -93,24 +92,24 @@ class CommitPipeline:
 
     def _decide(self, spider: str, obs: Observation, threshold: int | None) -> Any:
         config = self.config
+        diff_options = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
 
         def decide(state: StoredState | None) -> Outcome:
             new = snapshot_of(obs)
-            verdict = classify(state.snapshot if state else None, new, threshold=threshold, error=obs.error)
-            if verdict.diff is not None and (config.diff_max_lines != 60 or config.diff_context != 1):
-                old_text = state.snapshot.text if state else ""
-                verdict.diff = line_diff(old_text or "", new.text or "", context=config.diff_context,
-                                         max_lines=config.diff_max_lines)
+            # A key seen only through errors has no baseline yet.
+            old = state.snapshot if state is not None and state.last_good is not None else None
+            verdict = classify(old, new, threshold=threshold, error=obs.error, diff=diff_options)
             record: dict[str, Any] | None = None
             if verdict.kind is Kind.ERROR:
                 repeated = (state is not None and state.error_streak > 0
                             and _error_class(state.last_error) == _error_class(verdict.error))
                 if not repeated or config.report_repeated_errors:
                     record = dict(change_record(spider, obs, verdict, state))
-                verdict.kind = Kind.ERROR
             elif verdict.kind.reported:
                 record = dict(change_record(spider, obs, verdict, state))
-            keep = verdict.keep if verdict.kind not in (Kind.ERROR, Kind.NONE) else None
+            keep = verdict.keep if verdict.kind is not Kind.ERROR else None
+            if verdict.kind is Kind.NONE and keep == old:
+                keep = None  # nothing to rewrite
             return Outcome(verdict.kind, obs.url, obs.observed_at, snapshot=keep, record=record,
                            error=verdict.error)
 

@@ -91,6 +91,9 @@ class SQLiteStore:
             return
         self._check_file()
         try:
+            for parent in (self.path.parent, *self.path.parent.parents):
+                if parent.exists() and not parent.is_dir():
+                    raise NotADirectoryError(20, f"{parent} is a file, not a directory")
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the store's directory {self.path.parent}: {exc.strerror or exc}") from exc
@@ -112,7 +115,7 @@ class SQLiteStore:
         try:
             with self.path.open("rb") as f:
                 head = f.read(16)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
             raise StoreError(f"cannot read store {self.path}: {exc.strerror or exc}") from exc

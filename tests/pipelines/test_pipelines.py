@@ -1,0 +1,260 @@
+"""The pipelines with a real crawler and a real SQLite store, driven item by item."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from changewatch import Observation
+from changewatch.addon import PIPELINE_ORDER
+from changewatch.config import ChangewatchConfig
+from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
+from changewatch.store.sqlite import SQLiteStore
+
+ARTICLE = "".join(f"<p>Paragraph {i}: " + "steady words about the subject " * 8 + "</p>" for i in range(30))
+
+
+class UnitSpider(scrapy.Spider):
+    name = "unit"
+
+
+class Chain:
+    """The four pipelines in the add-on's order, opened on one crawler."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.pipelines = [build_from_crawler(cls, crawler)
+                          for cls in (FieldPipeline, EntitySetPipeline, ContentPipeline, CommitPipeline)]
+
+    async def _open(self) -> None:
+        for p in self.pipelines:
+            if hasattr(p, "open_spider"):
+                result = p.open_spider()
+                if asyncio.iscoroutine(result):
+                    await result
+
+    async def _close(self) -> None:
+        for p in self.pipelines:
+            if hasattr(p, "close_spider"):
+                result = p.close_spider()
+                if asyncio.iscoroutine(result):
+                    await result
+
+    async def _run(self, items: list[Any]) -> list[Any]:
+        await self._open()
+        out: list[Any] = []
+        try:
+            for item in items:
+                try:
+                    for p in self.pipelines:
+                        item = p.process_item(item)
+                        if asyncio.iscoroutine(item):
+                            item = await item
+                    out.append(item)
+                except DropItem:
+                    out.append(None)
+        finally:
+            await self._close()
+        return out
+
+    def run(self, *items: Any) -> list[Any]:
+        return asyncio.run(self._run(list(items)))
+
+    def stat(self, name: str) -> Any:
+        assert self.crawler.stats is not None
+        return self.crawler.stats.get_value(f"changewatch/{name}")
+
+
+@pytest.fixture
+def make_chain(tmp_path: Path) -> Iterator[Any]:
+    def make(**settings: Any) -> Chain:
+        crawler = get_crawler(UnitSpider, {"CHANGEWATCH_STORE": f"sqlite:///{tmp_path}/state.db",
+                                           "CHANGEWATCH_WORKERS": 0, **settings})
+        crawler.spider = UnitSpider.from_crawler(crawler)
+        return Chain(crawler)
+
+    yield make
+
+
+def obs(**kw: Any) -> Observation:
+    kw.setdefault("key", "k")
+    kw.setdefault("url", "https://shop.example/p/1")
+    return Observation(**kw)
+
+
+def test_first_observation_is_a_silent_baseline(make_chain: Any) -> None:
+    chain = make_chain()
+    assert chain.run(obs(fields={"price": "89.00"})) == [None]
+    assert chain.stat("commit/baseline") == 1
+
+
+def test_field_change_is_reported_once(make_chain: Any) -> None:
+    chain = make_chain()
+    out = chain.run(obs(fields={"price": "89.00"}), obs(fields={"price": "89.0"}),
+                    obs(fields={"price": "79.00"}), obs(fields={"price": "79"}))
+    assert out[:2] == [None, None] and out[3] is None
+    record = out[2]
+    assert record["kind"] == "field" and record["key"] == "k" and record["spider"] == "unit"
+    # old is the value as last displayed ("89.0" equals "89.00" but is what the page said last)
+    assert record["changes"] == {"price": {"old": "89.0", "new": "79.00"}}
+    assert "diff" not in record and "added" not in record
+    assert chain.stat("commit/field") == 1 and chain.stat("commit/none") == 2
+
+
+@dataclasses.dataclass
+class ProductItem:
+    key: str
+    url: str
+    fields: dict[str, Any]
+
+
+class ScrapyProduct(scrapy.Item):
+    key = scrapy.Field()
+    url = scrapy.Field()
+    fields = scrapy.Field()
+
+
+@pytest.mark.parametrize("kind", [dict, ProductItem, ScrapyProduct])
+def test_any_item_kind_is_an_observation(make_chain: Any, kind: Any) -> None:
+    chain = make_chain()
+    out = chain.run(kind(key="sku-1", url="https://s.example/1", fields={"price": 1}),
+                    kind(key="sku-1", url="https://s.example/1", fields={"price": 2}))
+    assert out[0] is None
+    assert out[1]["changes"] == {"price": {"old": 1, "new": 2}}
+
+
+def test_other_items_pass_untouched(make_chain: Any) -> None:
+    chain = make_chain()
+    item = {"title": "not an observation"}
+    assert chain.run(item) == [item]
+
+
+def test_text_none_noise_content(make_chain: Any) -> None:
+    chain = make_chain()
+    edited = ARTICLE.replace("Paragraph 17: steady", "Paragraph 17: unsteady")
+    out = chain.run(obs(html=ARTICLE + "<p>at 10:31</p>"), obs(html=ARTICLE + "<p>at 10:31</p>"),
+                    obs(html=ARTICLE + "<p>at 11:45</p>"), obs(html=edited))
+    assert out[:3] == [None, None, None]
+    assert out[3]["kind"] == "content"
+    assert "- paragraph 17: steady" in out[3]["diff"] and "+ paragraph 17: unsteady" in out[3]["diff"]
+    assert isinstance(out[3]["distance"], int)
+    assert chain.stat("commit/none") == 1 and chain.stat("commit/noise") == 1
+
+
+def test_threshold_from_options_and_drift_adds_up(make_chain: Any) -> None:
+    chain = make_chain()
+    words = [f"w{i}" for i in range(400)]
+    pages = []
+    for step in range(0, 60, 6):  # each step edits a few more words of the page
+        page = list(words)
+        for j in range(step):
+            page[j * 6] = f"x{j}"
+        pages.append(obs(html="<p>" + " ".join(page) + "</p>", options={"threshold": 8}))
+    out = chain.run(*pages)
+    reported = [r for r in out if r is not None]
+    # small steps stay below the threshold one by one, but the baseline is kept, so the drift
+    # is eventually reported, and its distance exceeds the threshold
+    assert reported and all(r["distance"] > 8 for r in reported)
+    assert len(reported) < len(pages) - 1
+
+
+def test_errors_keep_the_baseline_and_are_reported_once(make_chain: Any) -> None:
+    chain = make_chain()
+    out = chain.run(
+        obs(fields={"price": "89.00"}),
+        obs(error="blocked: HTTP 403"),
+        obs(error="blocked: HTTP 403"),  # the same failure again: counted, not re-reported
+        obs(error="timeout: took too long"),  # a different failure: reported
+        obs(fields={"price": None}),  # extraction suddenly empty: an error, never "→ None"
+        obs(fields={"price": "79.00"}),  # compared with the last good observation
+    )
+    assert out[0] is None
+    assert out[1]["kind"] == "error" and out[1]["error"] == "blocked: HTTP 403"
+    assert out[2] is None
+    assert out[3]["kind"] == "error" and out[3]["error"].startswith("timeout")
+    assert out[4]["kind"] == "error" and "price" in out[4]["error"]
+    assert out[5]["kind"] == "field" and out[5]["changes"] == {"price": {"old": "89.00", "new": "79.00"}}
+    assert chain.stat("commit/error") == 4 and chain.stat("commit/error_repeated") == 1
+
+
+def test_repeated_errors_can_be_reported(make_chain: Any) -> None:
+    chain = make_chain(CHANGEWATCH_REPORT_REPEATED_ERRORS=True)
+    out = chain.run(obs(error="http: HTTP 500"), obs(error="http: HTTP 500"))
+    assert [r["kind"] for r in out] == ["error", "error"]
+
+
+def test_error_as_first_observation_sets_no_baseline(make_chain: Any) -> None:
+    chain = make_chain()
+    out = chain.run(obs(error="dns: no such host"), obs(fields={"price": "1"}), obs(fields={"price": "2"}))
+    assert out[0]["kind"] == "error" and out[1] is None and out[2]["kind"] == "field"
+
+
+def test_entities(make_chain: Any) -> None:
+    chain = make_chain()
+    a = {"key": "/rent/1?utm_source=x", "fields": {"rent": "900"}}
+    b = {"key": "/rent/2?fbclid=abc", "fields": {"rent": "700"}}
+    c = {"key": "/rent/3", "fields": {"rent": "650"}}
+    out = chain.run(obs(entities=[a, b]), obs(entities=[b, a]),
+                    obs(entities=[{**a, "fields": {"rent": "950"}}, c]))
+    assert out[:2] == [None, None]
+    r = out[2]
+    assert r["kind"] == "entities"
+    assert r["added"] == [{"key": "https://shop.example/rent/3", "fields": {"rent": "650"}}]
+    assert r["removed"] == [{"key": "https://shop.example/rent/2", "fields": {"rent": "700"}}]
+    assert r["changed"] == [{"key": "https://shop.example/rent/1",
+                             "changes": {"rent": {"old": "900", "new": "950"}}}]
+
+
+def test_bad_region_is_an_error_record(make_chain: Any) -> None:
+    chain = make_chain()
+    out = chain.run(obs(html="<p>x</p>", region="p[[["))
+    assert out[0]["kind"] == "error" and out[0]["error"].startswith("region:")
+
+
+def test_worker_process_gives_the_same_result(make_chain: Any) -> None:
+    chain = make_chain(CHANGEWATCH_WORKERS=1)
+    edited = ARTICLE.replace("Paragraph 3: steady", "Paragraph 3: changed")
+    out = chain.run(obs(html=ARTICLE), obs(html=edited))
+    assert out[0] is None and out[1]["kind"] == "content"
+
+
+def test_store_is_the_configured_one(make_chain: Any, tmp_path: Path) -> None:
+    chain = make_chain()
+    chain.run(obs(fields={"a": 1}))
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    try:
+        assert store.keys("unit") == ["k"]
+    finally:
+        store.close()
+
+
+def test_addon_enables_the_pipelines_in_order() -> None:
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}})
+    pipelines = crawler.settings.getdict("ITEM_PIPELINES")
+    assert {k: pipelines[k] for k in PIPELINE_ORDER} == PIPELINE_ORDER
+    assert sorted(PIPELINE_ORDER, key=PIPELINE_ORDER.__getitem__)[-1].endswith("CommitPipeline")
+
+
+def test_user_settings_override_the_addon() -> None:
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                       "ITEM_PIPELINES": {"changewatch.pipelines.CommitPipeline": 999}})
+    assert crawler.settings.getdict("ITEM_PIPELINES")["changewatch.pipelines.CommitPipeline"] == 999
+
+
+@pytest.mark.parametrize("setting,value", [("CHANGEWATCH_THRESHOLD", 65), ("CHANGEWATCH_WORKERS", -1),
+                                           ("CHANGEWATCH_STORE_SYNCHRONOUS", "SOMETIMES")])
+def test_bad_settings_are_refused(setting: str, value: Any) -> None:
+    crawler = get_crawler(UnitSpider, {setting: value})
+    with pytest.raises(NotConfigured, match=setting):
+        ChangewatchConfig.from_settings(crawler.settings)
