@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .core.compare import Kind, classify, page_snapshot
+from .core.compare import Kind, classify, page_digest
 from .core.normalise import RegionError
 
 __all__ = ["main"]
@@ -26,13 +26,13 @@ def _read(path: str) -> bytes:
 def compare(args: argparse.Namespace) -> int:
     """Classify OLD → NEW with the crawl's engine. Exit 0: none/noise; 1: a change; 2: error."""
     try:
-        old = page_snapshot(_read(args.old), None, args.region, args.sort_lines)
-        new = page_snapshot(_read(args.new), None, args.region, args.sort_lines)
+        old, old_error = page_digest(_read(args.old), None, args.region, args.sort_lines)
+        new, new_error = page_digest(_read(args.new), None, args.region, args.sort_lines)
     except RegionError as exc:
         print(f"changewatch compare: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    baseline_error = classify(None, old).error
-    verdict = classify(old, new, threshold=args.threshold)
+    baseline_error = old_error or classify(None, old).error
+    verdict = classify(old, new, threshold=args.threshold, error=new_error)
     if baseline_error:
         verdict.kind, verdict.error = Kind.ERROR, f"old page: {baseline_error}"
     result = {"kind": verdict.kind.value, "distance": verdict.distance, "diff": verdict.diff, "error": verdict.error}

@@ -15,7 +15,8 @@ from .normalise import VisibleText, normalise_text, visible_text
 from .simhash import distance as hamming
 from .simhash import simhash
 
-__all__ = ["DiffOptions", "Kind", "Snapshot", "Verdict", "check_observable", "classify", "page_snapshot", "text_snapshot"]
+__all__ = ["DiffOptions", "Kind", "Snapshot", "Verdict", "check_observable", "classify",
+           "page_digest", "page_snapshot", "text_snapshot"]
 
 
 class Kind(StrEnum):
@@ -64,6 +65,21 @@ def page_snapshot(html: str | bytes | None, text: str | None, region: str | None
     return text_snapshot(normalise_text(text or "", sort_lines=sort_lines))
 
 
+def page_digest(html: str | bytes | None, text: str | None, region: str | None,
+                sort_lines: bool) -> tuple[Snapshot, str | None]:
+    """:func:`page_snapshot`, plus why the page cannot be observed when its region is empty:
+    a blocked page says so outside the region, a redesign leaves the region matching nothing."""
+    snapshot = page_snapshot(html, text, region, sort_lines)
+    if snapshot.text or html is None or not region:
+        return snapshot, None
+    whole = page_snapshot(html, None, None, False)
+    if whole.text and (blocked := _blocked(whole.text)):
+        return snapshot, blocked
+    if whole.text:
+        return snapshot, f"extraction: region {region!r} matched nothing"
+    return snapshot, None
+
+
 @dataclass(slots=True)
 class Verdict:
     kind: Kind
@@ -89,13 +105,19 @@ COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
 
 
+def _blocked(text: str) -> str | None:
+    if len(text) <= BLOCKED_MAX_CHARS and (m := _BLOCKED.search(text)):
+        return f"blocked: page says {m.group(0)!r}"
+    return None
+
+
 def check_observable(old: Snapshot | None, new: Snapshot) -> str | None:
     """Why *new* cannot be trusted as an observation of the page (None: it can)."""
     if new.text is not None:
         if not new.text.strip():
             return "empty: no visible text"
-        if len(new.text) <= BLOCKED_MAX_CHARS and (m := _BLOCKED.search(new.text)):
-            return f"blocked: page says {m.group(0)!r}"
+        if blocked := _blocked(new.text):
+            return blocked
         if old is not None and old.text and len(old.text) >= COLLAPSE_MIN_CHARS \
                 and len(new.text) < COLLAPSE_RATIO * len(old.text):
             return (f"collapsed: visible text fell to {len(new.text)} characters "

@@ -35,7 +35,11 @@ _MONTHS = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
-_WEEKDAYS = r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)"
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# "sat", "sun", "wed", "mon" are words too: an abbreviation only goes in front of a date or time.
+_WEEKDAY_ABBRS = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
+# Zone abbreviations spelled out: "[a-z]{2,4}t" also took "most", "next", "first", "best"…
+_ZONES = r"(?:utc|gmt|[ecmpa][sd]t|bst|jst|kst|hkt|sgt|msk|cet|cest|eet|eest|aest|aedt|acst|acdt|awst|nzst|nzdt)"
 _ORD = r"(?:st|nd|rd|th)?"
 # Order matters: the longest, most specific patterns run first.
 _VOLATILE = [
@@ -54,11 +58,12 @@ _VOLATILE = [
         r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
         # written dates: "mon, 30 nov 2026", "november 30th, 2026", "30 november", "nov 30"
         rf"\b{_WEEKDAYS}\b\.?,?",
+        rf"\b{_WEEKDAY_ABBRS}\b\.?,?(?=\s*(?:\d|{_MONTHS}\b))",
         rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}})?",
         rf"\b{_MONTHS}\b\.?\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
         rf"\b{_MONTHS}\b\.?\s+\d{{4}}\b",
         # clock times with optional seconds, am/pm and zone
-        r"\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*(?:utc|gmt|[a-z]{2,4}t)\b)?",
+        rf"\b\d{{1,2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*{_ZONES}\b)?",
         r"\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
         # relative times
         r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
@@ -94,9 +99,20 @@ def check_region(region: str) -> None:
     _region_xpath(region)
 
 
+def _undeclared_encoding(body: bytes) -> str:
+    # Nothing declared: UTF-8 when the bytes are valid UTF-8, else windows-1252 (a superset of
+    # latin-1), as Scrapy and browsers guess; a blanket UTF-8 turned every accented letter into
+    # the same U+FFFD, so changes to them went unseen.
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
+
+
 def _to_unicode(html: str | bytes) -> str:
     if isinstance(html, bytes):
-        return html_to_unicode(None, html)[1]
+        return html_to_unicode(None, html, auto_detect_fun=_undeclared_encoding)[1]
     return html
 
 
@@ -148,6 +164,14 @@ class _TokenizerText(_Tokenizer):
     def handle_data(self, data: str) -> None:
         if not self._skip:
             self._parts.append(data)
+
+    def parse_marked_section(self, i: int, report: int = 1) -> int:
+        # html.parser raises AssertionError on "<![foo": browsers treat it as a bogus comment.
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:
+            end = self.rawdata.find(">", i + 3)
+            return -1 if end < 0 else end + 1
 
 
 def _tokenizer_lines(html: str) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..config import ChangewatchConfig
-from ..core.compare import page_snapshot
+from ..core.compare import page_digest
 from ..core.normalise import RegionError
 from ..items import as_observation
 from ..runtime import WorkerPool
@@ -42,11 +42,15 @@ class ContentPipeline:
             return item if obs is None else obs
         sort_lines = bool(obs.options.get("sort_lines", False))
         try:
-            obs.digest["text"] = await self.pool.run(page_snapshot, obs.html, obs.text, obs.region, sort_lines)
+            snapshot, error = await self.pool.run(page_digest, obs.html, obs.text, obs.region, sort_lines)
         except RegionError as exc:
             obs.error = f"region: {exc}"
             self.stats.inc("bad_region")
             return obs
+        obs.digest["text"] = snapshot
+        if error is not None:
+            obs.error = error
+            self.stats.inc("unobservable")
         # The page is no longer needed: free it before the item waits for the store.
         obs.html = None
         obs.text = None

@@ -1,0 +1,145 @@
+"""End to end: real crawls of a noisy local site, several runs, one store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from changewatch.demo.run import WATCHLIST
+from changewatch.demo.site import DemoSite
+
+from .crawl import Crawler, by_key
+
+
+def demo_watches(base: str) -> list[dict]:
+    return yaml.safe_load(WATCHLIST.format(base=base))["watches"]
+
+
+def test_only_real_changes_leave_the_crawl(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    site, base = demo_site
+    crawler = Crawler(tmp_path, demo_watches(base))
+
+    first = crawler.run()
+    assert first.returncode == 0, first.stderr
+    assert first.records == []  # the first observation is a silent baseline
+    assert first.stats["changewatch/commit/baseline"] == 4
+
+    for _ in range(2):  # every load differs (tokens, clocks, shuffles, tracking parameters): silence
+        noisy = crawler.run()
+        assert noisy.returncode == 0 and noisy.records == [], noisy.records
+        assert noisy.stats.get("changewatch/commit/noise", 0) + noisy.stats.get("changewatch/commit/none", 0) == 4
+
+    site.publish_changes()
+    changed = crawler.run()
+    assert changed.returncode == 0
+    records = by_key(changed.records)
+    assert set(records) == {"demo-kettle", "demo-terms", "demo-listings"}
+
+    kettle = records["demo-kettle"]
+    assert kettle["kind"] == "field"
+    assert kettle["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
+    assert kettle["url"] == f"{base}/product/kettle"
+
+    terms = records["demo-terms"]
+    assert terms["kind"] == "content"
+    assert "+ clause 17. refunds now take up to sixty days." in terms["diff"]
+    assert "- clause 17." in terms["diff"]
+    diff_lines = terms["diff"].splitlines()
+    assert sum(x.startswith("+ ") for x in diff_lines) == sum(x.startswith("- ") for x in diff_lines) == 1
+    assert isinstance(terms["distance"], int)
+
+    listings = records["demo-listings"]
+    assert listings["kind"] == "entities"
+    assert listings["added"] == [{"key": f"{base}/rent/21-canal-walk",
+                                  "fields": {"title": "1-bed flat, Canal Walk", "rent": "£950 pcm"}}]
+    assert "removed" not in listings and "changed" not in listings
+
+    for record in changed.records:
+        assert record["observed_at"].endswith("Z") and record["spider"] == "watch"
+        assert record["previous_observed_at"] <= record["observed_at"]
+
+    after = crawler.run()  # each change is reported once
+    assert after.returncode == 0 and after.records == []
+
+
+def test_errors_are_reported_and_keep_the_baseline(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    site, base = demo_site
+    watches = [w for w in demo_watches(base) if w["key"] in ("demo-terms", "demo-kettle", "demo-listings")]
+    crawler = Crawler(tmp_path, watches)
+    assert crawler.run().records == []
+
+    site.overrides["/terms"] = (200, "text/html", b"<html><body><h1>Access denied</h1>"
+                                                  b"<p>Please verify you are human.</p></body></html>")
+    site.overrides["/product/kettle"] = (503, "text/html", b"<h1>Service unavailable</h1>")
+    site.overrides["/listings"] = (200, "text/html", b"<html><body><main><h1>Flats</h1><ul></ul></main></body></html>")
+    blocked = crawler.run()
+    assert blocked.returncode == 0
+    errors = by_key(blocked.records)
+    assert {k: r["kind"] for k, r in errors.items()} == {"demo-terms": "error", "demo-kettle": "error",
+                                                          "demo-listings": "error"}
+    assert errors["demo-terms"]["error"].startswith("blocked:")
+    assert errors["demo-kettle"]["error"] == "blocked: HTTP 503"
+    assert "entities" in errors["demo-listings"]["error"]
+
+    again = crawler.run()  # the same failures again: counted, not re-reported
+    assert again.records == []
+    assert again.stats["changewatch/commit/error_repeated"] == 3
+
+    site.overrides.clear()
+    site.publish_changes()
+    recovered = by_key(crawler.run().records)
+    # compared with the last good observation, not with the error pages
+    assert recovered["demo-kettle"]["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
+    assert recovered["demo-terms"]["kind"] == "content"
+    assert [a["key"] for a in recovered["demo-listings"]["added"]] == [f"{base}/rent/21-canal-walk"]
+
+
+def test_a_bad_watchlist_fails_at_start(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    _, base = demo_site
+    crawler = Crawler(tmp_path, [{"url": f"{base}/terms", "key": "t"},
+                                 {"url": f"{base}/news", "key": "n", "fields": {"x": "p[[["}}])
+    result = crawler.run()
+    assert result.returncode != 0
+    assert "watch #2 (n): fields.x: invalid CSS selector 'p[[['" in result.stderr
+    assert not (tmp_path / "state.db").exists()  # nothing was fetched or stored
+
+
+def test_a_foreign_store_is_refused_and_left_alone(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    _, base = demo_site
+    store = tmp_path / "notes.txt"
+    store.write_text("my precious notes")
+    crawler = Crawler(tmp_path, [{"url": f"{base}/terms"}], store=f"sqlite:///{store}")
+    result = crawler.run()
+    assert result.returncode != 0
+    assert "is not a changewatch store" in result.stderr
+    assert store.read_text() == "my precious notes"
+
+
+def test_an_unwritable_store_location_fails_clearly(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    _, base = demo_site
+    crawler = Crawler(tmp_path, [{"url": f"{base}/terms"}], store="sqlite:////proc/self/cw/state.db")
+    result = crawler.run()
+    assert result.returncode != 0
+    assert "cannot create the store's directory /proc/self/cw" in result.stderr
+
+
+def test_feed_routing_by_kind(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
+    """The documented FEEDS item_filter routes change kinds to separate feeds."""
+    site, base = demo_site
+    crawler = Crawler(tmp_path, [w for w in demo_watches(base) if w["key"] in ("demo-kettle", "demo-terms")])
+    crawler.run()
+    site.publish_changes()
+    site.overrides["/terms"] = (500, "text/html", b"oops")
+    feeds = {
+        str(tmp_path / "fields.jsonl"): {"format": "jsonlines", "item_filter": "changewatch.feeds.KindFilter",
+                                         "item_filter_kinds": ["field", "entities"]},
+        str(tmp_path / "errors.jsonl"): {"format": "jsonlines", "item_filter": "changewatch.feeds.KindFilter",
+                                         "item_filter_kinds": ["error"]},
+    }
+    result = crawler.run("-s", f"FEEDS={json.dumps(feeds)}", feed_option=False)
+    assert result.returncode == 0, result.stderr
+    fields = [json.loads(x) for x in (tmp_path / "fields.jsonl").read_text().splitlines()]
+    errors = [json.loads(x) for x in (tmp_path / "errors.jsonl").read_text().splitlines()]
+    assert [r["kind"] for r in fields] == ["field"] and [r["kind"] for r in errors] == ["error"]

@@ -1,0 +1,98 @@
+"""Watchlist loading: every error fails at start, naming the watch and the problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist
+
+GOOD = """
+defaults: {threshold: 3}
+watches:
+  - url: https://example.com/terms
+    key: example-terms
+    region: "main article"
+    threshold: 4
+  - url: https://shop.example/p/1?utm_source=x
+    jsonld: {type: Product, fields: [name, offers.price, offers.availability]}
+    fields: {stock: "p.stock::text", title: "//h1/text()"}
+  - url: https://rentals.example/search?q=2br
+    entities:
+      selector: "article.listing"
+      key: "a.title::attr(href)"
+      fields: {title: "h2::text", price: "span.price::text"}
+"""
+
+
+def test_loads_the_design_example(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(GOOD)
+    watches = load_watchlist(path)
+    assert [w.key for w in watches] == ["example-terms", "https://shop.example/p/1",
+                                        "https://rentals.example/search?q=2br"]
+    assert watches[0].threshold == 4 and watches[1].threshold == 3  # defaults apply, watches override
+    assert watches[0].compares_text and not watches[1].compares_text and not watches[2].compares_text
+    assert watches[1].jsonld is not None and watches[1].jsonld.types == ("Product",)
+    assert watches[2].entities is not None and watches[2].entities.key == "a.title::attr(href)"
+
+
+def test_json_watchlist(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"watches": [{"url": "https://a.example/"}]}))
+    assert load_watchlist(path)[0].url == "https://a.example/"
+
+
+@pytest.mark.parametrize("doc,message", [
+    (["https://a.example/"], "must be a mapping"),
+    ("just a string", "must be a mapping"),
+    (None, "must be a mapping"),
+    ({}, "'watches' must be a non-empty list"),
+    ({"watches": []}, "'watches' must be a non-empty list"),
+    ({"watches": "https://a.example"}, "'watches' must be a non-empty list"),
+    ({"watches": [{"url": "https://a.example/"}], "extra": 1}, "unknown top-level option"),
+    ({"defaults": {"url": "https://x.example/"}, "watches": [{"url": "https://a.example/"}]}, "defaults"),
+    ({"watches": ["https://a.example/"]}, r"watch #1: must be a mapping"),
+    ({"watches": [{"key": "k"}]}, r"watch #1 \(k\): url is required"),
+    ({"watches": [{"url": "ftp://a.example/"}]}, "absolute http"),
+    ({"watches": [{"url": "/relative"}]}, "absolute http"),
+    ({"watches": [{"url": "https://a.example/", "colour": "red"}]}, r"unknown option\(s\) colour"),
+    ({"watches": [{"url": "https://a.example/", "region": "p[[["}]}, "invalid region selector"),
+    ({"watches": [{"url": "https://a.example/", "fields": {"p": "span::nope("}}]}, r"fields\.p: invalid CSS"),
+    ({"watches": [{"url": "https://a.example/", "fields": {"p": "//span[@"}}]}, r"fields\.p: invalid XPath"),
+    ({"watches": [{"url": "https://a.example/", "fields": {}}]}, "fields must be a mapping"),
+    ({"watches": [{"url": "https://a.example/", "threshold": 99}]}, "threshold"),
+    ({"watches": [{"url": "https://a.example/", "threshold": "3"}]}, "threshold"),
+    ({"watches": [{"url": "https://a.example/", "sort_lines": "yes"}]}, "sort_lines"),
+    ({"watches": [{"url": "https://a.example/", "jsonld": {"type": "Product"}}]}, "jsonld"),
+    ({"watches": [{"url": "https://a.example/", "entities": {"selector": "li"}}]}, r"entities\.key is required"),
+    ({"watches": [{"url": "https://a.example/", "entities": {"selector": "li[", "key": "a"}}]},
+     r"entities\.selector"),
+    ({"watches": [{"url": "https://a.example/x"}, {"url": "https://a.example/x?utm_source=y"}]},
+     r"watch #2 .*duplicate key 'https://a.example/x' \(also watch #1\)"),
+    ({"watches": [{"url": "https://a.example/1", "key": "k"}, {"url": "https://a.example/2", "key": "k"}]},
+     "duplicate key 'k'"),
+])
+def test_errors_name_the_watch_and_problem(doc: Any, message: str) -> None:
+    with pytest.raises(WatchlistError, match=message):
+        parse_watchlist(doc, "w.yaml")
+
+
+def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
+    with pytest.raises(WatchlistError, match="cannot read watchlist"):
+        load_watchlist(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("watches: [unclosed")
+    with pytest.raises(WatchlistError, match="not valid YAML"):
+        load_watchlist(bad)
+    badjson = tmp_path / "bad.json"
+    badjson.write_text("{")
+    with pytest.raises(WatchlistError, match="not valid JSON"):
+        load_watchlist(badjson)
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(WatchlistError):
+        load_watchlist(binary)
