@@ -40,7 +40,8 @@ class Crawler:
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings",
                "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
         cmd = [sys.executable, "-m", "scrapy", "crawl", "watch", "-a", f"watchlist={self.watchlist}",
-               *(["-O", str(feed)] if feed_option else []), "-s", f"CHANGEWATCH_STORE={self.store}", "-s", "LOG_LEVEL=INFO",
+               *(["-O", str(feed)] if feed_option else []),
+               "-s", f"CHANGEWATCH_STORE={self.store}", "-s", "LOG_LEVEL=INFO",
                "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
                "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}', *extra]
         proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=300)

@@ -77,7 +77,7 @@ def test_refuses_a_corrupt_database(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # keep the SQLite header, wreck the schema page
     path.write_bytes(bytes(data))
-    with pytest.raises(StoreError, match="corrupt|not a changewatch"):
+    with pytest.raises(StoreError, match=r"corrupt|not a changewatch"):
         SQLiteStore(path).open()
     assert path.read_bytes() == bytes(data)
 

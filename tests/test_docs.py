@@ -1,0 +1,64 @@
+"""Every setting and stat the code uses is documented; the README's commands exist and CI runs one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from changewatch.core.compare import Kind
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "changewatch").rglob("*.py"))
+
+
+def _code() -> dict[Path, str]:
+    return {p: p.read_text(encoding="utf-8") for p in SOURCES}
+
+
+def used_settings() -> set[str]:
+    return {m for text in _code().values() for m in re.findall(r"\bCHANGEWATCH_[A-Z_]+\b", text)}
+
+
+def used_stats() -> set[str]:
+    stats: set[str] = set()
+    for text in _code().values():
+        components = re.findall(r'Stats\(crawler, "(\w+)"\)', text)
+        events = re.findall(r'stats\.inc\("(\w+)"', text)
+        assert len(set(components)) <= 1, "one stats component per module keeps this check exact"
+        stats |= {f"changewatch/{c}/{e}" for c in components for e in events}
+    # the commit pipeline counts each kind by its value
+    stats |= {f"changewatch/commit/{k.value}" for k in Kind}
+    return stats
+
+
+def test_settings_are_documented() -> None:
+    doc = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    used = used_settings()
+    assert "CHANGEWATCH_STORE" in used and "CHANGEWATCH_WORKERS" in used  # the scan works
+    missing = sorted(s for s in used if f"`{s}`" not in doc)
+    assert not missing, f"undocumented settings: {missing}"
+
+
+def test_stats_are_documented() -> None:
+    doc = (ROOT / "docs" / "stats.md").read_text(encoding="utf-8")
+    used = used_stats()
+    assert "changewatch/watch/jsonld_invalid_blocks" in used  # the scan works
+    missing = sorted(s for s in used if f"`{s}`" not in doc)
+    assert not missing, f"undocumented stats: {missing}"
+
+
+def test_watch_options_are_documented() -> None:
+    from changewatch.watchlist import WATCH_OPTIONS
+
+    doc = (ROOT / "docs" / "watchlist.md").read_text(encoding="utf-8")
+    missing = sorted(o for o in WATCH_OPTIONS if f"| `{o}` |" not in doc)
+    assert not missing, f"undocumented watch options: {missing}"
+
+
+def test_readme_commands_and_ci() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^(\./scripts/\S+)", readme, flags=re.M)
+    assert commands == ["./scripts/demo.sh", "./scripts/test.sh"]
+    for command in commands:
+        assert (ROOT / command).exists()
+    assert "./scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
