@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from parsel import Selector
+from scrapy import exceptions as scrapy_exceptions
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
@@ -34,6 +36,20 @@ def binary_body(body: bytes) -> str | None:
     return None
 
 
+# Scrapy 2.19 raises its own download exceptions; older versions and other paths raise Twisted's.
+_FAILURE_CLASSES: list[tuple[tuple[type[BaseException], ...], str]] = [
+    ((TimeoutError, TCPTimedOutError), "timeout"),
+    ((DNSLookupError,), "dns"),
+    ((ConnectionRefusedError,), "connection"),
+    ((IgnoreRequest,), "ignored"),
+]
+for _name, _prefix in (("DownloadTimeoutError", "timeout"), ("CannotResolveHostError", "dns"),
+                       ("DownloadConnectionRefusedError", "connection"), ("ResponseDataLossError", "truncated"),
+                       ("UnsupportedURLSchemeError", "unsupported")):
+    if (_cls := getattr(scrapy_exceptions, _name, None)) is not None:
+        _FAILURE_CLASSES.insert(0, ((_cls,), _prefix))
+
+
 def describe_failure(failure: Failure) -> str:
     """A short, stable description of why a request failed: ``<class>: <detail>``."""
     exc = failure.value
@@ -44,12 +60,9 @@ def describe_failure(failure: Failure) -> str:
         retry = response.headers.get(b"Retry-After")
         extra = f" (Retry-After: {retry.decode('latin-1')})" if retry else ""
         return f"{prefix}: HTTP {reason}{extra}"
-    if isinstance(exc, TimeoutError | TCPTimedOutError):
-        return f"timeout: {exc}"
-    if isinstance(exc, DNSLookupError):
-        return f"dns: {exc}"
-    if isinstance(exc, ConnectionRefusedError):
-        return f"connection: {exc}"
+    for classes, prefix in _FAILURE_CLASSES:
+        if isinstance(exc, classes):
+            return f"{prefix}: {exc}"
     return f"fetch: {type(exc).__name__}: {exc}"
 
 

@@ -8,6 +8,7 @@ import json
 import random
 import secrets
 import threading
+import time
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,7 +38,10 @@ class DemoSite:
                          ("/rent/7-mill-lane", "Studio, Mill Lane", "720"),
                          ("/rent/3-park-road", "3-bed house, Park Road", "1,600")]
         self.edit_sentence = False
+        #: path → (status, content type, body) served instead of the page (tests use this)
         self.overrides: dict[str, tuple[int, str, bytes]] = {}
+        #: path → seconds to wait before answering (a hanging server)
+        self.delays: dict[str, float] = {}
         self._server: ThreadingHTTPServer | None = None
 
     # -- the site's substance ----------------------------------------------------------------------
@@ -134,6 +138,9 @@ class DemoSite:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                delay = site.delays.get(self.path.split("?", 1)[0])
+                if delay:
+                    time.sleep(delay)
                 status, ctype, body = site.respond(self.path)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)

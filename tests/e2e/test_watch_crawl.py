@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import yaml
@@ -94,6 +95,24 @@ def test_errors_are_reported_and_keep_the_baseline(demo_site: tuple[DemoSite, st
     assert recovered["demo-kettle"]["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
     assert recovered["demo-terms"]["kind"] == "content"
     assert [a["key"] for a in recovered["demo-listings"]["added"]] == [f"{base}/rent/21-canal-walk"]
+
+
+def test_timeouts_and_dead_hosts_are_errors_that_do_not_stop_the_run(demo_site: tuple[DemoSite, str],
+                                                                      tmp_path: Path) -> None:
+    site, base = demo_site
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/page"
+    site.delays["/news"] = 5
+    crawler = Crawler(tmp_path, [{"url": f"{base}/news", "key": "slow"}, {"url": dead, "key": "dead"},
+                                 {"url": f"{base}/terms", "key": "fine"}])
+    result = crawler.run("-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_TIMES=0", "-s", "ROBOTSTXT_OBEY=False")
+    assert result.returncode == 0, result.stderr[-2000:]
+    errors = by_key(result.records)
+    assert set(errors) == {"slow", "dead"}  # the good page is a silent baseline beside them
+    assert errors["slow"]["error"].startswith("timeout:")
+    assert errors["dead"]["error"].startswith("connection:")
+    assert result.stats["changewatch/commit/baseline"] == 1
 
 
 def test_a_bad_watchlist_fails_at_start(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
