@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .core.compare import Kind, classify, page_digest
+from .core.compare import Kind, Verdict, classify, page_digest
 from .core.normalise import RegionError
 
 __all__ = ["main"]
@@ -17,10 +17,7 @@ EXIT_SAME, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
 
 def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise SystemExit(f"changewatch compare: cannot read {path}: {exc.strerror or exc}") from None
+    return Path(path).read_bytes()
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -31,10 +28,13 @@ def compare(args: argparse.Namespace) -> int:
     except RegionError as exc:
         print(f"changewatch compare: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as exc:  # a SystemExit(message) would exit 1, which means "changed"
+        print(f"changewatch compare: cannot read {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
     baseline_error = old_error or classify(None, old).error
     verdict = classify(old, new, threshold=args.threshold, error=new_error)
     if baseline_error:
-        verdict.kind, verdict.error = Kind.ERROR, f"old page: {baseline_error}"
+        verdict = Verdict(Kind.ERROR, error=f"old page: {baseline_error}")
     result = {"kind": verdict.kind.value, "distance": verdict.distance, "diff": verdict.diff, "error": verdict.error}
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if v is not None}, ensure_ascii=False))

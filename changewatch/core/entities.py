@@ -49,9 +49,12 @@ def build_entities(raw: Iterable[Mapping[str, Any]], *, base_url: str | None = N
             canon = _fallback_key(fields)
         else:
             text = str(key).strip()
-            if base_url and "://" not in text and not text.startswith(("urn:", "sku:", "id:")) and "/" in text:
-                text = urljoin(base_url, text)
-            canon = canonical_url(text, keep=keep, drop=drop) if "://" in text else text
+            try:
+                if base_url and "://" not in text and not text.startswith(("urn:", "sku:", "id:")) and "/" in text:
+                    text = urljoin(base_url, text)
+                canon = canonical_url(text, keep=keep, drop=drop) if "://" in text else text
+            except ValueError:  # unparseable ("http://[oops"): one bad link must not sink the page
+                canon = text
         if canon not in out:
             out[canon] = Entity(canon, fields, {k: normalise_value(v) for k, v in fields.items()})
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any
 
 __all__ = ["FieldChange", "compare_fields", "normalise_value"]
@@ -14,14 +14,22 @@ FieldChange = dict[str, Any]  # {"old": raw, "new": raw}
 _WS = re.compile(r"\s+")
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _SCHEMA_ENUM = re.compile(r"^https?://(?:www\.)?schema\.org/([A-Za-z][\w]*)/?$")
+_PLAIN_EXPONENT = 100
 
 
 def _number(value: Decimal) -> str:
     if not value.is_finite():
         return str(value)
-    normal = value.normalize()
-    # normalize() writes 100 as 1E+2: format it back into plain digits.
-    return format(normal, "f")
+    if value.is_zero():
+        return "0"  # not "-0"
+    # The default context would round to 28 digits and overflow past 1E+999999: normalise
+    # with the number's own precision and the widest exponent range instead.
+    exact = Context(prec=len(value.as_tuple().digits), Emax=MAX_EMAX, Emin=MIN_EMIN)
+    normal = value.normalize(exact)
+    # normalize() writes 100 as 1E+2: format it back into plain digits, unless they would be
+    # mostly zeros (1E+999999999 must not become a gigabyte of them).
+    exponent = normal.as_tuple().exponent
+    return format(normal, "f") if isinstance(exponent, int) and abs(exponent) <= _PLAIN_EXPONENT else str(normal)
 
 
 def normalise_value(value: Any) -> Any:
@@ -41,7 +49,7 @@ def normalise_value(value: Any) -> Any:
     if isinstance(value, int | float | Decimal):
         try:
             return _number(Decimal(str(value)))
-        except InvalidOperation:
+        except ArithmeticError:  # decimal's InvalidOperation, Overflow…
             return str(value)
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
@@ -50,7 +58,7 @@ def normalise_value(value: Any) -> Any:
         if _NUMBER.fullmatch(text):
             try:
                 return _number(Decimal(text))
-            except InvalidOperation:
+            except ArithmeticError:  # decimal's InvalidOperation, Overflow…
                 return text
         enum = _SCHEMA_ENUM.match(text)
         return enum.group(1) if enum else text

@@ -165,7 +165,7 @@ class _TokenizerText(_Tokenizer):
         if not self._skip:
             self._parts.append(data)
 
-    def parse_marked_section(self, i: int, report: int = 1) -> int:
+    def parse_marked_section(self, i: int, report: bool = True) -> int:
         # html.parser raises AssertionError on "<![foo": browsers treat it as a bogus comment.
         try:
             return super().parse_marked_section(i, report)

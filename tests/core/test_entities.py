@@ -1,0 +1,153 @@
+"""build_entities / compare_entities: the set of things a page lists, keyed by canonical URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from changewatch.core import Entity, build_entities, compare_entities
+
+BASE = "https://Rentals.example:443/search/?q=2br&page=2"
+
+
+def raw(*items: tuple[Any, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"key": k, "fields": f} for k, f in items]
+
+
+def test_relative_keys_joined_to_the_base_url_and_canonicalised() -> None:
+    entities = build_entities(raw(("/flat/1?utm_source=list#photos", {}), ("flat/2", {}), ("../flat/3", {}),
+                                  ("//rentals.example/flat/4;jsessionid=X", {}),
+                                  ("HTTPS://RENTALS.example/flat/5?b=2&a=1", {})), base_url=BASE)
+    assert list(entities) == [
+        "https://rentals.example/flat/1",
+        "https://rentals.example/search/flat/2",
+        "https://rentals.example/flat/3",
+        "https://rentals.example/flat/4",
+        "https://rentals.example/flat/5?a=1&b=2",
+    ]
+    assert all(e.key == k for k, e in entities.items())
+
+
+def test_absolute_keys_need_no_base() -> None:
+    entities = build_entities(raw(("https://rentals.example/flat/1?fbclid=abc", {})))
+    assert list(entities) == ["https://rentals.example/flat/1"]
+
+
+def test_keep_and_drop_params_passed_to_canonicalisation() -> None:
+    items = raw(("/flat/1?ref=list&utm_campaign=x&id=1", {}))
+    assert list(build_entities(items, base_url=BASE)) == ["https://rentals.example/flat/1?id=1&ref=list"]
+    assert list(build_entities(items, base_url=BASE, drop_params=["ref"])) == ["https://rentals.example/flat/1?id=1"]
+    assert list(build_entities(items, base_url=BASE, keep_params=["utm_campaign"])) == [
+        "https://rentals.example/flat/1?id=1&ref=list&utm_campaign=x"]
+
+
+def test_non_url_identifiers_kept_as_they_are() -> None:
+    entities = build_entities(raw(("sku:123", {}), ("urn:isbn:0451450523", {}), ("  ABC-42  ", {})), base_url=BASE)
+    assert list(entities) == ["sku:123", "urn:isbn:0451450523", "ABC-42"]
+
+
+def test_duplicates_merged_first_wins() -> None:
+    entities = build_entities(raw(
+        ("/flat/1", {"title": "First"}),
+        ("https://rentals.example/flat/1?utm_source=x", {"title": "Second"}),
+        ("/flat/2", {"title": "Other"}),
+        ("/flat/1#map", {"title": "Third"}),
+    ), base_url=BASE)
+    assert list(entities) == ["https://rentals.example/flat/1", "https://rentals.example/flat/2"]
+    assert entities["https://rentals.example/flat/1"].fields == {"title": "First"}
+
+
+def test_fields_kept_raw_and_normalised() -> None:
+    entities = build_entities(raw(("/flat/1", {"price": "1200.00", "title": "  Sunny   flat "})), base_url=BASE)
+    entity = entities["https://rentals.example/flat/1"]
+    assert entity.fields == {"price": "1200.00", "title": "  Sunny   flat "}
+    assert entity.norm == {"price": "1200", "title": "Sunny flat"}
+
+
+@pytest.mark.parametrize("missing", [None, "", "   "])
+def test_content_keys_when_there_is_no_url(missing: str | None) -> None:
+    entities = build_entities([{"key": missing, "fields": {"title": "A"}}, {"fields": {"title": "B"}},
+                               {"key": missing, "fields": {"title": "A"}}])
+    keys = list(entities)
+    assert len(keys) == 2
+    assert all(k.startswith("content:") for k in keys)
+    assert entities[keys[0]].fields == {"title": "A"}
+
+
+def test_content_keys_are_stable_and_follow_meaning() -> None:
+    a = build_entities([{"fields": {"price": "89.00", "title": "Tea"}}])
+    b = build_entities([{"fields": {"title": "Tea", "price": 89}}])
+    c = build_entities([{"fields": {"title": "Tea", "price": 79}}])
+    assert list(a) == list(b)
+    assert list(a) != list(c)
+
+
+def test_unparseable_url_key_does_not_break_the_page() -> None:
+    entities = build_entities(raw(("http://[broken/listing", {"t": "a"}), ("//[also-broken/x", {"t": "b"}),
+                                  ("/flat/1", {"t": "c"})), base_url=BASE)
+    assert len(entities) == 3
+    assert "https://rentals.example/flat/1" in entities
+
+
+def test_entity_json_round_trip() -> None:
+    entity = next(iter(build_entities(raw(("/flat/1", {"price": "1200.00"})), base_url=BASE).values()))
+    assert Entity.from_json(entity.key, entity.to_json()) == entity
+
+
+# --- compare_entities -----------------------------------------------------------------------------------
+
+def _set(*items: tuple[str, dict[str, Any]]) -> dict[str, Entity]:
+    return build_entities(raw(*items), base_url="https://rentals.example/")
+
+
+def test_added_removed_changed_in_page_order() -> None:
+    old = _set(("/a", {"price": "10"}), ("/b", {"price": "20"}), ("/c", {"price": "30"}), ("/d", {"price": "40"}))
+    new = _set(("/e", {"price": "50"}), ("/d", {"price": "41"}), ("/c", {"price": "30.00"}), ("/b", {"price": "21"}),
+               ("/f", {}))
+    added, removed, changed = compare_entities(old, new)
+    assert added == [{"key": "https://rentals.example/e", "fields": {"price": "50"}},
+                     {"key": "https://rentals.example/f", "fields": {}}]
+    assert removed == [{"key": "https://rentals.example/a", "fields": {"price": "10"}}]
+    assert changed == [
+        {"key": "https://rentals.example/d", "changes": {"price": {"old": "40", "new": "41"}}},
+        {"key": "https://rentals.example/b", "changes": {"price": {"old": "20", "new": "21"}}},
+    ]
+
+
+def test_removed_follow_the_old_page_order() -> None:
+    old = _set(("/z", {}), ("/y", {}), ("/x", {}), ("/keep", {}))
+    new = _set(("/keep", {}))
+    _, removed, _ = compare_entities(old, new)
+    assert [r["key"].rsplit("/", 1)[-1] for r in removed] == ["z", "y", "x"]
+
+
+def test_same_set_gives_nothing() -> None:
+    old = _set(("/a", {"price": "10.0", "title": "Flat  A"}), ("/b", {}))
+    new = _set(("/b", {}), ("/a?utm_source=x", {"price": 10, "title": "Flat A"}))
+    assert compare_entities(old, new) == ([], [], [])
+
+
+def test_field_only_one_side_tracks_is_no_change() -> None:
+    old = _set(("/a", {"price": "10"}))
+    new = _set(("/a", {"price": "10", "rooms": "2"}))
+    assert compare_entities(old, new) == ([], [], [])
+
+
+def test_from_empty_and_to_empty() -> None:
+    some = _set(("/a", {}), ("/b", {}))
+    assert [a["key"] for a in compare_entities({}, some)[0]] == list(some)
+    assert [r["key"] for r in compare_entities(some, {})[1]] == list(some)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=30),
+                          st.text(max_size=20).map(lambda t: "http://" + t),
+                          st.text(max_size=20).map(lambda t: "/" + t)), max_size=8))
+def test_build_entities_never_raises_on_odd_keys(keys: list[str | None]) -> None:
+    entities = build_entities([{"key": k, "fields": {"i": i}} for i, k in enumerate(keys)], base_url=BASE)
+    assert 0 < len(entities) <= len(keys) or not keys
+    first_of_each = [e.fields["i"] for e in entities.values()]
+    assert first_of_each == sorted(first_of_each)

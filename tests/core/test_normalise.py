@@ -1,0 +1,456 @@
+"""normalise / visible_text / normalise_text: what a reader sees, stable across fetches."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from changewatch.core import RegionError, check_region, normalise, normalise_text, visible_text
+
+from ._support import prose_paragraphs, prose_words
+
+FAST = settings(max_examples=60, deadline=None)
+
+
+def lines(html: str | bytes, **kwargs: object) -> list[str]:
+    return normalise(html, **kwargs).split("\n")  # type: ignore[arg-type]
+
+
+# --- markup ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<script>var secretword = 1;</script>",
+        "<script type='application/ld+json'>{\"name\": \"secretword\"}</script>",
+        "<style>.secretword { color: red }</style>",
+        "<noscript>secretword</noscript>",
+        "<svg><text>secretword</text><title>secretword</title></svg>",
+        "<template><p>secretword</p></template>",
+        "<!-- secretword -->",
+        "<!--[if IE]><p>secretword</p><![endif]-->",
+    ],
+)
+def test_invisible_content_is_dropped(hidden: str) -> None:
+    html = f"<html><body><p>before</p>{hidden}<p>after</p></body></html>"
+    assert normalise(html) == "before\nafter"
+
+
+def test_invisible_content_inline_keeps_surrounding_text() -> None:
+    html = "<p>alpha <script>secretword()</script>beta<style>p{}</style> gamma</p>"
+    assert normalise(html) == "alpha beta gamma"
+
+
+@pytest.mark.parametrize("tag", ["p", "div", "li", "h1", "h3", "section", "article", "blockquote", "td", "dt"])
+def test_block_elements_give_separate_lines(tag: str) -> None:
+    html = f"<body><{tag}>first block</{tag}><{tag}>second block</{tag}></body>"
+    assert lines(html) == ["first block", "second block"]
+
+
+def test_a_block_splits_text_on_both_sides() -> None:
+    assert lines("<body>intro text<div>block text</div>tail text</body>") == ["intro text", "block text", "tail text"]
+    assert lines("<td>a<p>b</p>c</td>") == ["a", "b", "c"]
+
+
+def test_br_and_table_rows_split_lines_inline_elements_do_not() -> None:
+    html = (
+        "<p>one<br>two</p>"
+        "<table><tr><td>cell a</td><td>cell b</td></tr><tr><td>cell c</td></tr></table>"
+        "<p><span>in</span><b>line</b> <i>text</i> <a href='/x'>link</a></p>"
+    )
+    assert lines(html) == ["one", "two", "cell a", "cell b", "cell c", "inline text link"]
+
+
+def test_whitespace_collapsed_and_empty_lines_dropped() -> None:
+    html = "<p>  lots \n\n of\t\t  space\u00a0here  </p><p>   </p><div>\n</div><p>end</p>"
+    assert lines(html) == ["lots of space here", "end"]
+
+
+def test_case_folded() -> None:
+    assert normalise("<p>HELLO World ÉCOLE Straße</p>") == "hello world école strasse"
+
+
+def test_entities_decoded() -> None:
+    assert normalise("<p>fish &amp; chips &lt;b&gt; caf&eacute; &#8364;5</p>") == "fish & chips <b> café €5"
+
+
+def test_visible_text_raw_keeps_volatile_fragments_stable_drops_them() -> None:
+    text = visible_text("<p>Updated 10:32</p><p>Body</p>")
+    assert text.raw == "updated 10:32\nbody"
+    assert text.stable == "updated\nbody"
+
+
+# --- volatile fragments ----------------------------------------------------------------------------
+
+VOLATILE = [
+    "10:32",
+    "9:05",
+    "10:32:05 PM",
+    "10:32 am",
+    "10:32 UTC",
+    "10:32 CEST",
+    "2026-11-30",
+    "2026-11-30T10:32:05Z",
+    "2026-11-30T10:32:05.123+01:00",
+    "2026-11-30 10:32",
+    "30/11/2026",
+    "30 November 2026",
+    "30th November 2026",
+    "November 30, 2026",
+    "Nov 30, 2026",
+    "Nov. 30",
+    "Mon, 30 Nov 2026",
+    "Mon, 30 Nov 2026 10:32:05 GMT",
+    "Monday, 30 November 2026",
+    "3 minutes ago",
+    "1 hour ago",
+    "an hour ago",
+    "5m ago",
+    "just now",
+    "token=abc123",
+    "access_token=Zm9vYmFy",
+    "csrf: 8f14e45fceea167a5a36",
+    "csrfmiddlewaretoken=Xy12Ab",
+    "session_id=12345",
+    "sessionid=AbCdEf",
+    "PHPSESSID=abc123def",
+    "jsessionid=0A1B2C3D",
+    "nonce=77a1",
+    "deadbeefcafebabe1234",
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "123e4567-e89b-12d3-a456-426614174000",
+    "550E8400-E29B-41D4-A716-446655440000",
+    "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIz==",
+    "dGhpcyBpcyBhIGJhc2U2NCBibG9iIDEyMw",
+]
+
+
+@pytest.mark.parametrize("fragment", VOLATILE)
+def test_volatile_fragment_removed(fragment: str) -> None:
+    assert normalise(f"<p>alpha {fragment} omega</p>") == "alpha omega"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Last updated 10:32 PM", "Last updated 11:47 AM"),
+        ("Generated 2026-11-30T10:32:05Z", "Generated 2026-12-01T08:00:00Z"),
+        ("Posted 3 minutes ago", "Posted 2 hours ago"),
+        ("Tue, 01 Dec 2026 09:00:00 GMT", "Mon, 30 Nov 2026 10:32:05 GMT"),
+        ("Request id 6f1c2b9ad04e4e1b9e1f", "Request id 0a9b8c7d6e5f40312233"),
+        ("<input value='x'> csrf: AAAA1111", "<input value='x'> csrf: BBBB2222"),
+    ],
+)
+def test_volatile_differences_give_the_same_stable_text(old: str, new: str) -> None:
+    page = "<h1>Terms of service</h1><p>{}</p><p>The terms are these.</p>"
+    a, b = visible_text(page.format(old)), visible_text(page.format(new))
+    assert a.raw != b.raw
+    assert a.stable == b.stable
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<p>Price 89.00 EUR</p>", "price 89.00 eur"),
+        ("<p>Only 2 in stock</p>", "only 2 in stock"),
+        ("<p>Chapter 12, page 345</p>", "chapter 12, page 345"),
+        ("<p>Save 15% on 3 items</p>", "save 15% on 3 items"),
+        ("<p>Version 2.5 of the rules</p>", "version 2.5 of the rules"),
+        ("<p>The cat sat in the sun</p>", "the cat sat in the sun"),
+        ("<p>Mon ami a mangé</p>", "mon ami a mangé"),
+        ("<p>They wed in spring</p>", "they wed in spring"),
+        ("<p>Doors open at 19:30 first come first served</p>", "doors open at first come first served"),
+        ("<p>Kick-off 20:00 next door, 14:30 best seats</p>", "kick-off next door, best seats"),
+        ("<p>Trains leave at 10:15 most days</p>", "trains leave at most days"),
+        ("<p>Tokens are words, sessions are meetings</p>", "tokens are words, sessions are meetings"),
+        ("<p>Extraordinarily uncharacteristically</p>", "extraordinarily uncharacteristically"),
+    ],
+)
+def test_ordinary_words_and_numbers_survive(html: str, expected: str) -> None:
+    assert normalise(html) == expected
+
+
+def test_a_real_change_next_to_a_volatile_fragment_is_still_seen() -> None:
+    before = normalise("<p>Updated 10:32 PM: price 89.00</p>")
+    after = normalise("<p>Updated 11:05 PM: price 79.00</p>")
+    assert before != after
+    assert "89.00" in before and "79.00" in after
+
+
+# --- region and sorting ------------------------------------------------------------------------------
+
+PAGE = """<html><body>
+<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>
+<main id='content'><h1>Title</h1><p class='lead'>Lead text</p><p>Body text</p></main>
+<aside class='ad'>Buy now</aside><footer>Footer 2026</footer>
+</body></html>"""
+
+
+def test_region_restricts_text_to_the_selected_part() -> None:
+    assert lines(PAGE, region="main") == ["title", "lead text", "body text"]
+    assert lines(PAGE, region="#content p.lead") == ["lead text"]
+
+
+def test_region_with_several_matches_keeps_all_in_order() -> None:
+    assert lines(PAGE, region="main p, aside") == ["lead text", "body text", "buy now"]
+
+
+def test_region_matching_nothing_gives_empty_text() -> None:
+    assert normalise(PAGE, region="div.nowhere") == ""
+
+
+@pytest.mark.parametrize("bad", ["p[", "###", "main >", ":nth-child(", "a::", "[x=", "p:unknown-pseudo"])
+def test_invalid_region_raises_region_error(bad: str) -> None:
+    with pytest.raises(RegionError):
+        normalise(PAGE, region=bad)
+    with pytest.raises(RegionError):
+        check_region(bad)
+    assert issubclass(RegionError, ValueError)
+
+
+def test_valid_region_passes_check() -> None:
+    check_region("main article > p.lead")
+
+
+def test_sort_lines_sorts_stable_lines() -> None:
+    html = "<ul><li>cherry</li><li>apple</li><li>banana 10:32</li></ul>"
+    assert lines(html) == ["cherry", "apple", "banana"]
+    assert lines(html, sort_lines=True) == ["apple", "banana", "cherry"]
+    shuffled = "<ul><li>banana 11:00</li><li>cherry</li><li>apple</li></ul>"
+    assert normalise(shuffled, sort_lines=True) == normalise(html, sort_lines=True)
+    assert normalise(shuffled) != normalise(html)
+
+
+def test_normalise_text_matches_page_normalisation() -> None:
+    text = "  Updated 10:32 PM \n\n Price   89.00\nToday only"
+    result = normalise_text(text)
+    assert result.raw == "updated 10:32 pm\nprice 89.00\ntoday only"
+    assert result.stable == "updated\nprice 89.00\nonly"
+    assert normalise_text("b\na", sort_lines=True).stable == "a\nb"
+    assert normalise_text("a\x00b").raw == "ab"
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<div><p>unclosed <b>bold<p>next", ["unclosed bold", "next"]),
+        ("<p>stray</div></span> closers</p></p>", ["stray closers"]),
+        ("<p>hello <b", ["hello"]),
+        ("<p>text</p><a href=\"broken>link text</a><p>after</p>", ["text"]),
+        ("<<p>>angle</p>>", None),
+        ("</html><p>after end</p>", ["after end"]),
+        ("plain text without tags", ["plain text without tags"]),
+        ("<p>unterminated comment <!-- never closed <p>hidden", ["unterminated comment"]),
+    ],
+)
+def test_malformed_and_truncated_html(html: str, expected: list[str] | None) -> None:
+    result = normalise(html)
+    assert isinstance(result, str)
+    if expected is not None:
+        assert result.split("\n")[: len(expected)] == expected
+
+
+def test_undeclared_latin1_bytes_keep_their_accented_letters() -> None:
+    # Decoded as the crawl decodes them (Scrapy auto-detects when nothing is declared):
+    # a change of one accented letter must stay visible.
+    a = normalise("<p>Café crème brûlée</p>".encode("latin-1"))
+    b = normalise("<p>Cafè crème brûlée</p>".encode("latin-1"))
+    assert a == "café crème brûlée"
+    assert a != b
+
+
+@pytest.mark.parametrize(
+    ("declaration", "encoding", "text"),
+    [
+        ("<meta charset='iso-8859-1'>", "latin-1", "café crème"),
+        ("<meta http-equiv='Content-Type' content='text/html; charset=windows-1252'>", "cp1252",
+         "prix 5 € \u2013 soldes"),
+        ("<meta charset='shift_jis'>", "shift_jis", "日本語のテキスト"),
+        ("<meta charset='utf-8'>", "utf-8", "ünïcödé ✓"),
+        ("", "utf-8", "ünïcödé ✓"),
+    ],
+)
+def test_declared_encodings_decoded(declaration: str, encoding: str, text: str) -> None:
+    html = f"<html><head>{declaration}</head><body><p>{text}</p></body></html>".encode(encoding)
+    assert normalise(html) == text.casefold()
+
+
+def test_mislabelled_encoding_does_not_raise_and_keeps_ascii_text() -> None:
+    html = "<meta charset='utf-8'><p>hello café world</p><p>next line</p>".encode("latin-1")
+    result = lines(html)
+    assert result[0].startswith("hello caf") and result[0].endswith(" world")
+    assert result[1] == "next line"
+
+
+def test_invalid_utf8_sequences_do_not_raise() -> None:
+    html = b"<p>good \xff\xfe\xc3( bad \xed\xa0\x80 surrogate</p><p>after</p>"
+    result = lines(html)
+    assert result[0].startswith("good") and result[0].endswith("surrogate")
+    assert result[1] == "after"
+
+
+@pytest.mark.parametrize("empty", ["", b"", "   \n\t ", b"\n\n", "<html></html>", "<!-- only a comment -->",
+                                   "<script>only()</script>", b"\xef\xbb\xbf"])
+def test_empty_input_gives_empty_text(empty: str | bytes) -> None:
+    assert normalise(empty) == ""
+    assert visible_text(empty).raw == ""
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nstream\n\x00\x01\x02\xff\nendstream",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00",
+        b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01",
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(range(256)),
+        bytes(range(256)) * 50,
+    ],
+)
+def test_binary_input_does_not_raise(blob: bytes) -> None:
+    result = normalise(blob)
+    assert isinstance(result, str)
+    assert "\x00" not in result
+
+
+def test_nul_bytes_are_ignored() -> None:
+    assert normalise("<p>hel\x00lo</p>\x00<p>wor\x00ld</p>") == "hello\nworld"
+    assert normalise(b"<p>hel\x00lo</p><p>world</p>") == "hello\nworld"
+
+
+def test_lone_surrogates_do_not_raise() -> None:
+    result = normalise("<p>before \ud800 after</p>")
+    assert result.startswith("before") and result.endswith("after")
+
+
+def test_five_megabyte_page() -> None:
+    paragraphs = prose_paragraphs(words=230_000, per_paragraph=50, seed=3)
+    body = "".join(f"<div class='c'><p>{i} {p}</p><script>x({i})</script></div>" for i, p in enumerate(paragraphs))
+    html = "<html><body><p>first marker</p>" + body * 3 + "<p>last marker</p></body></html>"
+    assert len(html) > 5_000_000
+    result = lines(html)
+    assert result[0] == "first marker"
+    assert result[-1] == "last marker"
+    assert len(result) == 2 + 3 * len(paragraphs)
+
+
+@pytest.mark.parametrize("tag", ["div", "span", "b", "section", "li"])
+def test_ten_thousand_nested_tags_keep_text_before_inside_and_after(tag: str) -> None:
+    html = f"<p>text before</p>{f'<{tag}>' * 10_000}text inside{f'</{tag}>' * 10_000}<p>text after</p>"
+    result = normalise(html)
+    assert result.index("text before") < result.index("text inside") < result.index("text after")
+
+
+def test_ten_thousand_unclosed_nested_tags() -> None:
+    html = "<p>text before</p>" + "<div>" * 10_000 + "text inside" + "<p>text after</p>"
+    result = normalise(html)
+    assert result.index("text before") < result.index("text inside") < result.index("text after")
+
+
+@pytest.mark.parametrize("oddity", ["<![foo bar", "<![if mso]>y<![endif]>", "<!DOCTYPE", "<?php echo 1 ?>", "</"])
+def test_deep_nesting_with_odd_declarations_does_not_raise(oddity: str) -> None:
+    # Deep nesting sends the page through the streaming tokenizer, which must be as lenient.
+    html = "<p>text before</p>" + "<div>" * 10_000 + "text inside" + oddity + " <p>text after</p>"
+    result = normalise(html)
+    assert result.index("text before") < result.index("text inside")
+    if not oddity.startswith(("<![foo", "</", "<!DOCTYPE")):
+        assert "text after" in result
+
+
+def test_one_megabyte_on_one_line() -> None:
+    words = prose_words(200_000, seed=5)
+    html = "<html><body><p>" + " ".join(words) + "</p></body></html>"
+    assert len(html) > 1_000_000 and "\n" not in html
+    result = normalise(html)
+    assert "\n" not in result
+    assert result.split() == words
+
+
+# --- properties ------------------------------------------------------------------------------------------
+
+@FAST
+@given(st.text())
+def test_never_raises_on_arbitrary_text(text: str) -> None:
+    result = normalise(text)
+    assert isinstance(result, str)
+    assert result == normalise(text)
+
+
+@FAST
+@given(st.binary())
+def test_never_raises_on_bytes_decoded_with_replacement(data: bytes) -> None:
+    text = data.decode("utf-8", errors="replace")
+    assert normalise(text) == normalise(text)
+
+
+@FAST
+@given(st.binary(max_size=2000))
+def test_never_raises_on_raw_bytes(data: bytes) -> None:
+    assert isinstance(normalise(data), str)
+    assert isinstance(normalise(b"<p>" + data + b"</p>", sort_lines=True), str)
+
+
+_TAGS = ["p", "div", "span", "b", "li", "script", "style", "td", "h2", "br"]
+
+
+@st.composite
+def html_documents(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.one_of(
+        st.sampled_from(_TAGS).map(lambda t: f"<{t}>"),
+        st.sampled_from(_TAGS).map(lambda t: f"</{t}>"),
+        st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>&"), max_size=30),
+        st.sampled_from(["10:32", "2026-11-30", "3 minutes ago", "token=abc123", "89.00", "&amp;", "<!-- x -->"]),
+    ), max_size=40))
+    return "".join(parts)
+
+
+@FAST
+@given(html_documents(), st.booleans())
+def test_same_input_same_output_and_lines_are_clean(html: str, sort_lines: bool) -> None:
+    first = normalise(html, sort_lines=sort_lines)
+    assert normalise(html, sort_lines=sort_lines) == first
+    assert normalise(html.encode("utf-8"), sort_lines=sort_lines) == first
+    for line in filter(None, first.split("\n")):
+        assert line == line.strip()
+        assert "  " not in line and "\t" not in line
+        assert line == line.casefold()
+    if sort_lines:
+        assert first.split("\n") == sorted(first.split("\n"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([*prose_words(50, seed=9), "10:32", "89.00", "2026", "ago", "token=x1"]),
+                min_size=1, max_size=30), st.integers(1, 5))
+def test_normalising_normalised_text_changes_nothing(words: list[str], per_line: int) -> None:
+    text = "\n".join(" ".join(words[i : i + per_line]) for i in range(0, len(words), per_line))
+    once = normalise_text(text).stable
+    assert normalise_text(once).stable == once
+
+
+_LEFTOVER_TIME = re.compile(r"(?<![\w:.])\d{1,2}:\d{2}(?::\d{2})?\s*(?:am|pm)?(?![\w:])")
+_LEFTOVER_ISO_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
+_LEFTOVER_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def test_corpus_stable_text_has_no_clock_times_iso_dates_or_uuids(corpus_texts: dict[object, str]) -> None:
+    found = 0
+    for path, text in corpus_texts.items():
+        for pattern in (_LEFTOVER_TIME, _LEFTOVER_ISO_DATE, _LEFTOVER_UUID):
+            assert not pattern.search(text), (path, pattern.search(text))
+        found += len(text)
+    assert found > 100_000
+
+
+def test_corpus_raw_text_does_have_volatile_fragments(corpus_texts: dict[object, str]) -> None:
+    # The check above must be able to fail: the same pages, unfiltered, are full of them.
+    raws = [visible_text(path.read_bytes()).raw for path in corpus_texts]  # type: ignore[attr-defined]
+    assert sum(bool(_LEFTOVER_TIME.search(r) or _LEFTOVER_ISO_DATE.search(r)) for r in raws) >= 5
+
+
+def test_corpus_normalisation_is_deterministic(corpus_texts: dict[object, str]) -> None:
+    for path in list(corpus_texts)[:10]:
+        assert normalise(path.read_bytes()) == corpus_texts[path]  # type: ignore[attr-defined]

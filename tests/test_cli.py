@@ -1,0 +1,235 @@
+"""`changewatch compare OLD.html NEW.html`: exit 0 none/noise, 1 a change, 2 an error."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from changewatch.cli import main
+
+from .core._support import CORPUS_PAGES, CORPUS_SKIP_REASON, article_html, prose_paragraphs, prose_words
+
+PARAGRAPHS = prose_paragraphs(3000, 60, seed=21)
+EDIT = "The board quietly raised the annual fee for every member."
+
+Write = Callable[[str, str | bytes], str]
+Capture = pytest.CaptureFixture[str]
+
+
+def page(paragraphs: list[str] = PARAGRAPHS, header: str = "Updated 10:32 PM") -> str:
+    return article_html(paragraphs, header=header, footer="Copyright")
+
+
+def edited(index: int = 20, sentence: str = EDIT) -> str:
+    paragraphs = list(PARAGRAPHS)
+    paragraphs[index] = f"{paragraphs[index]} {sentence}"
+    return page(paragraphs)
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Write:
+    def write(name: str, content: str | bytes) -> str:
+        path = tmp_path / name
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        else:
+            path.write_bytes(content)
+        return str(path)
+
+    return write
+
+
+def run(capsys: Capture, *args: str) -> tuple[int, str, str]:
+    code = main(["compare", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_identical_pages_exit_0_none(write: Write, capsys: Capture) -> None:
+    code, out, _ = run(capsys, write("old.html", page()), write("new.html", page()))
+    assert code == 0
+    assert out.strip() == "none"
+
+
+def test_volatile_only_changes_exit_0_noise(write: Write, capsys: Capture) -> None:
+    old = write("old.html", page(header="Updated 10:32 PM, 2026-11-30, token=abc123"))
+    new = write("new.html", page(header="Updated 11:58 AM, 2026-12-01, token=ffe9d2"))
+    code, out, _ = run(capsys, old, new)
+    assert code == 0
+    assert out.strip() == "noise"
+
+
+def test_content_change_exit_1_with_distance_and_diff(write: Write, capsys: Capture) -> None:
+    code, out, _ = run(capsys, write("old.html", page()), write("new.html", edited()))
+    assert code == 1
+    first, *diff = out.rstrip("\n").split("\n")
+    assert first.startswith("content (simhash distance ") and first.endswith(" bits)")
+    assert any(line.startswith("+ ") and EDIT.casefold().rstrip(".") in line for line in diff)
+    assert any(line.startswith("- ") for line in diff)
+
+
+def test_json_output(write: Write, capsys: Capture) -> None:
+    code, out, _ = run(capsys, write("old.html", page()), write("new.html", edited()), "--json")
+    assert code == 1
+    record = json.loads(out)
+    assert record["kind"] == "content"
+    assert isinstance(record["distance"], int)
+    assert EDIT.casefold().rstrip(".") in record["diff"]
+    assert "error" not in record
+
+    code, out, _ = run(capsys, write("a.html", page()), write("b.html", page()), "--json")
+    assert code == 0 and json.loads(out) == {"kind": "none"}
+
+
+def test_threshold(write: Write, capsys: Capture) -> None:
+    old, new = write("old.html", page()), write("new.html", edited())
+    code, out, _ = run(capsys, old, new, "--json")
+    distance = json.loads(out)["distance"]
+    assert code == 1 and distance <= 3
+    code, out, _ = run(capsys, old, new, "--threshold", "3", "--json")
+    assert code == 0
+    assert json.loads(out) == {"kind": "noise", "distance": distance}
+
+
+def test_threshold_exceeded_is_content(write: Write, capsys: Capture) -> None:
+    paragraphs = list(PARAGRAPHS)
+    paragraphs[:25] = [" ".join(prose_words(60, seed=900 + i)) for i in range(25)]
+    old, new = write("old.html", page()), write("new.html", page(paragraphs))
+    code, out, _ = run(capsys, old, new, "--json")
+    distance = json.loads(out)["distance"]
+    assert code == 1 and distance >= 2
+    assert run(capsys, old, new, "--threshold", str(distance - 1))[0] == 1
+    assert run(capsys, old, new, "--threshold", str(distance))[0] == 0
+
+
+def test_region(write: Write, capsys: Capture) -> None:
+    old = write("old.html", "<nav>Menu</nav><main><p>The rules</p></main><aside>Ad one</aside>")
+    outside = write("outside.html", "<nav>Menu</nav><main><p>The rules</p></main><aside>Ad two</aside>")
+    inside = write("inside.html", "<nav>Menu</nav><main><p>The new rules</p></main><aside>Ad one</aside>")
+    assert run(capsys, old, outside, "--region", "main")[0] == 0
+    assert run(capsys, old, outside)[0] == 1
+    code, out, _ = run(capsys, old, inside, "--region", "main")
+    assert code == 1 and "+ the new rules" in out
+
+
+def test_region_matching_nothing_on_the_new_page_is_an_error(write: Write, capsys: Capture) -> None:
+    old = write("old.html", "<main><p>The rules</p></main>")
+    new = write("new.html", "<div id='redesign'><p>The rules</p></div>")
+    code, out, _ = run(capsys, old, new, "--region", "main", "--json")
+    assert code == 2
+    assert json.loads(out)["kind"] == "error"
+
+
+def test_sort_lines(write: Write, capsys: Capture) -> None:
+    items = [f"<li>{w}</li>" for w in prose_words(30, seed=4)]
+    shuffled = list(items)
+    random.Random(5).shuffle(shuffled)
+    old, new = write("old.html", f"<ul>{''.join(items)}</ul>"), write("new.html", f"<ul>{''.join(shuffled)}</ul>")
+    assert run(capsys, old, new)[0] == 1
+    code, out, _ = run(capsys, old, new, "--sort-lines")
+    assert code == 0 and out.strip() == "noise"
+
+
+def test_blocked_new_page_exit_2(write: Write, capsys: Capture) -> None:
+    blocked = write("blocked.html", "<h1>Access Denied</h1><p>You don't have permission to access this page.</p>")
+    code, out, _ = run(capsys, write("old.html", page()), blocked)
+    assert code == 2
+    lines = out.strip().split("\n")
+    assert lines[0] == "error" and lines[1].startswith("blocked")
+
+
+def test_blocked_old_page_exit_2(write: Write, capsys: Capture) -> None:
+    blocked = write("blocked.html", "<h1>Access Denied</h1><p>You don't have permission to access this page.</p>")
+    code, out, _ = run(capsys, blocked, write("new.html", page()), "--json")
+    assert code == 2
+    assert json.loads(out) == {"kind": "error", "error": "old page: blocked: page says 'access denied'"}
+
+
+def test_empty_new_page_exit_2(write: Write, capsys: Capture) -> None:
+    code, out, _ = run(capsys, write("old.html", page()), write("new.html", b""), "--json")
+    assert code == 2
+    record = json.loads(out)
+    assert record["kind"] == "error" and "empty" in record["error"]
+
+
+def test_invalid_region_exit_2(write: Write, capsys: Capture) -> None:
+    code, out, err = run(capsys, write("old.html", page()), write("new.html", page()), "--region", "main[")
+    assert code == 2
+    assert out == ""
+    assert "invalid region" in err
+
+
+def test_unreadable_files_exit_2(write: Write, capsys: Capture, tmp_path: Path) -> None:
+    good = write("old.html", page())
+    for missing in (str(tmp_path / "missing.html"), str(tmp_path)):
+        code, out, err = run(capsys, good, missing)
+        assert code == 2
+        assert out == ""
+        assert err.startswith("changewatch compare: cannot read") and missing in err
+        assert run(capsys, missing, good)[0] == 2
+
+
+@pytest.mark.parametrize("args", [[], ["only-one.html"], ["a", "b", "--threshold", "65"],
+                                  ["a", "b", "--threshold", "x"], ["a", "b", "--unknown"]])
+def test_usage_errors_exit_2(args: list[str], capsys: Capture) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", *args])
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_non_utf8_pages(write: Write, capsys: Capture) -> None:
+    old = write("old.html", "<p>Prix : 89 € — café crème</p>".encode("cp1252"))
+    same = write("same.html", "<p>Prix : 89 € — café crème</p>".encode("cp1252"))
+    new = write("new.html", "<p>Prix : 79 € — café crème</p>".encode("cp1252"))
+    assert run(capsys, old, same)[0] == 0
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and "+ prix : 79 € — café crème" in out
+
+
+def test_real_before_and_after_pair_from_the_corpus(capsys: Capture) -> None:
+    before = CORPUS_PAGES / "listings" / "realestate-patchofland.com-investments.html"
+    after = CORPUS_PAGES / "listings" / "realestate-patchofland.com-investments-capture2.html"
+    if not (before.is_file() and after.is_file()):
+        pytest.skip(CORPUS_SKIP_REASON)
+    code, out, _ = run(capsys, str(before), str(after), "--json")
+    assert code == 1
+    record = json.loads(out)
+    assert record["kind"] == "content" and record["diff"]
+    assert run(capsys, str(before), str(before))[0] == 0
+
+
+# --- as a process ---------------------------------------------------------------------------------------------
+
+def _process(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_as_a_subprocess(write: Write) -> None:
+    old, new = write("old.html", page()), write("new.html", edited())
+    done = _process([sys.executable, "-m", "changewatch.cli", "compare", old, new, "--json"])
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["kind"] == "content"
+
+    same = _process([sys.executable, "-m", "changewatch.cli", "compare", old, old])
+    assert (same.returncode, same.stdout.strip()) == (0, "none")
+
+    missing = _process([sys.executable, "-m", "changewatch.cli", "compare", old, new + ".missing"])
+    assert missing.returncode == 2
+    assert "cannot read" in missing.stderr
+
+
+def test_console_script(write: Write) -> None:
+    script = Path(sys.executable).parent / "changewatch"
+    if not script.is_file():
+        pytest.skip(f"console script not installed next to {sys.executable}")
+    old, new = write("old.html", page()), write("new.html", edited())
+    done = _process([str(script), "compare", old, new])
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("content (simhash distance ")
