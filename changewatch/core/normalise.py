@@ -51,7 +51,6 @@ _VOLATILE = [
         # UUIDs, long hex ids, base64-ish blobs (must contain a digit to spare long words)
         r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
         r"\b[0-9a-f]{16,}\b",
-        r"(?<![\w/+=-])(?=[a-z0-9+/_-]*\d)(?=[a-z0-9+/_-]*[a-z])[a-z0-9+/_-]{24,}={0,2}(?![\w/+=-])",
         # ISO 8601 timestamps and dates
         r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b",
         # numeric dates 30/11/2026, 11.30.26
@@ -220,9 +219,25 @@ def _clean_line(line: str) -> str:
     return _WS.sub(" ", line).strip().casefold()
 
 
+# Base64-ish blobs: 24+ characters with a digit and a letter. Hyphenated prose such as
+# "covid-19-vaccination-programme" qualifies too, so _blob() keeps a candidate unless one of its
+# hyphen/underscore-separated segments mixes letters and digits (as encoded ids do).
+_BLOB = re.compile(r"(?<![\w/+=-])(?=[a-z0-9+/_-]*\d)(?=[a-z0-9+/_-]*[a-z])[a-z0-9+/_-]{24,}={0,2}(?![\w/+=-])")
+_SEGMENTS = re.compile(r"[-_]")
+_MIXED = re.compile(r"(?=.*\d)(?=.*[a-z])")
+
+
+def _blob(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if any(len(seg) >= 6 and _MIXED.match(seg) for seg in _SEGMENTS.split(token)):
+        return " "
+    return token
+
+
 def _stable_line(line: str) -> str:
     for pattern in _VOLATILE:
         line = pattern.sub(" ", line)
+    line = _BLOB.sub(_blob, line)
     return _WS.sub(" ", line).strip(" ,.;:|-·•")
 
 
