@@ -1,0 +1,524 @@
+"""Crawl throughput with changewatch on, as a ratio to the same crawl without it (target >= 0.9x).
+
+Run: ``.venv/bin/python bench/bench_crawl.py`` (about 1.5 minutes, 3 at most; ``--runs 1 --pages 300``
+for a smoke run; ``--profile DIR`` also writes a cProfile of each changewatch crawl process to DIR).
+
+What it does, all on 127.0.0.1 and in a temporary directory it removes at the end:
+
+* A server process (``bench_crawl.py serve``) serves N distinct HTML pages (default 2,000) of
+  15-30 KB each: head with CSS, inline scripts and JSON-LD, nav, breadcrumbs, an article of
+  paragraphs, lists and tables, related links, footer, trailing analytics scripts, and per-load
+  noise (a timestamp, "N minutes ago", a CSRF token in a script and a hidden input). It is a
+  Twisted ``twisted.web`` resource in its own process, not a thread of the crawler: the crawl is
+  single-threaded Python, so a server in the same process would take turns with it on one core.
+  Pages are rendered once at start and kept as byte segments: a request only splices the noise
+  in (no template work, no access log), so the server costs little of the second core, which the
+  changewatch worker process needs too. No CPU pinning for the same reason; the server's CPU time
+  per crawl is reported.
+* Every crawl is a subprocess (``bench_crawl.py crawl``): a small runner around Scrapy's
+  ``CrawlerProcess`` with ``SCRAPY_SETTINGS_MODULE=changewatch.settings``, the same for every
+  variant, that writes the crawl's stats, effective settings and CPU times to JSON.
+
+  - ``plain``: the reference. A plain Scrapy spider fetching the same URLs (``dont_filter``,
+    the same ``start()`` loop) and yielding a small dict per page; ``ADDONS={}`` and
+    ``ITEM_PIPELINES={}``: no changewatch component runs.
+  - ``watch, 1st crawl``: changewatch's ``watch`` spider with a watchlist of the N URLs (text
+    watches), the project's add-on and pipelines, a fresh SQLite store
+    (``CHANGEWATCH_STORE=sqlite:////tmp/.../state.db``): every page becomes a baseline.
+  - ``watch, 2nd crawl``: the same against that store: every page is compared with its baseline.
+  - ``watch, no pipelines`` (information only): the ``watch`` spider with ``ADDONS={}`` and
+    ``ITEM_PIPELINES={}``, to split the cost of the spider's observations from the pipelines'.
+
+  Settings that matter are the same for every crawl: the project's values (CONCURRENT_ITEMS, ...)
+  plus LOG_LEVEL=WARNING, ROBOTSTXT_OBEY=False (the server has no robots.txt), AUTOTHROTTLE off,
+  CONCURRENT_REQUESTS=16 and CONCURRENT_REQUESTS_PER_DOMAIN=16 (one host: the project's 4 per
+  domain would measure the politeness limit, not the crawler). The effective values are printed.
+
+pages/s = ``response_received_count`` / ``elapsed_time_seconds`` (Scrapy's CoreStats, from
+spider_opened to spider_closed: process start-up and imports excluded, changewatch's pipeline
+open/close and worker start-up included). Each variant runs ``--runs`` times (default 3,
+interleaved: plain, watch without pipelines, 1st, 2nd, plain, ...) and the median is reported, with
+the median of each run's ratio to the plain crawl just before it (robust to a machine that drifts).
+Before each crawl the benchmark waits (60 s at most in all) for other processes to be quiet, and
+reports the CPU other processes used during each crawl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMON_SETTINGS: dict[str, Any] = {
+    "LOG_LEVEL": "WARNING",
+    "ROBOTSTXT_OBEY": False,
+    "AUTOTHROTTLE_ENABLED": False,
+    "CONCURRENT_REQUESTS": 16,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+    "CHANGEWATCH_ALLOW_PRIVATE": True,
+}
+NO_CHANGEWATCH: dict[str, Any] = {"ADDONS": {}, "ITEM_PIPELINES": {}}
+SHOWN_SETTINGS = ("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS", "ROBOTSTXT_OBEY",
+                  "AUTOTHROTTLE_ENABLED", "LOG_LEVEL", "DOWNLOAD_DELAY", "CHANGEWATCH_WORKERS")
+
+# -- the pages ------------------------------------------------------------------------------------
+
+_VOCABULARY = """the of and to in is that for it as was with be by on not this are or from at which have an
+they one you were her all she there would their we him been has when who will more no if out so said what
+up its about into than them can only other new some could time these two may then do first any my now such
+like our over man me even most made after also did many before must through back years where much your way
+well down should because each just those people how too little state good very make world still own see
+men work long get here between both life being under never day same another know while last might us great
+old year off come since against go came right used take three council report market policy water energy
+city river school health museum library station bridge garden festival season harbour village county
+budget vote plan study survey result issue change price service customer order delivery refund account
+storage network server record archive release version update feature design model system review""".split()
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_VOCABULARY) for _ in range(rng.randint(8, 22))]
+    if rng.random() < 0.3:
+        words.insert(rng.randrange(len(words)), str(rng.randint(2, 2030)))
+    return " ".join(words).capitalize() + "."
+
+
+def _paragraph(rng: random.Random) -> str:
+    """A paragraph with the inline markup of a CMS: links with tracking parameters, emphasis."""
+    parts = []
+    for _ in range(rng.randint(3, 6)):
+        sentence = _sentence(rng)
+        if rng.random() < 0.4:
+            words = sentence.split(" ")
+            i = rng.randrange(len(words) - 1)
+            words[i] = (f'<a class="inline-link c{rng.randint(0, 39)}" data-track="body-link" '
+                        f'href="https://www.example.com/story/{rng.getrandbits(32):x}?utm_source=article&amp;'
+                        f'utm_medium=inline">{words[i]}')
+            words[i + 1] += "</a>"
+            sentence = " ".join(words)
+        elif rng.random() < 0.2:
+            sentence = f'<span class="highlight" data-id="{rng.getrandbits(24)}">{sentence}</span>'
+        parts.append(sentence)
+    return " ".join(parts)
+
+
+_ICON = ('<svg class="icon" width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><path d="M2 3h12v2H2zm0 4'
+         'h12v2H2zm0 4h12v2H2z" fill="currentColor"/></svg>')
+
+
+def _links(rng: random.Random, count: int, prefix: str, icons: bool = False) -> str:
+    return "".join(
+        f'<li class="menu-item menu-item-{rng.randint(100, 999)}"><a class="menu-link" data-track="{prefix}-link" '
+        f'href="/{prefix}/{rng.choice(_VOCABULARY)}-{rng.randint(1, 9999)}?ref={prefix}">{_ICON if icons else ""}'
+        f"<span>{rng.choice(_VOCABULARY).title()} {rng.choice(_VOCABULARY)}</span></a></li>" for _ in range(count))
+
+
+def _card(rng: random.Random) -> str:
+    slug = f"{rng.choice(_VOCABULARY)}-{rng.getrandbits(32):x}"
+    return (f'<li class="card"><a href="/story/{slug}?ref=related"><figure><img loading="lazy" '
+            f'src="/img/{slug}-320.jpg" srcset="/img/{slug}-320.jpg 320w, /img/{slug}-640.jpg 640w" '
+            f'sizes="(max-width: 600px) 100vw, 320px" width="320" height="180" alt="">'
+            f"<figcaption>{_sentence(rng)}</figcaption></figure></a></li>")
+
+
+def _script(rng: random.Random, size: int) -> str:
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        name = rng.choice(_VOCABULARY)
+        parts.append(f'window.__cfg_{name}_{rng.randint(0, 99)} = {{"id": "{rng.getrandbits(64):x}", '
+                     f'"enabled": {str(rng.random() < 0.5).lower()}, "ratio": {rng.random():.4f}}};\n')
+        length += len(parts[-1])
+    return "".join(parts)
+
+
+_CSS = "".join(f".c{i} {{ margin: {i % 7}px {i % 5}em; color: #{i * 2654435761 % 0xFFFFFF:06x}; }}\n"
+               for i in range(40))
+
+
+def page_template(index: int) -> str:
+    """Page *index* with ``@@stamp@@``, ``@@ago@@`` and ``@@token@@`` where the per-load noise goes.
+
+    Proportions of a real article page: scripts, styles, menus and cards around a few KB of text
+    (visible text is ~11% of the HTML; in the real-page corpus: median 6%, mean 10%, p75 12%).
+    """
+    rng = random.Random(index)
+    target = rng.randint(15 * 1024, 30 * 1024)
+    title = f"{_sentence(rng)[:-1]} ({index})"
+    head = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f'<meta name="viewport" content="width=device-width"><link rel="stylesheet" href="/static/site.css">'
+            f'<meta property="og:title" content="{title}"><link rel="canonical" href="/p/{index}">'
+            f"<style>{_CSS}</style><script>{_script(rng, target // 8)}var csrfToken = \"@@token@@\";</script>"
+            f'<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Article", '
+            f'"headline": "{title}", "identifier": "{index}"}}</script></head>')
+    top = (f'<body class="c{index % 40}"><header><a class="logo" href="/">Example Times</a><nav><ul class="menu">'
+           f"{_links(rng, 20, 'section', icons=True)}</ul></nav><form action=\"/search\"><input type=\"hidden\" "
+           f'name="csrf" value="@@token@@"><input name="q"></form></header>'
+           f'<main><ol class="breadcrumbs">{_links(rng, 3, "topic")}</ol><article><h1>{title}</h1>'
+           f'<p class="meta">By {rng.choice(_VOCABULARY).title()} {rng.choice(_VOCABULARY).title()} · '
+           "Updated @@stamp@@ · @@ago@@</p>")
+    bottom = (f'</article><aside><h2>Related</h2><ul class="cards">{"".join(_card(rng) for _ in range(6))}</ul>'
+              f"</aside></main><footer><ul>{_links(rng, 24, 'about')}</ul><p>© Example Times. All rights "
+              f'reserved.</p></footer><script src="/static/app.js" async></script>'
+              f"<script>{_script(rng, target // 10)}</script></body></html>")
+    body: list[str] = []
+    size = len(head) + len(top) + len(bottom)
+    while size < target:
+        roll = rng.random()
+        if roll < 0.1:
+            block = f'<h2 class="section-title" id="s{len(body)}">{_sentence(rng)[:-1]}</h2>'
+        elif roll < 0.17:
+            block = "<ul>" + "".join(f"<li>{_sentence(rng)}</li>" for _ in range(rng.randint(3, 6))) + "</ul>"
+        elif roll < 0.2:
+            rows = "".join(f'<tr class="row"><td class="name">{rng.choice(_VOCABULARY)}</td><td class="num">'
+                           f'{rng.randint(1, 999)}</td><td class="num">{rng.random() * 100:.1f}%</td></tr>'
+                           for _ in range(rng.randint(3, 8)))
+            block = (f'<table class="data"><thead><tr><th>Item</th><th>Count</th><th>Share</th></tr></thead>'
+                     f"{rows}</table>")
+        elif roll < 0.3:
+            block = f'<div class="ad-slot" data-slot="{rng.getrandbits(32)}"><script>{_script(rng, 600)}</script></div>'
+        else:
+            block = f'<p class="c{rng.randint(0, 39)}">{_paragraph(rng)}</p>'
+        body.append(block)
+        size += len(block)
+    return head + top + "\n".join(body) + bottom
+
+
+_SLOT = re.compile(r"@@(\w+)@@")
+
+
+def split_template(html: str) -> list[bytes | str]:
+    """Alternating literal byte segments and slot names."""
+    return [p.encode("utf-8") if i % 2 == 0 else p for i, p in enumerate(_SLOT.split(html))]
+
+
+# -- the server process -----------------------------------------------------------------------------
+
+
+def serve(pages: int) -> int:
+    from datetime import UTC, datetime
+
+    from twisted.internet import reactor as installed_reactor
+    from twisted.web.http import Request as HTTPRequest
+    from twisted.web.resource import Resource
+    from twisted.web.server import Site
+
+    reactor: Any = installed_reactor  # the module-level stand-in has no useful static type
+
+    templates = [split_template(page_template(i)) for i in range(pages)]
+
+    class Pages(Resource):
+        isLeaf = True
+
+        def render_GET(self, request: Any) -> bytes:  # twisted.web.server.Request, partly untyped
+            match = re.fullmatch(rb"/p/(\d+)", request.path)
+            if match is None or int(match.group(1)) >= len(templates):
+                request.setResponseCode(404)
+                return b"not found"
+            noise = {"stamp": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC").encode(),
+                     "ago": f"{random.randint(2, 59)} minutes ago".encode(),
+                     "token": os.urandom(16).hex().encode()}
+            request.setHeader(b"content-type", b"text/html; charset=utf-8")
+            return b"".join(p if isinstance(p, bytes) else noise[p] for p in templates[int(match.group(1))])
+
+    class QuietSite(Site):
+        def log(self, request: HTTPRequest) -> None:  # no access log: it would only cost CPU
+            pass
+
+    site = QuietSite(Pages())  # type: ignore[no-untyped-call]
+    port = reactor.listenTCP(0, site, backlog=128, interface="127.0.0.1")
+    print(f"PORT {port.getHost().port}", flush=True)
+    reactor.run()
+    return 0
+
+
+class Server:
+    """The server subprocess; stops it (and only it) on exit."""
+
+    def __init__(self, pages: int):
+        self.proc = subprocess.Popen([sys.executable, __file__, "serve", "--pages", str(pages)],
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("PORT "):
+            self.stop()
+            raise RuntimeError(f"the page server did not start: {line!r}")
+        self.base = f"http://127.0.0.1:{int(line.split()[1])}"
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# -- the crawl process ------------------------------------------------------------------------------
+
+
+def _plain_spider(urls_file: str) -> Any:
+    import scrapy
+    from scrapy.http import Response
+
+    class PlainSpider(scrapy.Spider):
+        """The reference: same requests as the watch spider, a small dict per page."""
+
+        name = "plain"
+
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.urls = Path(urls_file).read_text(encoding="utf-8").split()
+
+        async def start(self) -> AsyncIterator[Any]:
+            for url in self.urls:
+                yield scrapy.Request(url, callback=self.parse, dont_filter=True)
+
+        def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+            yield {"url": response.url, "status": response.status, "bytes": len(response.body)}
+
+    return PlainSpider
+
+
+def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None) -> int:
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.utils.project import get_project_settings
+
+    from changewatch.config import ChangewatchConfig
+    from changewatch.spiders.watch import WatchSpider
+
+    settings = get_project_settings()
+    settings.setdict(overrides, priority="cmdline")
+    process = CrawlerProcess(settings)
+    spidercls = WatchSpider if spider == "watch" else _plain_spider(urls_file)
+    kwargs = {"watchlist": urls_file} if spider == "watch" else {}
+    crawler = process.create_crawler(spidercls)
+    process.crawl(crawler, **kwargs)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    if profile:
+        import cProfile
+
+        cProfile.runctx("process.start()", globals(), {"process": process}, profile)
+    else:
+        process.start()
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert crawler.stats is not None
+    result = {
+        "stats": crawler.stats.get_stats(), "wall": wall,
+        "cpu_self": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+        "cpu_children": children.ru_utime + children.ru_stime,
+        "settings": {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
+        | {"CHANGEWATCH_WORKERS": ChangewatchConfig.from_settings(crawler.settings).workers},
+        "pipelines": sorted(crawler.settings.getdict("ITEM_PIPELINES")),
+    }
+    Path(out).write_text(json.dumps(result, default=str), encoding="utf-8")
+    return 0
+
+
+# -- the benchmark ------------------------------------------------------------------------------------
+
+
+def busy_seconds() -> float:
+    """CPU seconds spent by the whole machine so far (all cores, everything but idle and iowait)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class QuietGate:
+    """Before each crawl, waits until the machine's other processes use less than *limit* of a
+    core over one second (a test suite running next to the benchmark would skew it), spending at
+    most *budget* seconds waiting over the whole benchmark so that it stays bounded in time."""
+
+    def __init__(self, limit: float = 0.15, budget: float = 60.0):
+        self.limit = limit
+        self.budget = budget
+
+    def wait(self) -> float:
+        """The load (other processes' CPU seconds per second) seen last."""
+        while True:
+            t0 = time.monotonic()
+            before = busy_seconds()
+            time.sleep(0.5)
+            load = (busy_seconds() - before) / 0.5
+            self.budget -= time.monotonic() - t0
+            if load < self.limit or self.budget <= 0:
+                return load
+
+
+@dataclass
+class Variant:
+    label: str
+    spider: str
+    changewatch: bool
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def rate(self, r: dict[str, Any]) -> float:
+        return float(r["stats"]["response_received_count"]) / float(r["stats"]["elapsed_time_seconds"])
+
+    def median_rate(self) -> float:
+        return statistics.median(self.rate(r) for r in self.results)
+
+
+@dataclass
+class Workbench:
+    """What every crawl of one benchmark shares: the server, the temporary directory with the
+    URL list and the watchlist, the quiet gate, and where profiles go."""
+
+    server: Server
+    workdir: Path
+    gate: QuietGate
+    profile_dir: Path | None
+
+    def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
+        overrides = dict(COMMON_SETTINGS)
+        if variant.changewatch:
+            overrides["CHANGEWATCH_STORE"] = f"sqlite:///{store}"
+        else:
+            overrides.update(NO_CHANGEWATCH)
+        profile = []
+        if self.profile_dir is not None and variant.changewatch:
+            profile = ["--profile", str(self.profile_dir / f"{re.sub(r'[^a-z0-9]+', '_', variant.label)}-{run}.prof")]
+        urls = self.workdir / ("watchlist.yaml" if variant.spider == "watch" else "urls.txt")
+        return [sys.executable, __file__, "crawl", "--spider", variant.spider, "--urls", str(urls),
+                "--settings-json", json.dumps(overrides), "--out", str(out), *profile]
+
+    def run(self, variant: Variant, store: Path, run: int) -> dict[str, Any]:
+        out = self.workdir / f"result-{len(variant.results)}-{run}.json"
+        out.unlink(missing_ok=True)
+        cmd = self.command(variant, store, run, out)
+        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
+        load_before = self.gate.wait()
+        cpu0, busy0, children0 = self.server.cpu_seconds(), busy_seconds(), _children_cpu()
+        proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=600)
+        busy, children = busy_seconds() - busy0, _children_cpu() - children0
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"{variant.label} crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        result["cpu_server"] = self.server.cpu_seconds() - cpu0
+        # CPU used by anything else while the crawl ran (start-up included on both sides)
+        result["cpu_foreign"] = max(0.0, busy - children - result["cpu_server"])
+        result["load_before"] = load_before
+        result["stderr"] = proc.stderr[-2000:]
+        variant.results.append(result)
+        return result
+
+
+def _kinds(stats: dict[str, Any]) -> str:
+    kinds = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("changewatch/commit/")}
+    return ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())) or "-"
+
+
+def report(variants: list[Variant], pages: int) -> None:
+    reference = variants[0].median_rate()
+    print(f"\n{'crawl':<20} {'pages/s per run':<21} {'median':>6} {'ratio':>6} {'elapsed':>7} {'crawler':>7} "
+          f"{'worker':>6} {'server':>6} {'other':>5}  outcome")
+    for v in variants:
+        rates = " ".join(f"{v.rate(r):6.1f}" for r in v.results)
+        mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
+        stats = mid["stats"]
+        ok = all(r["stats"].get("response_received_count") == pages for r in v.results)
+        print(f"{v.label:<20} {rates:<21} {v.median_rate():6.1f} {v.median_rate() / reference:5.2f}x "
+              f"{stats['elapsed_time_seconds']:7.2f} {mid['cpu_self']:7.2f} {mid['cpu_children']:6.2f} "
+              f"{mid['cpu_server']:6.2f} {max(r['cpu_foreign'] for r in v.results):5.2f}  "
+              f"{'all ' + str(pages) + ' pages' if ok else 'MISSING PAGES'}; {_kinds(stats)}")
+    print("\nelapsed: seconds, spider_opened to spider_closed; CPU seconds of the median run: crawler = the Scrapy "
+          "process\n(reactor, store and pool threads), worker = its changewatch worker process(es), server = the "
+          "page server;\nother = the most CPU any other process on the machine used during one of the runs (start-up "
+          "included).")
+    first = variants[0].results[0]
+    print("Effective settings (the same for every crawl): "
+          + ", ".join(f"{k}={first['settings'][k]}" for k in SHOWN_SETTINGS))
+    for v in variants:
+        print(f"  {v.label}: ITEM_PIPELINES={v.results[0]['pipelines'] or '{}'}")
+    plain = variants[0]
+    for v in variants[2:]:
+        paired = statistics.median(v.rate(r) / plain.rate(p) for r, p in zip(v.results, plain.results, strict=True))
+        print(f"Ratio {v.label} / plain: {v.median_rate() / reference:.2f}x (ratio of the medians); "
+              f"{paired:.2f}x (median of each run's ratio to the plain crawl just before it); target >= 0.9x")
+
+
+def bench(pages: int, runs: int, profile_dir: Path | None) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-"))
+    server: Server | None = None
+    try:
+        t0 = time.perf_counter()
+        server = Server(pages)
+        urls = [f"{server.base}/p/{i}" for i in range(pages)]
+        sizes = [len(page_template(i).encode("utf-8")) for i in range(0, pages, 97)]
+        print(f"Server: {server.base}, {pages} pages, {min(sizes) // 1024}-{max(sizes) // 1024} KB "
+              f"(mean {statistics.mean(sizes) / 1024:.1f} KB) in {time.perf_counter() - t0:.1f} s; "
+              f"{os.cpu_count()} CPUs; {runs} run(s) per crawl")
+        (tmp / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
+        (tmp / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls), encoding="utf-8")
+        variants = [Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
+                    Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
+        workbench = Workbench(server, tmp, QuietGate(), profile_dir)
+        for run in range(runs):
+            store = tmp / f"store-{run}" / "state.db"
+            for v in variants:
+                r = workbench.run(v, store, run)
+                print(f"  run {run + 1}: {v.label:<20} {v.rate(r):7.1f} pages/s  ({_kinds(r['stats'])}; other "
+                      f"processes {r['cpu_foreign']:.2f} CPU s)", flush=True)
+                if r["stderr"].strip():
+                    print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
+        report(variants, pages)
+        print(f"\nTotal time {time.perf_counter() - t0:.0f} s")
+        return 0
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    sub = parser.add_subparsers(dest="command")
+    s = sub.add_parser("serve", help="(internal) serve the pages")
+    s.add_argument("--pages", type=int, required=True)
+    c = sub.add_parser("crawl", help="(internal) run one crawl")
+    c.add_argument("--spider", choices=("plain", "watch"), required=True)
+    c.add_argument("--urls", required=True)
+    c.add_argument("--settings-json", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--profile")
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", type=Path, help="write a cProfile of each changewatch crawl here")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve(args.pages)
+    if args.command == "crawl":
+        return crawl(args.spider, args.urls, json.loads(args.settings_json), args.out, args.profile)
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    return bench(args.pages, args.runs, args.profile)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
