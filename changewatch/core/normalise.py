@@ -41,9 +41,11 @@ _WEEKDAY_ABBRS = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
 # Zone abbreviations spelled out: "[a-z]{2,4}t" also took "most", "next", "first", "best"…
 _ZONES = r"(?:utc|gmt|[ecmpa][sd]t|bst|jst|kst|hkt|sgt|msk|cet|cest|eet|eest|aest|aedt|acst|acdt|awst|nzst|nzdt)"
 _ORD = r"(?:st|nd|rd|th)?"
-# Order matters: the longest, most specific patterns run first.
+# Order matters: the longest, most specific patterns run first. They run over the whole text
+# at once (lines joined by newlines, each line's whitespace already collapsed to single spaces),
+# so "\s" in them is compiled as a plain space: a fragment never spans two lines.
 _VOLATILE = [
-    re.compile(p)
+    re.compile(p.replace(r"[^\s", r"[^ \n").replace(r"\s", " "))
     for p in (
         # key=value secrets and session ids in visible text or echoed URLs
         r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
@@ -115,9 +117,14 @@ def _to_unicode(html: str | bytes) -> str:
     return html
 
 
+# Characters that are never visible and that lxml refuses in text it is given (C0 controls, lone
+# surrogates, U+FFFE/U+FFFF), and our own block marker.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ue000\ufffe\uffff]")
+_BLOCK_MARK = "\ue000"
+
+
 def _clean_markup(html: str) -> str:
-    # NUL bytes and lone surrogates make lxml refuse the whole document: drop them.
-    return html.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return _INVISIBLE.sub("", html.encode("utf-8", "replace").decode("utf-8"))
 
 
 def _parse(html: str) -> tuple[etree._Element | None, bool]:
@@ -215,6 +222,24 @@ def _text_lines(roots: list[etree._Element]) -> list[str]:
     return lines
 
 
+def _marked_text_lines(roots: list[etree._Element]) -> list[str]:
+    """Same lines as :func:`_text_lines`, with the work done in C: drop invisible elements, mark
+    where each block starts and ends, serialise as text, split at the marks. Mutates the tree
+    (each page's tree is parsed for this one use); regions are selected before anything is dropped,
+    so positional selectors see the page as served."""
+    lines: list[str] = []
+    for root in roots:
+        etree.strip_elements(root, *_DROPPED, with_tail=False)
+        if not isinstance(root.tag, str) or root.tag in _DROPPED:
+            continue
+        for el in root.iter(*_BLOCKS):
+            el.text = _BLOCK_MARK + el.text if el.text else _BLOCK_MARK
+            if el is not root:
+                el.tail = _BLOCK_MARK + el.tail if el.tail else _BLOCK_MARK
+        lines.extend(etree.tostring(root, method="text", encoding=str, with_tail=False).split(_BLOCK_MARK))
+    return lines
+
+
 def _clean_line(line: str) -> str:
     return _WS.sub(" ", line).strip().casefold()
 
@@ -234,16 +259,34 @@ def _blob(match: re.Match[str]) -> str:
     return token
 
 
-def _stable_line(line: str) -> str:
-    for pattern in _VOLATILE:
-        line = pattern.sub(" ", line)
-    line = _BLOB.sub(_blob, line)
-    return _WS.sub(" ", line).strip(" ,.;:|-·•")
+_SPACES = re.compile(" {2,}")
+_LINE_TRIM = " ,.;:|-·•"
+
+
+# Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
+# lines without any are left alone, which spares most of a page's text the sixteen scans.
+_TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
+
+
+def _stable_text(raw: str) -> list[str]:
+    """Stable lines of *raw* (collapsed lines joined by newlines). The patterns run once each
+    over the candidate lines joined together: a call per line and pattern costs more than the
+    matching, and no pattern matches a newline, so lines map back one to one."""
+    lines = raw.split("\n")
+    candidates = [i for i, line in enumerate(lines) if _TRIGGER.search(line)]
+    if candidates:
+        text = "\n".join([lines[i] for i in candidates])
+        for pattern in _VOLATILE:
+            text = pattern.sub(" ", text)
+        text = _SPACES.sub(" ", _BLOB.sub(_blob, text))
+        for i, line in zip(candidates, text.split("\n"), strict=True):
+            lines[i] = line
+    return [s for s in (line.strip(_LINE_TRIM) for line in lines) if s]
 
 
 def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
     raw = [c for c in map(_clean_line, raw_lines) if c]
-    stable = [s for s in map(_stable_line, raw) if s]
+    stable = _stable_text("\n".join(raw))
     if sort_lines:
         stable.sort()
     return VisibleText(raw="\n".join(raw), stable="\n".join(stable))
@@ -263,7 +306,11 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
     if tree is None:
         return VisibleText("", "")
     roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
-    return _finish(_text_lines(roots), sort_lines)
+    try:
+        lines = _marked_text_lines(roots)
+    except ValueError:  # text lxml refuses to take back: the slower walk never writes any
+        lines = _text_lines(roots)
+    return _finish(lines, sort_lines)
 
 
 def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:

@@ -1,34 +1,38 @@
 """64-bit simhash (Charikar) over word 3-grams, vectorised with NumPy.
 
-Each word gets a stable 64-bit hash (BLAKE2b, never Python's salted ``hash()``); a 3-gram's hash
-mixes its three word hashes with rotations and a SplitMix64 finaliser, so that gram hashes are
-computed for the whole page in a few array operations instead of once per gram in Python.
-:func:`simhash_reference` is the straightforward per-gram, per-bit loop over the very same gram
-hashes: both give identical fingerprints, which the tests check.
+Words are what ``str.split()`` gives, as UTF-8 bytes. A word's stable 64-bit hash is a
+polynomial hash of its bytes modulo 2**64 passed through the SplitMix64 finaliser (never
+Python's salted ``hash()``); a 3-gram's hash mixes its three word hashes with rotations and the
+finaliser again. Written this way, every word hash of a page comes out of a handful of array
+operations (prefix sums of byte-times-inverse-power terms), with no Python loop per word or per
+gram.
+
+:func:`simhash_reference` is the straightforward algorithm over the very same hashes: a Python
+loop per byte, per gram and per bit. Both give identical fingerprints, which the tests check.
 """
 
 from __future__ import annotations
 
-from hashlib import blake2b
+import re
 
 import numpy as np
 
-__all__ = ["distance", "simhash", "simhash_reference", "SHINGLE"]
+__all__ = ["SHINGLE", "distance", "simhash", "simhash_reference"]
 
 SHINGLE = 3
 _MASK = (1 << 64) - 1
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 _ROT = (0, 21, 42)
+_P = 0x100000001B3  # FNV-1a's 64-bit prime: odd, so invertible modulo 2**64
+_P_INV = pow(_P, -1, 1 << 64)
+# What str.split() splits on: ASCII whitespace and the separators \x1c-\x1f; beyond ASCII,
+# Unicode whitespace is replaced by a space first (only in text that is not pure ASCII).
+_ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_UNICODE_SPACE = re.compile(r"[^\S\x00-\x7f]+")
 
 
-def _word_hash(word: str) -> int:
-    return int.from_bytes(blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (64 - r))) & _MASK if r else x
-
+# -- the reference: one Python operation at a time ------------------------------------------------
 
 def _mix(z: int) -> int:
     z = ((z ^ (z >> 30)) * _M1) & _MASK
@@ -36,7 +40,18 @@ def _mix(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def _gram_hash(words: list[str]) -> int:
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _MASK if r else x
+
+
+def _word_hash(word: bytes) -> int:
+    h = 0
+    for byte in word:
+        h = (h * _P + byte + 1) & _MASK
+    return _mix(h ^ len(word))
+
+
+def _gram_hash(words: list[bytes]) -> int:
     z = 0
     for i, w in enumerate(words):
         z ^= _rotl(_word_hash(w), _ROT[i])
@@ -45,7 +60,7 @@ def _gram_hash(words: list[str]) -> int:
 
 def simhash_reference(text: str) -> int:
     """The straightforward algorithm: hash every gram, then add or subtract 1 per bit."""
-    words = text.split()
+    words = [w.encode("utf-8", "surrogatepass") for w in text.split()]
     n = min(SHINGLE, len(words))
     if not n:
         return 0
@@ -57,11 +72,34 @@ def simhash_reference(text: str) -> int:
     return sum(1 << bit for bit in range(64) if weights[bit] > 0)
 
 
-def _rotl_array(x: np.ndarray, r: int) -> np.ndarray:
-    if not r:
-        return x
-    rotated: np.ndarray = (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-    return rotated
+# -- the vectorised version -------------------------------------------------------------------------
+
+_SPACE_TABLE = np.zeros(256, dtype=bool)
+_SPACE_TABLE[list(_ASCII_SPACE)] = True
+# Row v holds the 8 bits of byte value v: a histogram of byte values times this matrix counts
+# the set bits per position, far cheaper than unpacking every hash into 64 bits.
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
+_BIT_VALUES = [1 << b for b in range(64)]
+
+
+class _Powers:
+    """P**j and P**-j modulo 2**64 for j < size, grown on demand and kept between calls."""
+
+    def __init__(self) -> None:
+        self.up = np.ones(1, dtype=np.uint64)
+        self.down = np.ones(1, dtype=np.uint64)
+
+    def ensure(self, size: int) -> None:
+        if size <= len(self.up):
+            return
+        size = max(size, 2 * len(self.up))
+        one = np.ones(1, dtype=np.uint64)
+        with np.errstate(over="ignore"):  # wrapping modulo 2**64 is the point
+            self.up = np.concatenate((one, np.cumprod(np.full(size - 1, _P, dtype=np.uint64))))
+            self.down = np.concatenate((one, np.cumprod(np.full(size - 1, _P_INV, dtype=np.uint64))))
+
+
+_POWERS = _Powers()
 
 
 def _mix_array(z: np.ndarray) -> np.ndarray:
@@ -71,20 +109,29 @@ def _mix_array(z: np.ndarray) -> np.ndarray:
     return mixed
 
 
-_BIT_VALUES = [1 << b for b in range(64)]
-# Row v holds the 8 bits of byte value v: a histogram of byte values times this matrix counts
-# the set bits per position, far cheaper than unpacking every hash into 64 bits.
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
+def _rotl_array(x: np.ndarray, r: int) -> np.ndarray:
+    if not r:
+        return x
+    rotated: np.ndarray = (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+    return rotated
 
 
-def _word_hashes(words: list[str]) -> np.ndarray:
-    """Stable hash of every word, computing each distinct word's hash once."""
-    distinct = dict.fromkeys(words)
-    digests = b"".join([blake2b(w.encode("utf-8", "surrogatepass"), digest_size=8).digest() for w in distinct])
-    table = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
-    index = {w: i for i, w in enumerate(distinct)}
-    picked: np.ndarray = table[np.fromiter(map(index.__getitem__, words), dtype=np.intp, count=len(words))]
-    return picked
+def _word_hashes(data: bytes) -> np.ndarray:
+    """The hash of every word of *data*, in order, as :func:`_word_hash` computes it."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    space = _SPACE_TABLE[b]
+    edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).astype(np.int8)))
+    starts, ends = edges[0::2], edges[1::2]  # a word is [start, end)
+    if not len(starts):
+        return np.zeros(0, dtype=np.uint64)
+    _POWERS.ensure(len(b) + 1)
+    with np.errstate(over="ignore"):
+        terms = (b.astype(np.uint64) + np.uint64(1)) * _POWERS.down[: len(b)]
+        prefix = np.concatenate(([np.uint64(0)], np.cumsum(terms, dtype=np.uint64)))
+        # sum over the word of (byte+1) * P**(end-1-j) = P**(end-1) * sum of (byte+1) * P**-j
+        poly = _POWERS.up[ends - 1] * (prefix[ends] - prefix[starts])
+        lengths = (ends - starts).astype(np.uint64)
+        return _mix_array(poly ^ lengths)
 
 
 def simhash(text: str) -> int:
@@ -95,16 +142,19 @@ def simhash(text: str) -> int:
     >>> simhash("")
     0
     """
-    words = text.split()
-    n = min(SHINGLE, len(words))
+    if not text.isascii():
+        text = _UNICODE_SPACE.sub(" ", text)
+    hashes = _word_hashes(text.encode("utf-8", "surrogatepass"))
+    count = len(hashes)
+    n = min(SHINGLE, count)
     if not n:
         return 0
-    hashes = _word_hashes(words)
-    grams = len(words) - n + 1
+    grams = count - n + 1
     z = np.zeros(grams, dtype=np.uint64)
-    for i in range(n):
-        z ^= _rotl_array(hashes[i : i + grams], _ROT[i])
-    z = _mix_array(z ^ np.uint64(n))
+    with np.errstate(over="ignore"):
+        for i in range(n):
+            z ^= _rotl_array(hashes[i : i + grams], _ROT[i])
+        z = _mix_array(z ^ np.uint64(n))
     octets = z.astype("<u8").view(np.uint8).reshape(grams, 8)
     ones = np.concatenate([np.bincount(octets[:, c], minlength=256) @ _BYTE_BITS for c in range(8)])
     positive = (2 * ones - grams) > 0

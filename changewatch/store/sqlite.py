@@ -81,6 +81,11 @@ class SQLiteStore:
             raise StoreError(f"bad SQLite store URI {uri!r}: expected sqlite:///path/to/state.db")
         return cls(uri[len(prefix):])
 
+    @property
+    def fast_commits(self) -> bool:
+        """Commits write the WAL without fsync: cheap enough to run on the reactor thread."""
+        return self.synchronous in ("OFF", "NORMAL")
+
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
 

@@ -457,3 +457,13 @@ def test_corpus_raw_text_does_have_volatile_fragments(corpus_texts: dict[object,
 def test_corpus_normalisation_is_deterministic(corpus_texts: dict[object, str]) -> None:
     for path in list(corpus_texts)[:10]:
         assert normalise(path.read_bytes()) == corpus_texts[path]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("fragment", VOLATILE)
+def test_every_volatile_fragment_trips_the_line_prefilter(fragment: str) -> None:
+    """Lines the prefilter skips are never scanned for volatile fragments: each kind we remove
+    must trip it, or it would survive normalisation."""
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    assert module._TRIGGER.search(fragment.casefold())

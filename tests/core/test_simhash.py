@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -62,14 +61,17 @@ def test_simhash_equals_reference_on_corpus(corpus_texts: dict[Path, str]) -> No
 
 def _independent_simhash(text: str) -> int:
     """The fingerprint format written out from its definition, so that a change to it (which
-    would turn every stored fingerprint into a false alert) cannot pass unnoticed: BLAKE2b-64
-    word hashes (little-endian), a gram hash that XORs its words rotated left by 0, 21 and 42
-    bits, XORs in the gram length and applies the SplitMix64 finaliser; bit i set when more
-    than half of the grams have it."""
+    would turn every stored fingerprint into a false alert) cannot pass unnoticed: a word's hash
+    is the SplitMix64 finaliser of (its UTF-8 bytes, each plus one, as the digits of a number in
+    base 0x100000001B3 modulo 2**64) XOR its byte length; a gram hash XORs its words rotated
+    left by 0, 21 and 42 bits, XORs in the gram length and applies the finaliser; bit i is set
+    when more than half of the grams have it."""
     mask = 2**64 - 1
 
     def word(w: str) -> int:
-        return int.from_bytes(hashlib.blake2b(w.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        data = w.encode("utf-8", "surrogatepass")
+        value = sum((byte + 1) * 0x100000001B3 ** (len(data) - 1 - j) for j, byte in enumerate(data)) & mask
+        return finalise(value ^ len(data))
 
     def rotl(x: int, r: int) -> int:
         return ((x << r) | (x >> (64 - r))) & mask if r else x
