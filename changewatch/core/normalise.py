@@ -285,7 +285,9 @@ def _stable_text(raw: str) -> list[str]:
 
 
 def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
-    raw = [c for c in map(_clean_line, raw_lines) if c]
+    # Collapse and fold the whole text at once (the block mark is not whitespace), then split.
+    text = _WS.sub(" ", _BLOCK_MARK.join(raw_lines).replace("\x00", "")).casefold()
+    raw = [c for c in (line.strip() for line in text.split(_BLOCK_MARK)) if c]
     stable = _stable_text("\n".join(raw))
     if sort_lines:
         stable.sort()
