@@ -13,8 +13,6 @@ loop per byte, per gram and per bit. Both give identical fingerprints, which the
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 __all__ = ["SHINGLE", "distance", "simhash", "simhash_reference"]
@@ -26,10 +24,9 @@ _M2 = 0x94D049BB133111EB
 _ROT = (0, 21, 42)
 _P = 0x100000001B3  # FNV-1a's 64-bit prime: odd, so invertible modulo 2**64
 _P_INV = pow(_P, -1, 1 << 64)
-# What str.split() splits on: ASCII whitespace and the separators \x1c-\x1f; beyond ASCII,
-# Unicode whitespace is replaced by a space first (only in text that is not pure ASCII).
+# What str.split() splits on in ASCII: whitespace and the separators \x1c-\x1f (beyond ASCII,
+# see _mark_unicode_spaces).
 _ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_UNICODE_SPACE = re.compile(r"[^\S\x00-\x7f]+")
 
 
 # -- the reference: one Python operation at a time ------------------------------------------------
@@ -116,10 +113,33 @@ def _rotl_array(x: np.ndarray, r: int) -> np.ndarray:
     return rotated
 
 
+def _mark_unicode_spaces(b: np.ndarray, space: np.ndarray) -> None:
+    """Mark the bytes of the non-ASCII characters that str.split() splits on (U+0085, U+00A0,
+    U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) as spaces."""
+    lead = np.flatnonzero((b == 0xC2) | ((b >= 0xE1) & (b <= 0xE3)))
+    if not len(lead):
+        return
+    padded = np.concatenate((b, np.zeros(2, dtype=np.uint8)))
+    b0, b1, b2 = b[lead], padded[lead + 1], padded[lead + 2]
+    two = (b0 == 0xC2) & ((b1 == 0x85) | (b1 == 0xA0))
+    three = (
+        ((b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80))
+        | ((b0 == 0xE2) & (b1 == 0x80) & (((b2 >= 0x80) & (b2 <= 0x8A)) | (b2 == 0xA8) | (b2 == 0xA9) | (b2 == 0xAF)))
+        | ((b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F))
+        | ((b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80))
+    )
+    for width, found in ((2, two), (3, three)):
+        starts = lead[found]
+        for k in range(width):
+            space[starts + k] = True
+
+
 def _word_hashes(data: bytes) -> np.ndarray:
     """The hash of every word of *data*, in order, as :func:`_word_hash` computes it."""
     b = np.frombuffer(data, dtype=np.uint8)
     space = _SPACE_TABLE[b]
+    if not data.isascii():
+        _mark_unicode_spaces(b, space)
     edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).astype(np.int8)))
     starts, ends = edges[0::2], edges[1::2]  # a word is [start, end)
     if not len(starts):
@@ -142,8 +162,6 @@ def simhash(text: str) -> int:
     >>> simhash("")
     0
     """
-    if not text.isascii():
-        text = _UNICODE_SPACE.sub(" ", text)
     hashes = _word_hashes(text.encode("utf-8", "surrogatepass"))
     count = len(hashes)
     n = min(SHINGLE, count)

@@ -221,3 +221,11 @@ def test_distance_is_a_metric(a: int, b: int, c: int) -> None:
     assert distance(a, b) == distance(b, a) == bin(a ^ b).count("1")
     assert 0 <= distance(a, b) <= 64
     assert distance(a, c) <= distance(a, b) + distance(b, c)
+
+
+def test_every_whitespace_character_separates_words_as_str_split_does() -> None:
+    for code in range(0x110000):
+        char = chr(code)
+        if char.isspace():
+            text = f"alpha{char}beta gamma é"
+            assert simhash(text) == simhash_reference(text), hex(code)
