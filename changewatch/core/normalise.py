@@ -41,11 +41,20 @@ _WEEKDAY_ABBRS = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
 # Zone abbreviations spelled out: "[a-z]{2,4}t" also took "most", "next", "first", "best"…
 _ZONES = r"(?:utc|gmt|[ecmpa][sd]t|bst|jst|kst|hkt|sgt|msk|cet|cest|eet|eest|aest|aedt|acst|acdt|awst|nzst|nzdt)"
 _ORD = r"(?:st|nd|rd|th)?"
+def _without_leading_boundary(pattern: str) -> str:
+    # Not for the key=value pattern: "[a-z_]*token" without its boundary retries inside every word.
+    return pattern if pattern.startswith(r"\b(?:[a-z_]*") else pattern.removeprefix(r"\b")
+
+
 # Order matters: the longest, most specific patterns run first. They run over the whole text
 # at once (lines joined by newlines, each line's whitespace already collapsed to single spaces),
 # so "\s" in them is compiled as a plain space: a fragment never spans two lines.
+#
+# A leading "\b" stops Python's regex engine from skipping ahead to the pattern's possible first
+# characters, which makes every scan several times slower: it is compiled without it and
+# _at_word_start() checks the boundary for the few matches instead.
 _VOLATILE = [
-    re.compile(p.replace(r"[^\s", r"[^ \n").replace(r"\s", " "))
+    re.compile(_without_leading_boundary(p.replace(r"[^\s", r"[^ \n").replace(r"\s", " ")))
     for p in (
         # key=value secrets and session ids in visible text or echoed URLs
         r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
@@ -69,7 +78,7 @@ _VOLATILE = [
         # relative times
         r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
         r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
-        r"\b(?:in\s+)?\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
+        r"\b\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
     )
 ]
 
@@ -263,6 +272,19 @@ _SPACES = re.compile(" {2,}")
 _LINE_TRIM = " ,.;:|-·•"
 
 
+def _at_word_start(match: re.Match[str]) -> str:
+    """Replacement that keeps a match which does not start at a word boundary (what the
+    patterns' dropped leading \\b would have refused)."""
+    start = match.start()
+    if start and _is_word(match.string[start - 1]) and _is_word(match.string[start]):
+        return match.group(0)
+    return " "
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 # Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
 # lines without any are left alone, which spares most of a page's text the sixteen scans.
 _TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
@@ -277,7 +299,7 @@ def _stable_text(raw: str) -> list[str]:
     if candidates:
         text = "\n".join([lines[i] for i in candidates])
         for pattern in _VOLATILE:
-            text = pattern.sub(" ", text)
+            text = pattern.sub(_at_word_start, text)
         text = _SPACES.sub(" ", _BLOB.sub(_blob, text))
         for i, line in zip(candidates, text.split("\n"), strict=True):
             lines[i] = line

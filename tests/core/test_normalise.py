@@ -467,3 +467,16 @@ def test_every_volatile_fragment_trips_the_line_prefilter(fragment: str) -> None
 
     module = sys.modules["changewatch.core.normalise"]
     assert module._TRIGGER.search(fragment.casefold())
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<p>model x12:30 and abc2026-01-01 stay</p>", "model x12:30 and abc2026-01-01 stay"),
+        ("<p>serial zz0123456789abcdef01 stays</p>", "serial zz0123456789abcdef01 stays"),
+        ("<p>at 12:30 on 2026-01-01 done</p>", "at on done"),
+        ("<p>access_token=Zm9vYmFy and x</p>", "and x"),
+    ],
+)
+def test_fragments_are_only_removed_from_a_word_boundary(html: str, expected: str) -> None:
+    assert normalise(html) == expected
