@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python bench/bench_core.py`` (about a minute; ``--quick`` for a smoke run).
 
-Pages are built at run time from the real pages of ``/work/shared/corpus/pages/articles`` (never
+Pages are built at run time from the real pages of ``../shared/corpus/pages/articles`` (beside the checkout) (never
 copied anywhere): sample *i* of a size is article *i*'s (in name order) ``<head>`` when it takes at
 most a third of the size, its ``<body>`` content, then the next articles' body contents while it is
 shorter than the size, trimmed to the size (UTF-8 bytes) at a tag boundary. So a 20 KB sample is
@@ -34,7 +34,7 @@ from w3lib.encoding import html_to_unicode
 
 from changewatch.core import normalise, simhash, simhash_reference
 
-CORPUS = Path("/work/shared/corpus/pages/articles")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pages" / "articles"
 KB = 1024
 SIZES = {"20 KB": 20 * KB, "100 KB": 100 * KB, "1 MB": 1024 * KB}
 

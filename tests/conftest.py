@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from changewatch.demo.site import DemoSite
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 @pytest.fixture

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-CORPUS_PAGES = Path(os.environ.get("CHANGEWATCH_CORPUS", "/work/shared/corpus/pages"))
+# ../shared/corpus beside the checkout (where CI puts it too), unless CHANGEWATCH_CORPUS says otherwise
+_DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pages"
+CORPUS_PAGES = Path(os.environ.get("CHANGEWATCH_CORPUS", str(_DEFAULT_CORPUS)))
 CORPUS_SKIP_REASON = (
     f"real-page corpus not found at {CORPUS_PAGES} (set CHANGEWATCH_CORPUS to its pages/ folder)"
 )
