@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from scrapy.crawler import Crawler
@@ -64,6 +66,27 @@ class StoreRunner:
             await self.call(self.store.close)
 
 
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start processes without the main module: spawned children import it again (as
+    ``__mp_main__``), and a crawl script without an ``if __name__ == "__main__"`` guard (as in
+    Scrapy's own "run from a script" example) would start a second crawl in every worker. The
+    workers only run functions of changewatch.core, which they import by name."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        if "__spec__" not in saved:
+            del main.__spec__
+
+
 class WorkerPool:
     """Runs CPU-bound functions in worker processes (``workers`` > 0) or inline (0)."""
 
@@ -72,9 +95,20 @@ class WorkerPool:
         self._executor: Executor | None = None
 
     def start(self) -> None:
-        if self.workers and self._executor is None:
-            # spawn, not fork: forking a process that runs a reactor and threads is unsafe
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        if not self.workers or self._executor is not None:
+            return
+        # spawn, not fork: forking a process that runs a reactor and threads is unsafe
+        executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            with _main_module_hidden():
+                # The first call starts every worker process, while __main__ is hidden from them.
+                executor.submit(int).result(timeout=120)
+        except Exception as exc:  # the crawl goes on, only slower
+            executor.shutdown(wait=False, cancel_futures=True)
+            logger.warning("changewatch could not start its worker processes (%s); normalising in the crawl "
+                           "process instead", exc)
+            return
+        self._executor = executor
 
     def stop(self) -> None:
         if self._executor is not None:
