@@ -120,7 +120,9 @@ class CommitPipeline:
         if obs is None:
             return item
         spider = self._spider_name()
-        threshold = obs.options.get("threshold", self.config.threshold)
+        threshold = obs.options.get("threshold")
+        if threshold is None:  # the watch sets none: the project-wide default applies
+            threshold = self.config.threshold
         outcome = await self.runner.call(self.runner.store.apply, spider, obs.key,
                                          self._decide(spider, obs, threshold))
         kind = outcome.kind.value

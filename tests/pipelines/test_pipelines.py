@@ -168,6 +168,15 @@ def test_threshold_from_options_and_drift_adds_up(make_chain: Any) -> None:
     assert len(reported) < len(pages) - 1
 
 
+def test_project_threshold_applies_when_the_watch_sets_none(make_chain: Any) -> None:
+    edited = ARTICLE.replace("Paragraph 17: steady", "Paragraph 17: unsteady")
+    assert make_chain().run(obs(html=ARTICLE), obs(html=edited))[1]["kind"] == "content"
+    chain = make_chain(CHANGEWATCH_THRESHOLD=64)
+    options = {"threshold": None}  # what the watch spider sends for a watch without a threshold
+    out = chain.run(obs(key="k2", html=ARTICLE, options=options), obs(key="k2", html=edited, options=options))
+    assert out == [None, None] and chain.stat("commit/noise") == 1
+
+
 def test_errors_keep_the_baseline_and_are_reported_once(make_chain: Any) -> None:
     chain = make_chain()
     out = chain.run(
