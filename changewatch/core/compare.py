@@ -105,8 +105,12 @@ COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
 
 
-def _blocked(text: str) -> str | None:
+def _blocked(text: str, baseline: str | None = None) -> str | None:
+    """Why a short page looks like a block page. A phrase the last good page said too is part of
+    the page (a form that mentions its captcha), not a block."""
     if len(text) <= BLOCKED_MAX_CHARS and (m := _BLOCKED.search(text)):
+        if baseline is not None and m.group(0) in baseline:
+            return None
         return f"blocked: page says {m.group(0)!r}"
     return None
 
@@ -116,7 +120,7 @@ def check_observable(old: Snapshot | None, new: Snapshot) -> str | None:
     if new.text is not None:
         if not new.text.strip():
             return "empty: no visible text"
-        if blocked := _blocked(new.text):
+        if blocked := _blocked(new.text, old.text if old is not None else None):
             return blocked
         if old is not None and old.text and len(old.text) >= COLLAPSE_MIN_CHARS \
                 and len(new.text) < COLLAPSE_RATIO * len(old.text):

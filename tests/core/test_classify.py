@@ -284,6 +284,15 @@ def test_long_article_mentioning_captcha_is_not_blocked() -> None:
     assert verdict.diff and "captcha" in verdict.diff
 
 
+def test_a_short_page_whose_baseline_says_captcha_too_is_not_blocked() -> None:
+    contact = "<h1>Contact us</h1><form><p>Name</p><p>Message</p><p>Please solve the captcha below.</p></form>"
+    edited = contact.replace("<p>Name</p>", "<p>Your name</p>")
+    verdict = classify(snap(contact), snap(edited))
+    assert verdict.kind is Kind.CONTENT and verdict.diff and "+ your name" in verdict.diff
+    # a block page is still a block page after a baseline that never said so
+    assert classify(snap("<h1>Contact us</h1><p>Name</p>"), snap(contact)).kind is Kind.ERROR
+
+
 def test_collapse_to_under_a_tenth_of_a_long_baseline_is_an_error() -> None:
     old = snap(ARTICLE)
     short = article_html(PARAGRAPHS[:2])
