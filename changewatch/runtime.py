@@ -49,7 +49,7 @@ class StoreRunner:
         return runner
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        if getattr(self.store, "fast_commits", False):
+        if self.store.fast_commits:
             # A local SQLite commit without fsync takes ~50 µs: handing it to a thread and back
             # costs the reactor more than that (measured in bench/bench_crawl.py).
             return fn(*args)
@@ -64,6 +64,8 @@ class StoreRunner:
         self._users -= 1
         if self._users == 0:
             await self.call(self.store.close)
+            self._executor.shutdown(wait=False)
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
 
 
 @contextmanager
@@ -122,6 +124,9 @@ class WorkerPool:
             return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
         except BrokenProcessPool:
             # A worker died (out of memory, killed): carry on inline rather than lose the run.
-            logger.warning("changewatch worker pool broke; normalising in the crawl process from now on")
-            self._executor = None
+            # Every call in flight lands here; the first one retires the pool and says so.
+            broken, self._executor = self._executor, None
+            if broken is not None:
+                logger.warning("changewatch worker pool broke; normalising in the crawl process from now on")
+                broken.shutdown(wait=False, cancel_futures=True)
             return fn(*args)

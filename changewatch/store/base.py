@@ -67,6 +67,12 @@ Decide = Callable[[StoredState | None], Outcome]
 class Store(Protocol):
     """A keyed store, namespaced per spider. Implementations are used from one thread at a time."""
 
+    @property
+    def fast_commits(self) -> bool:
+        """True when a commit never waits on the disk or the network (no fsync, local file):
+        the crawl then commits on the reactor thread instead of handing off to a thread."""
+        ...
+
     def open(self) -> None: ...
 
     def close(self) -> None: ...
