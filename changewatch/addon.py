@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
-__all__ = ["Addon", "PIPELINE_ORDER"]
+__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "PIPELINE_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon"]
 
 PIPELINE_ORDER = {
     "changewatch.pipelines.FieldPipeline": 710,
@@ -12,14 +12,20 @@ PIPELINE_ORDER = {
     "changewatch.pipelines.ContentPipeline": 730,
     "changewatch.pipelines.CommitPipeline": 790,
 }
+# Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
+# the cache's own validators, which this middleware then leaves alone.
+DOWNLOADER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalRequestMiddleware": 950}
+SPIDER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalSpiderMiddleware": 950}
 
 
 class Addon:
-    """Enables the changewatch pipelines at "addon" priority; settings and ``custom_settings``
+    """Enables the changewatch pipelines and middlewares at "addon" priority; settings and ``custom_settings``
     still override every value."""
 
     def update_settings(self, settings: BaseSettings) -> None:
-        settings.set("ITEM_PIPELINES", {**settings.getdict("ITEM_PIPELINES"), **{
-            k: v for k, v in PIPELINE_ORDER.items() if k not in settings.getdict("ITEM_PIPELINES")}}, "addon")
+        for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
+                            ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER)):
+            current = settings.getdict(name)
+            settings.set(name, {**current, **{k: v for k, v in order.items() if k not in current}}, "addon")
         # A change monitor's log is read by people: dropped non-changes are routine, not warnings.
         settings.set("DEFAULT_DROPITEM_LOG_LEVEL", "DEBUG", "addon")

@@ -28,6 +28,9 @@ class ChangewatchConfig:
     report_repeated_errors: bool = False
     diff_max_lines: int = 60
     diff_context: int = 1
+    conditional_enabled: bool = True
+    conditional_full_fetch_runs: int = 24
+    conditional_full_fetch_days: float = 7.0
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ChangewatchConfig:
@@ -41,6 +44,9 @@ class ChangewatchConfig:
             report_repeated_errors=settings.getbool("CHANGEWATCH_REPORT_REPEATED_ERRORS", False),
             diff_max_lines=settings.getint("CHANGEWATCH_DIFF_MAX_LINES", 60),
             diff_context=settings.getint("CHANGEWATCH_DIFF_CONTEXT", 1),
+            conditional_enabled=settings.getbool("CHANGEWATCH_CONDITIONAL_ENABLED", True),
+            conditional_full_fetch_runs=settings.getint("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS", 24),
+            conditional_full_fetch_days=settings.getfloat("CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS", 7.0),
         )
         config.validate()
         return config
@@ -51,5 +57,8 @@ class ChangewatchConfig:
                                 f"not {self.store_synchronous!r}")
         if self.workers < 0:
             raise NotConfigured(f"CHANGEWATCH_WORKERS must be >= 0, not {self.workers}")
+        if self.conditional_full_fetch_runs < 0 or self.conditional_full_fetch_days < 0:
+            raise NotConfigured("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS and _DAYS must be >= 0 (0: every fetch "
+                                "is a full one)")
         if self.threshold is not None and not 0 <= self.threshold <= 64:
             raise NotConfigured(f"CHANGEWATCH_THRESHOLD must be between 0 and 64 bits, not {self.threshold}")

@@ -31,6 +31,8 @@ class Observation:
     options: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     observed_at: str = field(default_factory=utc_now)
+    #: the server answered 304 Not Modified: the thing is as it was at its last full fetch
+    not_modified: bool = False
     #: filled in by the changewatch pipelines; not part of the spider's contract
     digest: dict[str, Any] = field(default_factory=dict, repr=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from .extract import SelectorError, check_selector
 __all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
 
 WATCH_OPTIONS = frozenset(
-    {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params"}
+    {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params",
+     "conditional"}
 )
 DEFAULT_OPTIONS = WATCH_OPTIONS - {"url", "key"}
 
@@ -52,6 +54,14 @@ class Watch:
     entities: EntitySpec | None = None
     keep_params: tuple[str, ...] = ()
     drop_params: tuple[str, ...] = ()
+    conditional: bool = True
+
+    def spec(self) -> str:
+        """A digest of how this watch extracts its page: when it changes (a new field, another
+        region), an unchanged page must still be fetched in full once, not answered with a 304."""
+        parts = (self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()), self.entities,
+                 self.keep_params, self.drop_params)
+        return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
     def compares_text(self) -> bool:
@@ -136,6 +146,9 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
     key = raw.get("key")
     if key is not None and (not isinstance(key, str | int) or isinstance(key, bool) or not str(key).strip()):
         raise ValueError(f"key must be a non-empty string, not {key!r}")
+    conditional = raw.get("conditional", True)
+    if not isinstance(conditional, bool):
+        raise ValueError(f"conditional must be true or false, not {conditional!r}")
     keep = _strings(raw["keep_params"], "keep_params") if raw.get("keep_params") else ()
     drop = _strings(raw["drop_params"], "drop_params") if raw.get("drop_params") else ()
     return Watch(
@@ -145,7 +158,7 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
         jsonld=_jsonld(raw["jsonld"]) if raw.get("jsonld") is not None else None,
         fields=_selectors(raw["fields"], "fields") if raw.get("fields") is not None else {},
         entities=_entities(raw["entities"]) if raw.get("entities") is not None else None,
-        keep_params=keep, drop_params=drop,
+        keep_params=keep, drop_params=drop, conditional=conditional,
     )
 
 

@@ -12,10 +12,12 @@ from scrapy.exceptions import DropItem
 
 from ..config import ChangewatchConfig
 from ..core.compare import DiffOptions, Kind, Snapshot, Verdict, classify
-from ..items import ChangeRecord, Observation, as_observation
+from ..core.validators import HttpValidators
+from ..items import ChangeRecord, Observation
 from ..runtime import StoreRunner
 from ..stats import Stats
 from ..store import Outcome, StoredState
+from .adopt import Adopter
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +71,7 @@ class CommitPipeline:
         self.runner = StoreRunner.of(crawler, config)
         self.stats = Stats(crawler, "commit")
         self.kinds: Counter[str] = Counter()
+        self.adopt = Adopter.of(crawler)
         self._opened = False
 
     @classmethod
@@ -95,6 +98,9 @@ class CommitPipeline:
         diff_options = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
 
         def decide(state: StoredState | None) -> Outcome:
+            if obs.not_modified:
+                # The server vouches the page is as it was at the full fetch the validators came from.
+                return Outcome(Kind.NONE, obs.url, obs.observed_at, not_modified=True)
             new = snapshot_of(obs)
             # A key seen only through errors has no baseline yet.
             old = state.snapshot if state is not None and state.last_good is not None else None
@@ -111,12 +117,22 @@ class CommitPipeline:
             if verdict.kind is Kind.NONE and keep == old:
                 keep = None  # nothing to rewrite
             return Outcome(verdict.kind, obs.url, obs.observed_at, snapshot=keep, record=record,
-                           error=verdict.error)
+                           error=verdict.error, http=self._validators(obs, verdict.kind))
 
         return decide
 
+    @staticmethod
+    def _validators(obs: Observation, kind: Kind) -> HttpValidators | None:
+        """The validators to keep with this observation: those of its full response, unless it
+        is an error (the page's validators must keep pointing at the last good one)."""
+        origin: HttpValidators | None = obs.digest.get("origin")
+        if origin is None or kind is Kind.ERROR:
+            return None
+        return HttpValidators(url=origin.url, key=obs.key, etag=origin.etag, last_modified=origin.last_modified,
+                              size=origin.size, full_at=obs.observed_at, spec=origin.spec)
+
     async def process_item(self, item: Any) -> Any:
-        obs = as_observation(item)
+        obs = self.adopt(item)
         if obs is None:
             return item
         spider = self._spider_name()

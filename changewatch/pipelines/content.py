@@ -10,9 +10,9 @@ from scrapy.crawler import Crawler
 from ..config import ChangewatchConfig
 from ..core.compare import page_digest
 from ..core.normalise import RegionError
-from ..items import as_observation
 from ..runtime import WorkerPool
 from ..stats import Stats
+from .adopt import Adopter
 
 logger = logging.getLogger(__name__)
 
@@ -21,14 +21,15 @@ class ContentPipeline:
     """Visible text → volatile fragments removed → content hash and simhash, computed in a
     worker process (``CHANGEWATCH_WORKERS``) so the crawl itself barely pays for it."""
 
-    def __init__(self, pool: WorkerPool, stats: Stats):
+    def __init__(self, pool: WorkerPool, stats: Stats, adopt: Adopter):
         self.pool = pool
         self.stats = stats
+        self.adopt = adopt
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentPipeline:
         config = ChangewatchConfig.from_settings(crawler.settings)
-        return cls(WorkerPool(config.workers), Stats(crawler, "content"))
+        return cls(WorkerPool(config.workers), Stats(crawler, "content"), Adopter.of(crawler))
 
     def open_spider(self) -> None:
         self.pool.start()
@@ -37,8 +38,8 @@ class ContentPipeline:
         self.pool.stop()
 
     async def process_item(self, item: Any) -> Any:
-        obs = as_observation(item)
-        if obs is None or obs.error is not None or (obs.html is None and obs.text is None):
+        obs = self.adopt(item)
+        if obs is None or obs.error is not None or obs.not_modified or (obs.html is None and obs.text is None):
             return item if obs is None else obs
         sort_lines = bool(obs.options.get("sort_lines", False))
         try:

@@ -7,23 +7,24 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..core.entities import build_entities
-from ..items import as_observation
 from ..stats import Stats
+from .adopt import Adopter
 
 
 class EntitySetPipeline:
     """Canonicalises entity keys (w3lib + tracking parameters stripped, per-watch
     ``keep_params``/``drop_params``) and normalises entity fields."""
 
-    def __init__(self, stats: Stats):
+    def __init__(self, stats: Stats, adopt: Adopter):
         self.stats = stats
+        self.adopt = adopt
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> EntitySetPipeline:
-        return cls(Stats(crawler, "entities"))
+        return cls(Stats(crawler, "entities"), Adopter.of(crawler))
 
     def process_item(self, item: Any) -> Any:
-        obs = as_observation(item)
+        obs = self.adopt(item)
         if obs is None:
             return item
         if obs.entities is not None and obs.error is None:

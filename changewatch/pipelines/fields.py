@@ -7,23 +7,24 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..core.fields import normalise_value
-from ..items import as_observation
 from ..stats import Stats
+from .adopt import Adopter
 
 
 class FieldPipeline:
     """Adopts any observation-like item as an :class:`~changewatch.items.Observation` and
     normalises its fields ("89.00" = 89, schema.org enums without scheme/host, whitespace)."""
 
-    def __init__(self, stats: Stats):
+    def __init__(self, stats: Stats, adopt: Adopter):
         self.stats = stats
+        self.adopt = adopt
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FieldPipeline:
-        return cls(Stats(crawler, "fields"))
+        return cls(Stats(crawler, "fields"), Adopter.of(crawler))
 
     def process_item(self, item: Any) -> Any:
-        obs = as_observation(item)
+        obs = self.adopt(item)
         if obs is None:
             return item
         if obs.fields is not None and obs.error is None:

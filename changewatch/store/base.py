@@ -10,8 +10,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..core.compare import Kind, Snapshot
 from ..core.entities import Entity
+from ..core.validators import HttpValidators
 
-__all__ = ["LoggedChange", "Outcome", "Store", "StoreError", "StoredState", "snapshot_from_columns",
+__all__ = ["HttpValidators", "LoggedChange", "Outcome", "Store", "StoreError", "StoredState", "snapshot_from_columns",
            "snapshot_to_columns"]
 
 
@@ -33,7 +34,6 @@ class StoredState:
     last_changed: str | None = None
     last_error: str | None = None
     error_streak: int = 0
-    http: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -46,7 +46,12 @@ class Outcome:
     snapshot: Snapshot | None = None  # the new baseline; None keeps the previous one
     record: dict[str, Any] | None = None  # appended to the change log when set
     error: str | None = None
-    http: dict[str, Any] | None = None  # HTTP validators belonging to this observation
+    #: the validators of the full response this observation came from: they replace the key's
+    #: stored ones in the same transaction (so a crash before the commit never leaves validators
+    #: for a page whose observation was lost). None leaves them as they are.
+    http: HttpValidators | None = None
+    #: a 304 answered the conditional request for ``url``: count it against the safety net
+    not_modified: bool = False
     change_id: int | None = None  # set by the store once the record is logged
 
 
@@ -85,6 +90,10 @@ class Store(Protocol):
         ...
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]: ...
+
+    def validators(self, spider: str, url: str) -> list[HttpValidators]:
+        """The stored validators of *url*, one per key whose last good observation came from it."""
+        ...
 
     def keys(self, spider: str) -> list[str]: ...
 

@@ -12,6 +12,7 @@ from typing import Any
 from ..core.compare import Kind
 from .base import (
     Decide,
+    HttpValidators,
     LoggedChange,
     Outcome,
     StoredState,
@@ -24,7 +25,7 @@ from .base import (
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
 APP_ID = "changewatch"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _SCHEMA = """
@@ -58,6 +59,23 @@ CREATE TABLE changes (
     record TEXT NOT NULL
 );
 CREATE INDEX changes_by_key ON changes (spider, key, id);
+"""
+
+# Version 2: HTTP validators per (URL, key), looked up by the URL a request is for.
+_SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS validators (
+    spider TEXT NOT NULL,
+    url TEXT NOT NULL,
+    key TEXT NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    size INTEGER NOT NULL DEFAULT 0,
+    full_at TEXT,
+    runs INTEGER NOT NULL DEFAULT 0,
+    spec TEXT,
+    PRIMARY KEY (spider, url, key)
+);
+CREATE INDEX IF NOT EXISTS validators_by_key ON validators (spider, key);
 """
 
 _STATE_COLUMNS = ("fields", "entities", "text", "raw_hash", "content_hash", "fingerprint")
@@ -149,13 +167,15 @@ class SQLiteStore:
             if check != "ok":
                 raise StoreError(f"store {self.path} failed SQLite's integrity check ({check}); "
                                  "it was left untouched: restore a backup or move it aside")
+            if version < SCHEMA_VERSION:
+                self._migrate(db)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"store {self.path} is corrupt or unreadable ({exc}); it was left untouched") from exc
 
     def _create(self, db: sqlite3.Connection) -> None:
         try:
             db.execute("BEGIN IMMEDIATE")
-            for statement in filter(str.strip, _SCHEMA.split(";")):
+            for statement in filter(str.strip, (_SCHEMA + _SCHEMA_V2).split(";")):
                 db.execute(statement)
             db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",
                            [("app", APP_ID), ("schema_version", str(SCHEMA_VERSION))])
@@ -166,6 +186,19 @@ class SQLiteStore:
             if "readonly" in str(exc) or "read-only" in str(exc):
                 raise StoreError(f"store {self.path} is read-only: {exc}") from exc
             raise StoreError(f"cannot create store {self.path}: {exc}") from exc
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Version 1 → 2, in one transaction: the validators table (version 1 kept none)."""
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for statement in filter(str.strip, _SCHEMA_V2.split(";")):
+                db.execute(statement)
+            db.execute("UPDATE changewatch_meta SET value=? WHERE name='schema_version'", (str(SCHEMA_VERSION),))
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StoreError(f"cannot upgrade store {self.path} to schema {SCHEMA_VERSION}: {exc}") from exc
 
     def close(self) -> None:
         if self._db is not None:
@@ -188,7 +221,7 @@ class SQLiteStore:
             key=data["key"], url=data["url"], snapshot=snapshot_from_columns(data),
             counters=json.loads(data["counters"]), first_seen=data["first_seen"],
             last_seen=data["last_seen"], last_good=data["last_good"], last_changed=data["last_changed"],
-            last_error=data["last_error"], error_streak=data["error_streak"], http=json.loads(data["http"]),
+            last_error=data["last_error"], error_streak=data["error_streak"],
         )
 
     def get(self, spider: str, key: str) -> StoredState | None:
@@ -197,6 +230,12 @@ class SQLiteStore:
 
     def keys(self, spider: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT key FROM observations WHERE spider=? ORDER BY key", (spider,))]
+
+    def validators(self, spider: str, url: str) -> list[HttpValidators]:
+        rows = self.db.execute("SELECT * FROM validators WHERE spider=? AND url=? ORDER BY key", (spider, url))
+        return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
+                               size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
+                for r in rows.fetchall()]
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
         sql = "SELECT * FROM changes WHERE id > ?" + (" AND spider = ?" if spider is not None else "") + " ORDER BY id"
@@ -228,6 +267,8 @@ class SQLiteStore:
     def _write(self, spider: str, key: str, state: StoredState | None, outcome: Outcome) -> None:
         counters = dict(state.counters) if state else {}
         counters[outcome.kind.value] = counters.get(outcome.kind.value, 0) + 1
+        if outcome.not_modified:
+            counters["not_modified"] = counters.get("not_modified", 0) + 1
         now = outcome.observed_at
         values: dict[str, Any] = {
             "url": outcome.url, "counters": dumps(counters), "last_seen": now,
@@ -237,8 +278,7 @@ class SQLiteStore:
         if outcome.snapshot is not None:
             values.update(snapshot_to_columns(outcome.snapshot))
             values["last_good"] = now
-        if outcome.http is not None:
-            values["http"] = dumps(outcome.http)
+        self._write_validators(spider, key, outcome)
         if outcome.record is not None and outcome.kind is not Kind.ERROR:
             values["last_changed"] = now
         if state is None:
@@ -250,3 +290,18 @@ class SQLiteStore:
             sets = ", ".join(f"{c}=?" for c in values)
             self.db.execute(f"UPDATE observations SET {sets} WHERE spider=? AND key=?",
                             (*values.values(), spider, key))
+
+    def _write_validators(self, spider: str, key: str, outcome: Outcome) -> None:
+        if outcome.not_modified:
+            self.db.execute("UPDATE validators SET runs=runs+1 WHERE spider=? AND url=? AND key=?",
+                            (spider, outcome.url, key))
+        v = outcome.http
+        if v is None:
+            return
+        # A full response replaces whatever the key had, from any URL: the key may have moved.
+        self.db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
+        if v.etag is not None or v.last_modified is not None:
+            self.db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
+                            "VALUES (?,?,?,?,?,?,?,?,?)",
+                            (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or outcome.observed_at,
+                             v.runs, v.spec))

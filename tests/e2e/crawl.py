@@ -26,12 +26,18 @@ class CrawlResult:
 class Crawler:
     """Crawls one watchlist repeatedly with one store, as a user's cron job would."""
 
-    def __init__(self, workdir: Path, watches: list[dict[str, Any]], store: str | None = None):
+    def __init__(self, workdir: Path, watches: list[dict[str, Any]] | None, store: str | None = None,
+                 spider: str = "watch"):
         self.workdir = workdir
         self.watchlist = workdir / "watchlist.yaml"
-        self.watchlist.write_text(yaml.safe_dump({"watches": watches}), encoding="utf-8")
+        if watches is not None:
+            self.write_watchlist(watches)
         self.store = store or f"sqlite:///{workdir / 'state.db'}"
+        self.spider = spider
         self.runs = 0
+
+    def write_watchlist(self, watches: list[dict[str, Any]]) -> None:
+        self.watchlist.write_text(yaml.safe_dump({"watches": watches}), encoding="utf-8")
 
     def run(self, *extra: str, feed_option: bool = True) -> CrawlResult:
         self.runs += 1
@@ -39,7 +45,8 @@ class Crawler:
         stats = self.workdir / f"stats-{self.runs}.json"
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings",
                "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "watch", "-a", f"watchlist={self.watchlist}",
+        args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
+        cmd = [sys.executable, "-m", "scrapy", "crawl", self.spider, *args,
                *(["-O", str(feed)] if feed_option else []),
                "-s", f"CHANGEWATCH_STORE={self.store}", "-s", "LOG_LEVEL=INFO",
                "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",

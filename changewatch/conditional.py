@@ -1,0 +1,306 @@
+"""Conditional requests: a re-visit sends the validators of the last full response the store
+kept for its URL, and a 304 becomes an "unchanged" observation instead of a download.
+
+Validators reach the store only with the observation made from their response, in the same
+transaction (CommitPipeline): a crash between download and commit leaves the old validators,
+so the next run fetches the page in full instead of being told "not modified" about a change it
+never saw. See docs/conditional.md for the contract and the interplay with HttpCacheMiddleware.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+
+from .config import ChangewatchConfig
+from .core.validators import HttpValidators, accept_validators, revalidation
+from .items import Observation
+from .runtime import StoreRunner
+from .stats import Stats
+from .store import StoredState
+
+__all__ = ["META_CONDITIONAL", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
+           "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
+
+logger = logging.getLogger(__name__)
+
+META_CONDITIONAL = "changewatch_conditional"  # False: always fetch this request in full
+META_SPEC = "changewatch_spec"  # what the page is extracted with; a new spec forces a full fetch
+META_NOT_MODIFIED = "changewatch_not_modified"  # set on a 304 that answered our validators
+_META_SENT = "_changewatch_sent"
+_META_WIRE_SIZE = "_changewatch_wire_size"
+_VALIDATOR_HEADERS = (b"If-None-Match", b"If-Modified-Since")
+_FULL_FETCH_STATS = {"no_validators": "full_fetch_no_validators", "keys_disagree": "full_fetch_keys_disagree",
+                     "spec_changed": "full_fetch_spec_changed", "max_runs": "full_fetch_max_runs",
+                     "max_age": "full_fetch_max_age"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    url: str
+    etag: str | None
+    last_modified: str | None
+    keys: tuple[str, ...]
+    size: int
+
+
+@dataclass(slots=True)
+class NotModified:
+    """``response.meta["changewatch_not_modified"]`` on a 304 that answered our validators:
+    the URL, the keys whose last good observation came from it, and (for callbacks that asked
+    for the 304 with ``handle_httpstatus_list``) their stored states, e.g. to re-visit the
+    entities a listing page had."""
+
+    url: str
+    keys: tuple[str, ...]
+    states: dict[str, StoredState] = field(default_factory=dict)
+
+
+def _not_modified_callback(response: Response) -> Iterator[Observation]:
+    """Stands in for the spider's callback on a 304 the spider did not ask for."""
+    notice: NotModified = response.meta[META_NOT_MODIFIED]
+    for key in notice.keys:
+        yield Observation(key=key, url=notice.url, not_modified=True)
+
+
+class ResponseOrigins:
+    """Which full response each item came from, until a changewatch pipeline adopts it: the
+    item itself is the user's (a dict, a scrapy.Item...) and must not grow private fields."""
+
+    _ATTR = "_changewatch_response_origins"
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Any, HttpValidators]] = {}
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> ResponseOrigins:
+        origins: ResponseOrigins | None = getattr(crawler, cls._ATTR, None)
+        if origins is None:
+            origins = cls()
+            setattr(crawler, cls._ATTR, origins)
+        return origins
+
+    def register(self, item: Any, origin: HttpValidators) -> None:
+        self._items[id(item)] = (item, origin)  # holding the item keeps its id unique
+
+    def pop(self, item: Any) -> HttpValidators | None:
+        entry = self._items.get(id(item))
+        if entry is None or entry[0] is not item:
+            return None
+        del self._items[id(item)]
+        return entry[1]
+
+    def forget(self, item: Any) -> None:
+        self.pop(item)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _strip_validators(request: Request) -> None:
+    for name in _VALIDATOR_HEADERS:
+        request.headers.pop(name, None)
+
+
+def _asked_for_304(request: Request, crawler: Crawler) -> bool:
+    if 304 in request.meta.get("handle_httpstatus_list", ()):
+        return True
+    return 304 in getattr(crawler.spider, "handle_httpstatus_list", ())
+
+
+class ConditionalRequestMiddleware:
+    """Downloader middleware (priority 950, between HttpCacheMiddleware and the download):
+    adds If-None-Match / If-Modified-Since from the store; turns a 304 into unchanged
+    observations; retries a 412 in full. ``changewatch_conditional: False`` in meta opts out."""
+
+    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
+        self.crawler = crawler
+        self.runner = StoreRunner.of(crawler, config)
+        self.stats = Stats(crawler, "conditional")
+        self.max_runs = config.conditional_full_fetch_runs
+        self.max_age = timedelta(days=config.conditional_full_fetch_days)
+        self._opened = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
+        config = ChangewatchConfig.from_settings(crawler.settings)
+        if not config.conditional_enabled:
+            raise NotConfigured("CHANGEWATCH_CONDITIONAL_ENABLED is off: every request is a full fetch")
+        settings = crawler.settings
+        if settings.getbool("HTTPCACHE_ENABLED") and str(settings.get("HTTPCACHE_POLICY", "")).endswith("DummyPolicy"):
+            logger.warning("HTTPCACHE_ENABLED with DummyPolicy answers every re-visit from the cache: changewatch "
+                           "will see no change. Use scrapy.extensions.httpcache.RFC2616Policy (docs/conditional.md)")
+        mw = cls(crawler, config)
+        crawler.signals.connect(mw._open, signal=signals.spider_opened)
+        crawler.signals.connect(mw._close, signal=signals.spider_closed)
+        return mw
+
+    async def _open(self) -> None:
+        await self.runner.acquire()
+        self._opened = True
+
+    async def _close(self) -> None:
+        if self._opened:
+            self._opened = False
+            await self.runner.release()
+
+    def _spider(self) -> str:
+        spider = self.crawler.spider
+        return spider.name if spider is not None and spider.name else "default"
+
+    def _eligible(self, request: Request) -> bool:
+        if request.method not in ("GET", "HEAD"):
+            return False
+        if request.meta.get(META_CONDITIONAL, True) is False:
+            self.stats.inc("opt_out")
+            return False
+        if request.meta.get("playwright"):
+            # A browser navigation answered 304 stalls scrapy-playwright (DESIGN: known traps).
+            self.stats.inc("skipped_rendered")
+            return False
+        if any(request.headers.get(name) for name in _VALIDATOR_HEADERS):
+            # Someone else validates this request (HttpCacheMiddleware, the spider): never both.
+            self.stats.inc("foreign_validators")
+            return False
+        return True
+
+    async def process_request(self, request: Request) -> None:
+        sent: _Sent | None = request.meta.pop(_META_SENT, None)
+        if sent is not None:  # a redirect or retry copied our headers: they belonged to sent.url
+            for name, value in zip(_VALIDATOR_HEADERS, (sent.etag, sent.last_modified), strict=True):
+                if value is not None and request.headers.get(name) == value.encode("latin-1"):
+                    request.headers.pop(name, None)
+        if not self._eligible(request) or not self._opened:
+            return
+        rows = await self.runner.call(self.runner.store.validators, self._spider(), request.url)
+        if not rows:
+            return
+        plan = revalidation(rows, now=datetime.now(UTC), spec=request.meta.get(META_SPEC),
+                            max_runs=self.max_runs, max_age=self.max_age)
+        if plan.full_fetch is not None:
+            self.stats.inc(_FULL_FETCH_STATS[plan.full_fetch])
+            return
+        if plan.etag is not None:
+            request.headers[b"If-None-Match"] = plan.etag.encode("latin-1")
+        if plan.last_modified is not None:
+            request.headers[b"If-Modified-Since"] = plan.last_modified.encode("latin-1")
+        request.meta[_META_SENT] = _Sent(request.url, plan.etag, plan.last_modified, plan.keys, plan.size)
+        self.stats.inc("sent")
+
+    async def process_response(self, request: Request, response: Response) -> Request | Response:
+        if "cached" in response.flags:
+            return response
+        sent: _Sent | None = request.meta.get(_META_SENT)
+        if 200 <= response.status < 300:
+            request.meta[_META_WIRE_SIZE] = len(response.body)  # before HttpCompressionMiddleware
+            if sent is not None:
+                self._count_ignored(sent, response)
+            return response
+        if sent is None:
+            if response.status == 304 and not any(request.headers.get(n) for n in _VALIDATOR_HEADERS):
+                # Not an answer to anything we asked: HttpErrorMiddleware makes it an error record.
+                self.stats.inc("unexpected_not_modified")
+            return response
+        if response.status == 412:
+            # We never send If-Match: a 412 is a server confused by our validators. Ask again plainly.
+            self.stats.inc("precondition_failed")
+            retry = request.replace(dont_filter=True)
+            _strip_validators(retry)
+            retry.meta.pop(_META_SENT, None)
+            retry.meta[META_CONDITIONAL] = False
+            return retry
+        if response.status != 304:
+            return response
+        return await self._not_modified(request, response, sent)
+
+    def _count_ignored(self, sent: _Sent, response: Response) -> None:
+        etag = response.headers.get(b"ETag")
+        lm = response.headers.get(b"Last-Modified")
+        if (sent.etag is not None and etag is not None and etag.decode("latin-1").strip() == sent.etag) or (
+                sent.etag is None and lm is not None and lm.decode("latin-1").strip() == sent.last_modified):
+            self.stats.inc("ignored_by_server")  # same validators, full body: the server does not validate
+
+    async def _not_modified(self, request: Request, response: Response, sent: _Sent) -> Response:
+        self.stats.inc("not_modified")
+        self.stats.inc("bytes_saved", sent.size)
+        request.meta["dont_cache"] = True  # a 304 is no page for HttpCacheMiddleware to keep
+        notice = NotModified(url=sent.url, keys=sent.keys)
+        request.meta[META_NOT_MODIFIED] = notice
+        if _asked_for_304(request, self.crawler):
+            for key in sent.keys:
+                state = await self.runner.call(self.runner.store.get, self._spider(), key)
+                if state is not None:
+                    notice.states[key] = state
+            return response
+        quiet = request.replace(callback=_not_modified_callback, errback=None, dont_filter=True)
+        quiet.meta["handle_httpstatus_list"] = [304]
+        return response.replace(request=quiet)
+
+
+class ConditionalSpiderMiddleware:
+    """Spider middleware: remembers which full response each item came from (its validators
+    go to the store with the observation), and adds the unchanged observations after a
+    callback that asked to see a 304."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.origins = ResponseOrigins.of(crawler)
+        self.stats = Stats(crawler, "conditional")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ConditionalSpiderMiddleware:
+        mw = cls(crawler)
+        crawler.signals.connect(mw.origins.forget, signal=signals.item_dropped)
+        crawler.signals.connect(mw.origins.forget, signal=signals.item_error)
+        crawler.signals.connect(mw.origins.clear, signal=signals.spider_closed)
+        return mw
+
+    def _origin(self, response: Response) -> HttpValidators | None:
+        if not 200 <= response.status < 300:
+            return None
+        headers = response.headers
+        etag, last_modified, refused = accept_validators(headers.get(b"ETag"), headers.get(b"Last-Modified"),
+                                                         headers.get(b"Date"), datetime.now(UTC))
+        if refused:
+            self.stats.inc("validator_refused", len(refused))
+            logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
+        return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
+                              size=int(response.meta.get(_META_WIRE_SIZE, len(response.body))),
+                              spec=response.meta.get(META_SPEC))
+
+    def _unchanged(self, response: Response) -> Iterator[Observation]:
+        notice: NotModified | None = response.meta.get(META_NOT_MODIFIED)
+        if notice is None or response.status != 304 or response.request is None:
+            return
+        if response.request.callback is _not_modified_callback:
+            return  # that callback yields them itself
+        for key in notice.keys:
+            yield Observation(key=key, url=notice.url, not_modified=True)
+
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
+        origin = self._origin(response)
+        for item in result:
+            if origin is not None and not isinstance(item, Request):
+                self.origins.register(item, origin)
+            yield item
+        yield from self._unchanged(response)
+
+    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        origin = self._origin(response)
+        async for item in result:
+            if origin is not None and not isinstance(item, Request):
+                self.origins.register(item, origin)
+            yield item
+        for obs in self._unchanged(response):
+            yield obs
