@@ -25,7 +25,10 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
                             ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER)):
-            current = settings.getdict(name)
-            settings.set(name, {**current, **{k: v for k, v in order.items() if k not in current}}, "addon")
+            # Into the component dict, at "addon" priority: the user's own entries (settings,
+            # -s on the command line, custom_settings) stay, and win for the same component.
+            components = settings[name]
+            for path, priority in order.items():
+                components.set(path, priority, "addon")
         # A change monitor's log is read by people: dropped non-changes are routine, not warnings.
         settings.set("DEFAULT_DROPITEM_LOG_LEVEL", "DEBUG", "addon")

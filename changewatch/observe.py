@@ -57,6 +57,9 @@ def describe_failure(failure: Failure) -> str:
         response = exc.response
         reason = response.status
         prefix = "blocked" if response.status in _BLOCKING_STATUSES else "http"
+        if response.status == 304:
+            # changewatch turns a 304 to its own validators into "unchanged" before this point
+            return "http: HTTP 304 Not Modified to a request without validators"
         retry = response.headers.get(b"Retry-After")
         extra = f" (Retry-After: {retry.decode('latin-1')})" if retry else ""
         return f"{prefix}: HTTP {reason}{extra}"

@@ -8,7 +8,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -89,6 +92,19 @@ def _main_module_hidden() -> Iterator[None]:
             del main.__spec__
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end the worker when the crawl process is gone. A crawl killed with
+    SIGKILL cannot shut its pool down, and an orphaned worker would hold the crawl's stdout and
+    stderr open (a scheduler waiting on them would wait for ever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="changewatch-parent-watch", daemon=True).start()
+
+
 class WorkerPool:
     """Runs CPU-bound functions in worker processes (``workers`` > 0) or inline (0)."""
 
@@ -100,7 +116,8 @@ class WorkerPool:
         if not self.workers or self._executor is not None:
             return
         # spawn, not fork: forking a process that runs a reactor and threads is unsafe
-        executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
         try:
             with _main_module_hidden():
                 # The first call starts every worker process, while __main__ is hidden from them.

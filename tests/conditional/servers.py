@@ -70,7 +70,8 @@ http {{
     {temps}
     types {{ text/html html; text/plain txt; }}
     default_type application/octet-stream;
-    log_format cw escape=none '$status $request_uri inm=[$http_if_none_match] ims=[$http_if_modified_since] $body_bytes_sent';
+    log_format cw escape=none
+        '$status $request_uri inm=[$http_if_none_match] ims=[$http_if_modified_since] $body_bytes_sent';
     access_log {self.access_log} cw;
     server {{
         listen 127.0.0.1:{self.port};

@@ -16,7 +16,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from changewatch import Observation
-from changewatch.addon import PIPELINE_ORDER
+from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
 from changewatch.config import ChangewatchConfig
 from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
 from changewatch.store.sqlite import SQLiteStore
@@ -253,6 +253,16 @@ def test_addon_enables_the_pipelines_in_order() -> None:
     pipelines = crawler.settings.getdict("ITEM_PIPELINES")
     assert {k: pipelines[k] for k in PIPELINE_ORDER} == PIPELINE_ORDER
     assert sorted(PIPELINE_ORDER, key=PIPELINE_ORDER.__getitem__)[-1].endswith("CommitPipeline")
+
+
+def test_addon_enables_the_middlewares_and_keeps_the_users_own_components() -> None:
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                       "ITEM_PIPELINES": {"myproject.pipelines.Mine": 300}})
+    pipelines = crawler.settings.getdict("ITEM_PIPELINES")
+    assert pipelines["myproject.pipelines.Mine"] == 300 and "changewatch.pipelines.CommitPipeline" in pipelines
+    for name, order in (("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
+                        ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER)):
+        assert {k: crawler.settings.getdict(name)[k] for k in order} == order
 
 
 def test_user_settings_override_the_addon() -> None:

@@ -1,0 +1,71 @@
+"""Test-only crawl components: a pipeline that kills the crawl before the commit, and a
+listing spider that asks to see its 304s."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, ClassVar
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+
+from changewatch.conditional import META_NOT_MODIFIED, NotModified
+from changewatch.items import Observation, as_observation
+
+
+class KillBeforeCommit:
+    """SIGKILLs the crawl when the observation of ``CHANGEWATCH_TEST_KILL_KEY`` reaches it: after
+    the download, before CommitPipeline's transaction."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> KillBeforeCommit:
+        key = crawler.settings.get("CHANGEWATCH_TEST_KILL_KEY")
+        if not key:
+            raise NotConfigured("no CHANGEWATCH_TEST_KILL_KEY")
+        return cls(key)
+
+    def process_item(self, item: Any) -> Any:
+        obs = as_observation(item)
+        if obs is not None and obs.key == self.key and not obs.not_modified:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return item
+
+
+class ListingSpider(scrapy.Spider):
+    """A listing page and its items. On a 304 for the listing, re-visits the items the store
+    knows from it, so that unchanged listings still have their children checked."""
+
+    name = "cw_test_listing"
+    handle_httpstatus_list: ClassVar[list[int]] = [304]
+
+    def __init__(self, base: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.base = base
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(f"{self.base}/listing", callback=self.parse_listing, dont_filter=True)
+
+    def parse_listing(self, response: Response) -> Iterator[Any]:
+        if response.status == 304:
+            notice: NotModified = response.meta[META_NOT_MODIFIED]
+            for state in notice.states.values():
+                for url in state.snapshot.entities or {}:
+                    yield scrapy.Request(url, callback=self.parse_item, dont_filter=True)
+            return
+        links = response.css("a.item::attr(href)").getall()
+        yield {"key": "listing", "url": response.url,
+               "entities": [{"key": response.urljoin(href), "fields": {}} for href in links]}
+        for href in links:
+            yield response.follow(href, callback=self.parse_item, dont_filter=True)
+
+    def parse_item(self, response: Response) -> Iterator[Observation]:
+        if response.status == 304:
+            return  # the middleware adds the unchanged observation
+        yield Observation(key=response.url, url=response.url, fields={"price": response.css("b::text").get()})
