@@ -27,7 +27,7 @@ from .runtime import StoreRunner
 from .stats import Stats
 from .store import StoredState
 
-__all__ = ["META_CONDITIONAL", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
+__all__ = ["META_CONDITIONAL", "META_KEY", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
            "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 META_CONDITIONAL = "changewatch_conditional"  # False: always fetch this request in full
 META_SPEC = "changewatch_spec"  # what the page is extracted with; a new spec forces a full fetch
 META_NOT_MODIFIED = "changewatch_not_modified"  # set on a 304 that answered our validators
+META_KEY = "changewatch_key"  # the one key this request observes, when the spider knows it up front
 _META_SENT = "_changewatch_sent"
 _META_WIRE_SIZE = "_changewatch_wire_size"
 _VALIDATOR_HEADERS = (b"If-None-Match", b"If-Modified-Since")
@@ -184,6 +185,9 @@ class ConditionalRequestMiddleware:
         if not self._eligible(request) or not self._opened:
             return
         rows = await self.runner.call(self.runner.store.validators, self._spider(), request.url)
+        key = request.meta.get(META_KEY)
+        if key is not None:  # two watches of one URL (other regions, other fields) validate apart
+            rows = [r for r in rows if r.key == key]
         if not rows:
             return
         plan = revalidation(rows, now=datetime.now(UTC), spec=request.meta.get(META_SPEC),

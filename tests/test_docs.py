@@ -24,6 +24,9 @@ def used_stats() -> set[str]:
     for text in _code().values():
         components = re.findall(r'Stats\(crawler, "(\w+)"\)', text)
         events = re.findall(r'stats\.inc\("(\w+)"', text)
+        # events named in a table (``_SOMETHING_STATS = {reason: "event"}``) and counted through it
+        for table in re.findall(r"^_\w+_STATS = \{(.*?)\}", text, re.S | re.M):
+            events += re.findall(r':\s*"(\w+)"', table)
         assert len(set(components)) <= 1, "one stats component per module keeps this check exact"
         stats |= {f"changewatch/{c}/{e}" for c in components for e in events}
     # the commit pipeline counts each kind by its value

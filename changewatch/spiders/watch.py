@@ -39,10 +39,10 @@ class WatchSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for watch in self.watches:
-            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed,
-                                 dont_filter=True, meta={"changewatch_watch": watch,
-                                                         "changewatch_conditional": watch.conditional,
-                                                         "changewatch_spec": watch.spec()})
+            meta = {"changewatch_watch": watch, "changewatch_key": watch.key,
+                    "changewatch_conditional": watch.conditional, "changewatch_spec": watch.spec()}
+            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed, dont_filter=True,
+                                 meta=meta)
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta["changewatch_watch"]

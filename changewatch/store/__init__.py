@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .base import LoggedChange, Outcome, Store, StoredState, StoreError
+from .base import HttpValidators, LoggedChange, Outcome, Store, StoredState, StoreError
 from .sqlite import SQLiteStore
 
-__all__ = ["DEFAULT_STORE_URI", "STORE_SCHEMES", "LoggedChange", "Outcome", "SQLiteStore", "Store",
+__all__ = ["DEFAULT_STORE_URI", "STORE_SCHEMES", "HttpValidators", "LoggedChange", "Outcome", "SQLiteStore", "Store",
            "StoreError", "StoredState", "open_store"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"

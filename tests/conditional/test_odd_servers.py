@@ -132,3 +132,16 @@ def test_opt_outs_and_spec_changes_force_full_fetches(odd_server: tuple[OddServe
     assert crawler.run().stats["changewatch/conditional/not_modified"] == 1
     # a run can skip conditional requests altogether, and an age of 0 days means always in full
     assert "changewatch/conditional/sent" not in crawler.run("-s", "CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS=0").stats
+
+
+def test_two_watches_of_one_url_validate_apart(odd_server: tuple[OddServer, str], tmp_path: Path) -> None:
+    server, base = odd_server
+    setup(server, {"/shared": Page(b"<html><body><main>main text</main><aside>side text</aside></body></html>",
+                                   etag='"s1"')})
+    crawler = Crawler(tmp_path, [{"url": base + "/shared", "key": "main", "region": "main"},
+                                 {"url": base + "/shared", "key": "aside", "region": "aside"}])
+    assert crawler.run().stats["changewatch/commit/baseline"] == 2
+    second = crawler.run()
+    assert server.sent("/shared")[-2:] == [('"s1"', None, 304)] * 2
+    assert second.stats["changewatch/commit/none"] == 2  # each key once, not twice
+    assert "changewatch/conditional/full_fetch_spec_changed" not in second.stats

@@ -10,7 +10,7 @@ import pytest
 
 from changewatch.core.compare import Kind, Snapshot, page_snapshot
 from changewatch.core.entities import build_entities
-from changewatch.store import Outcome, Store, StoredState
+from changewatch.store import HttpValidators, Outcome, Store, StoredState
 from changewatch.store.sqlite import SQLiteStore
 
 BACKENDS = ["sqlite"]
@@ -153,3 +153,60 @@ def test_concurrent_writers_lose_no_update(new_store: Callable[[], Store]) -> No
     assert state is not None and state.counters == {"none": 80}
     for s in stores:
         s.close()
+
+
+# -- HTTP validators -------------------------------------------------------------------------------
+
+def _with_http(kind: Kind, url: str, etag: str | None, *, not_modified: bool = False,
+               snapshot: Snapshot | None = None, at: str = "2026-11-30T00:00:00Z",
+               fail: bool = False) -> Callable[[StoredState | None], Outcome]:
+    def decide(state: StoredState | None) -> Outcome:
+        http = None if not_modified else HttpValidators(url=url, key="", etag=etag, size=1234, spec="s1")
+        outcome = Outcome(kind, url, at, snapshot=snapshot, http=http, not_modified=not_modified,
+                          record={"kind": kind.value} if kind.reported else None)
+        if fail:
+            raise RuntimeError("decide failed")
+        return outcome
+    return decide
+
+
+def test_validators_are_written_with_the_observation(store: Store) -> None:
+    url = "https://s.example/p"
+    assert store.validators("spider", url) == []
+    store.apply("spider", "k", _with_http(Kind.BASELINE, url, '"a"', snapshot=_full_snapshot()))
+    [v] = store.validators("spider", url)
+    assert (v.key, v.etag, v.last_modified, v.size, v.runs, v.spec) == ("k", '"a"', None, 1234, 0, "s1")
+    assert v.full_at == "2026-11-30T00:00:00Z"
+    assert store.validators("other-spider", url) == []
+
+    store.apply("spider", "k", _with_http(Kind.NONE, url, None, not_modified=True))
+    store.apply("spider", "k", _with_http(Kind.NONE, url, None, not_modified=True))
+    [v] = store.validators("spider", url)
+    assert v.runs == 2 and v.etag == '"a"'
+    state = store.get("spider", "k")
+    assert state is not None and state.counters["not_modified"] == 2 and state.counters["none"] == 2
+
+    # a new full response replaces them and restarts the count
+    store.apply("spider", "k", _with_http(Kind.NONE, url, '"b"', at="2026-12-01T00:00:00Z"))
+    [v] = store.validators("spider", url)
+    assert (v.etag, v.runs, v.full_at) == ('"b"', 0, "2026-12-01T00:00:00Z")
+
+
+def test_validators_follow_the_key_and_vanish_without_validators(store: Store) -> None:
+    old, new = "https://s.example/old", "https://s.example/new"
+    store.apply("spider", "k", _with_http(Kind.BASELINE, old, '"a"', snapshot=_full_snapshot()))
+    store.apply("spider", "j", _with_http(Kind.BASELINE, old, '"a"', snapshot=_full_snapshot()))
+    assert [v.key for v in store.validators("spider", old)] == ["j", "k"]
+    store.apply("spider", "k", _with_http(Kind.NONE, new, '"n"'))  # the key moved
+    assert [v.key for v in store.validators("spider", old)] == ["j"]
+    assert [v.etag for v in store.validators("spider", new)] == ['"n"']
+    store.apply("spider", "k", _with_http(Kind.NONE, new, None))  # the server stopped sending any
+    assert store.validators("spider", new) == []
+
+
+def test_a_failed_decision_writes_no_validators(store: Store) -> None:
+    url = "https://s.example/p"
+    store.apply("spider", "k", _with_http(Kind.BASELINE, url, '"a"', snapshot=_full_snapshot()))
+    with pytest.raises(RuntimeError):
+        store.apply("spider", "k", _with_http(Kind.NONE, url, '"b"', fail=True))
+    assert [v.etag for v in store.validators("spider", url)] == ['"a"']

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.store import StoreError, open_store, store_from_uri
+from changewatch.core.compare import Kind, Snapshot
+from changewatch.store import Outcome, StoreError, open_store, store_from_uri
 from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 
@@ -67,6 +68,30 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(StoreError, match="newer than this changewatch"):
         SQLiteStore(path).open()
+
+
+def test_upgrades_a_version_1_store_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.apply("spider", "k", lambda state: Outcome(Kind.BASELINE, "https://s.example/", "2026-11-29T00:00:00Z",
+                                                     snapshot=Snapshot(fields={"a": "1"}, norm_fields={"a": "1"})))
+    store.close()
+    db = sqlite3.connect(path)  # what a store written by changewatch 0.1 (schema 1) looks like
+    db.execute("DROP TABLE validators")
+    db.execute("UPDATE changewatch_meta SET value='1' WHERE name='schema_version'")
+    db.commit()
+    db.close()
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        state = store.get("spider", "k")
+        assert state is not None and state.snapshot.fields == {"a": "1"}
+        assert store.validators("spider", "https://s.example/") == []
+        version = store.db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone()[0]
+        assert version == str(SCHEMA_VERSION) == "2"
+    finally:
+        store.close()
 
 
 def test_refuses_a_corrupt_database(tmp_path: Path) -> None:
