@@ -25,9 +25,8 @@ class Adopter:
         return cls(ResponseOrigins.of(crawler))
 
     def __call__(self, item: Any) -> Observation | None:
+        origin = self.origins.pop(item)  # for every item: the others need no origin either
         obs = as_observation(item)
-        if obs is not None and "origin" not in obs.digest:
-            origin = self.origins.pop(item)
-            if origin is not None:
-                obs.digest["origin"] = origin
+        if obs is not None and origin is not None:
+            obs.digest["origin"] = origin
         return obs

@@ -277,3 +277,23 @@ def test_bad_settings_are_refused(setting: str, value: Any) -> None:
     crawler = get_crawler(UnitSpider, {setting: value})
     with pytest.raises(NotConfigured, match=setting):
         ChangewatchConfig.from_settings(crawler.settings)
+
+
+def test_response_origins_are_adopted_once_and_never_leak() -> None:
+    from changewatch.conditional import ResponseOrigins
+    from changewatch.core.validators import HttpValidators
+    from changewatch.pipelines.adopt import Adopter
+
+    origins = ResponseOrigins()
+    adopt = Adopter(origins)
+    origin = HttpValidators(url="https://s.example/p", key="", etag='"a"')
+    observation = {"key": "k", "url": "https://s.example/p", "fields": {"a": 1}}
+    other = {"title": "not an observation"}
+    twin = dict(observation)  # equal, but another item
+    for item in (observation, other):
+        origins.register(item, origin)
+    assert adopt(twin) is not None and "origin" not in adopt(twin).digest  # type: ignore[union-attr]
+    obs = adopt(observation)
+    assert obs is not None and obs.digest["origin"] is origin
+    assert adopt(other) is None
+    assert len(origins) == 0
