@@ -15,7 +15,8 @@ PIPELINE_ORDER = {
 # Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
 # the cache's own validators, which this middleware then leaves alone.
 DOWNLOADER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalRequestMiddleware": 950}
-SPIDER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalSpiderMiddleware": 950}
+SPIDER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalSpiderMiddleware": 950,
+                           "changewatch.delivery.RedeliveryMiddleware": 960}
 
 
 class Addon:

@@ -50,6 +50,8 @@ def as_observation(item: Any) -> Observation | None:
     adapter = ItemAdapter(item)
     if adapter.get("key") is None or adapter.get("url") is None:
         return None
+    if adapter.get("change_id") is not None:  # a change record (a redelivery), not an observation
+        return None
     if not any(adapter.get(name) is not None for name in _OBSERVATION_FIELDS):
         return None
     obs = Observation(key=str(adapter["key"]), url=str(adapter["url"]), fields=adapter.get("fields"),
@@ -78,3 +80,5 @@ class ChangeRecord(TypedDict):
     diff: NotRequired[str]
     error: NotRequired[str]
     previous_observed_at: NotRequired[str]
+    change_id: NotRequired[int]
+    redelivery: NotRequired[bool]

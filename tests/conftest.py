@@ -8,6 +8,8 @@ import pytest
 
 from changewatch.demo.site import DemoSite
 
+from .conditional.servers import OddServer
+
 
 @pytest.fixture
 def demo_site() -> Iterator[tuple[DemoSite, str]]:
@@ -17,3 +19,13 @@ def demo_site() -> Iterator[tuple[DemoSite, str]]:
         yield site, base
     finally:
         site.stop()
+
+
+@pytest.fixture
+def odd_server() -> Iterator[tuple[OddServer, str]]:
+    server = OddServer()
+    base = server.start()
+    try:
+        yield server, base
+    finally:
+        server.stop()

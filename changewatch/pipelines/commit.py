@@ -150,7 +150,8 @@ class CommitPipeline:
                 self.stats.inc("error_repeated")
             raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
         self.stats.inc("exported")
-        return outcome.record
+        # the change log's id: stable across a redelivery, so consumers can drop duplicates
+        return {**outcome.record, "change_id": outcome.change_id}
 
     def _log_summary(self) -> None:
         if self.kinds:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -90,6 +90,14 @@ class Store(Protocol):
         ...
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]: ...
+
+    def undelivered(self, spider: str) -> list[LoggedChange]:
+        """Logged changes of *spider* not yet confirmed as exported, oldest first."""
+        ...
+
+    def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
+        """Confirm that the changes *ids* were exported (a feed was closed cleanly with them)."""
+        ...
 
     def validators(self, spider: str, url: str) -> list[HttpValidators]:
         """The stored validators of *url*, one per key whose last good observation came from it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,11 @@ CREATE TABLE changes (
 CREATE INDEX changes_by_key ON changes (spider, key, id);
 """
 
-# Version 2: HTTP validators per (URL, key), looked up by the URL a request is for.
+# Version 2: HTTP validators per (URL, key), looked up by the URL a request is for; and when each
+# logged change was confirmed as exported (NULL: not yet, so the next run exports it again).
 _SCHEMA_V2 = """
+ALTER TABLE changes ADD COLUMN delivered_at TEXT;
+CREATE INDEX changes_undelivered ON changes (spider, id) WHERE delivered_at IS NULL;
 CREATE TABLE IF NOT EXISTS validators (
     spider TEXT NOT NULL,
     url TEXT NOT NULL,
@@ -188,11 +191,14 @@ class SQLiteStore:
             raise StoreError(f"cannot create store {self.path}: {exc}") from exc
 
     def _migrate(self, db: sqlite3.Connection) -> None:
-        """Version 1 → 2, in one transaction: the validators table (version 1 kept none)."""
+        """Version 1 → 2, in one transaction: the validators table (version 1 kept none), and
+        delivery times, with every change logged so far taken as delivered (version 1 had no
+        way to know otherwise, and re-exporting a whole history would be the worse error)."""
         try:
             db.execute("BEGIN IMMEDIATE")
             for statement in filter(str.strip, _SCHEMA_V2.split(";")):
                 db.execute(statement)
+            db.execute("UPDATE changes SET delivered_at='before-schema-2' WHERE delivered_at IS NULL")
             db.execute("UPDATE changewatch_meta SET value=? WHERE name='schema_version'", (str(SCHEMA_VERSION),))
             db.execute("COMMIT")
         except sqlite3.OperationalError as exc:
@@ -236,6 +242,25 @@ class SQLiteStore:
         return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
                                size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
                 for r in rows.fetchall()]
+
+    def undelivered(self, spider: str) -> list[LoggedChange]:
+        rows = self.db.execute("SELECT * FROM changes WHERE spider=? AND delivered_at IS NULL ORDER BY id", (spider,))
+        return [LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]))
+                for r in rows.fetchall()]
+
+    def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                db.execute(f"UPDATE changes SET delivered_at=? WHERE spider=? AND delivered_at IS NULL "
+                           f"AND id IN ({', '.join('?' * len(chunk))})", (at, spider, *chunk))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
         sql = "SELECT * FROM changes WHERE id > ?" + (" AND spider = ?" if spider is not None else "") + " ORDER BY id"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ..services import find_nginx, require
-from .servers import Nginx, OddServer, TwistedStatic
+from .servers import Nginx, TwistedStatic
 
 
 @pytest.fixture
@@ -24,16 +24,6 @@ def nginx(tmp_path: Path) -> Iterator[Nginx]:
     server.start()
     try:
         yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def odd_server() -> Iterator[tuple[OddServer, str]]:
-    server = OddServer()
-    base = server.start()
-    try:
-        yield server, base
     finally:
         server.stop()
 

@@ -9,31 +9,33 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, ClassVar
 
 import scrapy
+from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from changewatch.conditional import META_NOT_MODIFIED, NotModified
-from changewatch.items import Observation, as_observation
+from changewatch.items import Observation
 
 
-class KillBeforeCommit:
-    """SIGKILLs the crawl when the observation of ``CHANGEWATCH_TEST_KILL_KEY`` reaches it: after
-    the download, before CommitPipeline's transaction."""
+class KillOnKey:
+    """SIGKILLs the crawl when an item of key ``CHANGEWATCH_TEST_KILL_KEY`` reaches it. At
+    priority 780 that is the observation, after the download and before CommitPipeline's
+    transaction; at 800 it is the change record, committed and not yet exported."""
 
     def __init__(self, key: str):
         self.key = key
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> KillBeforeCommit:
+    def from_crawler(cls, crawler: Crawler) -> KillOnKey:
         key = crawler.settings.get("CHANGEWATCH_TEST_KILL_KEY")
         if not key:
             raise NotConfigured("no CHANGEWATCH_TEST_KILL_KEY")
         return cls(key)
 
     def process_item(self, item: Any) -> Any:
-        obs = as_observation(item)
-        if obs is not None and obs.key == self.key and not obs.not_modified:
+        adapter = ItemAdapter(item)
+        if adapter.get("key") == self.key and not adapter.get("not_modified"):
             os.kill(os.getpid(), signal.SIGKILL)
         return item
 

@@ -21,7 +21,8 @@ class StatsDump:
         if not path:
             raise NotConfigured("no CHANGEWATCH_TEST_STATS_FILE")
         ext = cls(crawler, path)
-        crawler.signals.connect(ext.closed, signal=signals.spider_closed)
+        # engine_stopped: after the feeds (and what listens to their closing) are done
+        crawler.signals.connect(ext.closed, signal=signals.engine_stopped)
         return ext
 
     def closed(self) -> None:

@@ -210,3 +210,16 @@ def test_a_failed_decision_writes_no_validators(store: Store) -> None:
     with pytest.raises(RuntimeError):
         store.apply("spider", "k", _with_http(Kind.NONE, url, '"b"', fail=True))
     assert [v.etag for v in store.validators("spider", url)] == ['"a"']
+
+
+def test_changes_are_undelivered_until_marked(store: Store) -> None:
+    for i in range(3):
+        store.apply("spider", f"k{i}", _outcome(Kind.FIELD, _full_snapshot(), {"kind": "field", "n": i}))
+    store.apply("other", "k", _outcome(Kind.FIELD, _full_snapshot(), {"kind": "field"}))
+    pending = store.undelivered("spider")
+    assert [c.record["n"] for c in pending] == [0, 1, 2]
+    store.mark_delivered("spider", [pending[0].id, pending[2].id], "2026-11-30T01:00:00Z")
+    assert [c.record["n"] for c in store.undelivered("spider")] == [1]
+    store.mark_delivered("spider", [pending[1].id, 10_000], "2026-11-30T01:00:00Z")  # unknown ids are ignored
+    assert store.undelivered("spider") == []
+    assert len(store.undelivered("other")) == 1  # per spider

@@ -71,15 +71,16 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
 
 
 def test_upgrades_a_version_1_store_in_place(tmp_path: Path) -> None:
+    from changewatch.store.sqlite import _SCHEMA as SCHEMA_1  # the tables of changewatch 0.1
+
     path = tmp_path / "state.db"
-    store = SQLiteStore(path)
-    store.open()
-    store.apply("spider", "k", lambda state: Outcome(Kind.BASELINE, "https://s.example/", "2026-11-29T00:00:00Z",
-                                                     snapshot=Snapshot(fields={"a": "1"}, norm_fields={"a": "1"})))
-    store.close()
-    db = sqlite3.connect(path)  # what a store written by changewatch 0.1 (schema 1) looks like
-    db.execute("DROP TABLE validators")
-    db.execute("UPDATE changewatch_meta SET value='1' WHERE name='schema_version'")
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA_1)
+    db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)", [("app", "changewatch"), ("schema_version", "1")])
+    db.execute("INSERT INTO observations (spider, key, url, fields, last_good) VALUES (?,?,?,?,?)",
+               ("spider", "k", "https://s.example/", '{"raw": {"a": "1"}, "norm": {"a": "1"}}', "2026-11-29T00:00:00Z"))
+    db.execute("INSERT INTO changes (spider, key, kind, observed_at, record) VALUES (?,?,?,?,?)",
+               ("spider", "k", "field", "2026-11-29T00:00:00Z", '{"kind": "field"}'))
     db.commit()
     db.close()
     store = SQLiteStore(path)
@@ -88,6 +89,7 @@ def test_upgrades_a_version_1_store_in_place(tmp_path: Path) -> None:
         state = store.get("spider", "k")
         assert state is not None and state.snapshot.fields == {"a": "1"}
         assert store.validators("spider", "https://s.example/") == []
+        assert store.undelivered("spider") == []  # history before the upgrade is not exported again
         version = store.db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone()[0]
         assert version == str(SCHEMA_VERSION) == "2"
     finally:

@@ -1,0 +1,51 @@
+"""At-least-once delivery: a change committed but never confirmed as exported is exported again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..conditional.servers import OddServer, Page
+from ..conditional.test_odd_servers import html
+from .crawl import Crawler
+
+KILL_AFTER_COMMIT = ("-s", "CHANGEWATCH_TEST_KILL_KEY=p",
+                     "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 800}')
+
+
+def test_a_change_whose_export_was_killed_is_exported_again(odd_server: tuple[OddServer, str],
+                                                            tmp_path: Path) -> None:
+    server, base = odd_server
+    server.pages.update({"/p": Page(html("price 10")), "/q": Page(html("quiet"))})
+    crawler = Crawler(tmp_path, [{"url": base + "/p", "key": "p"}, {"url": base + "/q", "key": "q"}])
+    assert crawler.run().returncode == 0
+    server.pages["/p"] = Page(html("price 12"))
+    killed = crawler.run(*KILL_AFTER_COMMIT)
+    assert killed.returncode == -9  # the change is in the store's log; the feed never closed
+
+    again = crawler.run()
+    assert again.returncode == 0, again.stderr
+    [record] = again.records
+    assert record["key"] == "p" and record["redelivery"] is True and "+ price 12" in record["diff"]
+    assert isinstance(record["change_id"], int)
+    assert again.stats["changewatch/delivery/redelivered"] == 1
+    assert again.stats["changewatch/delivery/confirmed"] == 1
+    assert again.stats["changewatch/commit/none"] == 2  # the page itself was not reported twice
+
+    quiet = crawler.run()
+    assert quiet.records == [] and "changewatch/delivery/redelivered" not in quiet.stats
+
+
+def test_a_run_that_closes_its_feed_confirms_its_changes(odd_server: tuple[OddServer, str], tmp_path: Path) -> None:
+    server, base = odd_server
+    server.pages["/p"] = Page(html("one"))
+    crawler = Crawler(tmp_path, [{"url": base + "/p", "key": "p"}])
+    crawler.run()
+    server.pages["/p"] = Page(html("two"))
+    changed = crawler.run()
+    [record] = changed.records
+    assert "redelivery" not in record and changed.stats["changewatch/delivery/confirmed"] == 1
+    # without any feed, the pipelines were the consumers: confirmed at close as well
+    server.pages["/p"] = Page(html("three"))
+    no_feed = crawler.run(feed_option=False)
+    assert no_feed.stats["changewatch/delivery/confirmed"] == 1
+    assert crawler.run().records == []
