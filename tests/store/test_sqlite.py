@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.core.compare import Kind, Snapshot
-from changewatch.store import Outcome, StoreError, open_store, store_from_uri
+from changewatch.store import StoreError, open_store, store_from_uri
 from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 
