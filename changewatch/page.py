@@ -102,12 +102,14 @@ class Page:
             return value if value else None
         if spec.source == "opengraph":
             return self.structured.opengraph.get(spec.query)
-        if isinstance(context, dict) and not spec.types:
-            return self.structured.resolve(context, spec.query)
-        for node in self._structured_nodes(spec):
-            found = self.structured.resolve(node, spec.query)
-            if found is not None:
-                return found
+        # "offers.price|offers.lowPrice": the first path that matches (an AggregateOffer has no price)
+        paths = [p.strip() for p in spec.query.split("|") if p.strip()]
+        nodes = [context] if isinstance(context, dict) and not spec.types else self._structured_nodes(spec)
+        for node in nodes:
+            for path in paths:
+                found = self.structured.resolve(node, path)
+                if found is not None:
+                    return found
         return None
 
     def _no_nodes(self, spec: Field) -> str:

@@ -21,6 +21,7 @@ from .fields import normalise_value
 __all__ = ["FIELD_KINDS", "infer_kind", "normalise_field", "normalise_fields"]
 
 _WS = re.compile(r"\s+")
+_MACHINE_NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d+)?|\.\d+)$")
 
 # Symbols that name one currency (the "$" family and "kr" do not, and are kept as written).
 _CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR", "zł": "PLN", "₽": "RUB", "\u0440\u0443\u0431": "RUB",
@@ -44,6 +45,8 @@ def normalise_price(value: Any) -> Any:
     ('1234.56 USD', '89', '0')
     >>> normalise_price("ab 9,99 €"), normalise_price(""), normalise_price("Call us")
     ('9.99 EUR', None, 'Call us')
+    >>> normalise_price("1234.560"), normalise_price("€ 1.234")
+    ('1234.56', '1234 EUR')
     """
     if value is None or isinstance(value, bool):
         return normalise_value(value)
@@ -52,6 +55,10 @@ def normalise_price(value: Any) -> Any:
     text = _text(value)
     if not text:
         return None  # an empty price is a price that is missing, not a price of ""
+    if _MACHINE_NUMBER.match(text):
+        # Machine-written ("1234.560" in JSON-LD, a content attribute): a dot is a decimal point,
+        # where price-parser would read "1.234" as a thousand.
+        return normalise_value(text)
     price = Price.fromstring(text)
     if price.amount is None:
         return text
@@ -193,7 +200,8 @@ def infer_kind(path: str) -> str:
     >>> infer_kind("offers.price"), infer_kind("offers.availability"), infer_kind("name")
     ('price', 'availability', 'auto')
     """
-    return _SCHEMA_KINDS.get(path.rsplit(".", 1)[-1].lower(), "auto")
+    first = path.split("|", 1)[0].strip()  # "offers.price|offers.lowPrice": alternatives of one kind
+    return _SCHEMA_KINDS.get(first.rsplit(".", 1)[-1].lower(), "auto")
 
 
 def normalise_field(value: Any, kind: str = "auto") -> Any:
