@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
+from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from .core.urls import canonical_url
@@ -24,6 +25,7 @@ from .page import Page
 from .specs import Entities, Field, FieldSpecError, as_fields
 from .stats import Stats
 from .vantage import META_KEY as VANTAGE_META_KEY
+from .vantage import VantageError, vantage_from_setting
 
 __all__ = ["KEY_META", "ChangewatchSpider"]
 
@@ -40,8 +42,8 @@ class ChangewatchSpider(scrapy.Spider):
     - ``-a site=URL``: the site's base URL (staging, a local copy); :meth:`url` joins paths to it.
     - :meth:`watch` builds the request of a watched page: never filtered as a duplicate, its
       failures become ``error`` observations under the same key.
-    - Vantage point: ``custom_settings = {"CHANGEWATCH_VANTAGE": {...}}`` for every request of
-      the spider, ``vantage=`` on :meth:`watch` for one.
+    - ``vantage`` (class attribute): the spider's fixed vantage point (``CHANGEWATCH_VANTAGE`` at
+      spider priority) for every request; ``vantage=`` on :meth:`watch` for one request.
     """
 
     #: default field specs of :meth:`observe` (name: Field or selector string)
@@ -50,6 +52,8 @@ class ChangewatchSpider(scrapy.Spider):
     entities: ClassVar[Entities | None] = None
     #: the site's base URL when ``-a site=`` is not given
     default_site: ClassVar[str | None] = None
+    #: the spider's vantage point (proxy, accept_language, cookies, headers): CHANGEWATCH_VANTAGE
+    vantage: ClassVar[Mapping[str, Any] | None] = None
 
     cw_stats: Stats
 
@@ -64,6 +68,16 @@ class ChangewatchSpider(scrapy.Spider):
             self._fields = as_fields(self.fields, owner=f"spider {self.name!r}")
         except FieldSpecError as exc:
             raise FieldSpecError(str(exc)) from None
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        if cls.vantage is not None:
+            try:
+                vantage_from_setting(dict(cls.vantage))
+            except VantageError as exc:
+                raise VantageError(f"spider {cls.name!r}: vantage: {exc}") from None
+            settings.set("CHANGEWATCH_VANTAGE", dict(cls.vantage), priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ChangewatchSpider:

@@ -17,12 +17,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 
 from .stats import Stats
 
-__all__ = ["META_KEY", "VANTAGE_OPTIONS", "Vantage", "VantageMiddleware", "parse_vantage"]
+__all__ = ["META_KEY", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
+           "vantage_from_setting"]
 
 META_KEY = "changewatch_vantage"
 VANTAGE_OPTIONS = ("proxy", "headers", "cookies", "accept_language")
@@ -115,6 +116,11 @@ def parse_vantage(raw: Mapping[str, Any]) -> Vantage:
     return Vantage(proxy, headers, cookies, language.strip() if language else None)
 
 
+class VantageError(ValueError):
+    """CHANGEWATCH_VANTAGE is wrong. Not NotConfigured on purpose: Scrapy would only disable the
+    middleware and the crawl would go out from the wrong country or language, unnoticed."""
+
+
 def vantage_from_setting(value: Any) -> Vantage:
     if value in (None, "", {}):
         return Vantage()
@@ -122,14 +128,14 @@ def vantage_from_setting(value: Any) -> Vantage:
         try:
             value = json.loads(value)
         except ValueError as exc:
-            raise NotConfigured(f"CHANGEWATCH_VANTAGE is not valid JSON: {exc}") from None
+            raise VantageError(f"CHANGEWATCH_VANTAGE is not valid JSON: {exc}") from None
     if not isinstance(value, Mapping) or set(value) - set(VANTAGE_OPTIONS):
-        raise NotConfigured(f"CHANGEWATCH_VANTAGE must be a mapping with {', '.join(VANTAGE_OPTIONS)}, "
+        raise VantageError(f"CHANGEWATCH_VANTAGE must be a mapping with {', '.join(VANTAGE_OPTIONS)}, "
                             f"not {value!r}")
     try:
         return parse_vantage(value)
     except ValueError as exc:
-        raise NotConfigured(f"CHANGEWATCH_VANTAGE: {exc}") from None
+        raise VantageError(f"CHANGEWATCH_VANTAGE: {exc}") from None
 
 
 class VantageMiddleware:

@@ -13,6 +13,7 @@ import random
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -67,10 +68,13 @@ class FixtureSite:
     @staticmethod
     def _noise(text: str) -> str:
         now = datetime.now(UTC)
-        for marker, fill in (("{{now}}", lambda: now.strftime("%d %b %Y %H:%M:%S UTC")),
-                             ("{{token}}", lambda: secrets.token_hex(8)),
-                             ("{{ago}}", lambda: f"{random.randint(2, 23)} hours ago"),
-                             ("{{watchers}}", lambda: str(random.randint(2, 40)))):
+        fills: dict[str, Callable[[], str]] = {
+            "{{now}}": lambda: now.strftime("%d %b %Y %H:%M:%S UTC"),
+            "{{token}}": lambda: secrets.token_hex(8),
+            "{{ago}}": lambda: f"{random.randint(2, 23)} hours ago",
+            "{{watchers}}": lambda: str(random.randint(2, 40)),
+        }
+        for marker, fill in fills.items():
             while marker in text:
                 text = text.replace(marker, fill(), 1)
         return text

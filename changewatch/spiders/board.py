@@ -30,9 +30,7 @@ __all__ = ["BoardSpider"]
 class BoardSpider(ChangewatchSpider):
     name = "board"
     # One vantage point: British English, and the region the board shows set by its cookie.
-    custom_settings: ClassVar[dict[str, Any]] = {
-        "CHANGEWATCH_VANTAGE": {"accept_language": "en-GB", "cookies": {"region": "all"}},
-    }
+    vantage: ClassVar[dict[str, Any]] = {"accept_language": "en-GB", "cookies": {"region": "all"}}
 
     ads = Entities.select("li.ad", key="a.title::attr(href)",
                           fields={"title": "a.title", "rent": Field.css(".rent", kind="price"), "area": ".area"})

@@ -28,7 +28,7 @@ class CatalogueSpider(ChangewatchSpider):
     name = "catalogue"
     # The same language on every run: a shop that guesses from the IP would otherwise switch
     # currency or translation between runs and every product would "change".
-    custom_settings: ClassVar[dict[str, Any]] = {"CHANGEWATCH_VANTAGE": {"accept_language": "en-GB,en;q=0.8"}}
+    vantage: ClassVar[dict[str, Any]] = {"accept_language": "en-GB,en;q=0.8"}
 
     categories = ("/c/lamps/", "/c/kettles/")
 
