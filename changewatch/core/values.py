@@ -90,7 +90,7 @@ def normalise_availability(value: Any) -> Any:
     if value is None:
         return None
     text = _text(value)
-    tail = text.rstrip("/").rsplit("/", 1)[-1] if "schema.org" in text.lower() else text
+    tail = text.rstrip("/").rsplit("/", 1)[-1] if "schema.org" in text.lower() else text.removeprefix("schema:")
     squashed = re.sub(r"[\s_\-.!]+", "", tail).lower()
     return _AVAILABILITY_BY_SQUASHED.get(squashed) or _AVAILABILITY_PHRASES.get(squashed) or normalise_value(text)
 
@@ -129,7 +129,7 @@ def normalise_date(value: Any) -> Any:
                 return normalise_value(text)
     if parsed.tzinfo is not None:
         return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if (parsed.hour, parsed.minute, parsed.second, parsed.microsecond) == (0, 0, 0, 0) and len(text) <= 12:
+    if ":" not in text:  # a day, not midnight of it
         return parsed.strftime("%Y-%m-%d")
     return parsed.isoformat()
 

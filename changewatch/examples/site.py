@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["FIXTURES", "FixtureSite"]
 
@@ -26,7 +27,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 class FixtureSite:
     """One fixture site (a folder under ``fixtures/``): a URL path is a file path, a path ending
-    in ``/`` its ``index.html``. Records every request's headers in :attr:`requests`."""
+    in ``/`` its ``index.html``. Records every request's headers in :attr:`requests`. Also
+    answers as an HTTP proxy would (``GET http://any.host/path``), serving its own pages."""
 
     def __init__(self, name: str, root: Path = FIXTURES):
         self.root = root / name
@@ -82,6 +84,9 @@ class FixtureSite:
     def respond(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
         with self._lock:
             self.requests.append((path, headers))
+        if path.startswith(("http://", "https://")):  # asked as a proxy: "GET http://host/path"
+            parts = urlsplit(path)
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
         bare = path.split("?", 1)[0]
         if bare in self.overrides:
             status, body = self.overrides[bare]
