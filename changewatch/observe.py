@@ -80,5 +80,4 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
                        options=watch.options())
     # Watches compared by fields do not compare their text: only the region's presence matters.
     obs.html = None
-    invalid = page.structured.invalid_blocks if watch.jsonld is not None else 0
-    return obs, invalid
+    return obs, page.invalid_jsonld_blocks

@@ -68,6 +68,11 @@ class Page:
             self._structured = structured_data(self.selector.root, self.url)
         return self._structured
 
+    @property
+    def invalid_jsonld_blocks(self) -> int:
+        """JSON-LD blocks skipped as beyond repair (0 when the structured data was not needed)."""
+        return self._structured.invalid_blocks if self._structured is not None else 0
+
     def nodes(self, *types: str) -> list[dict[str, Any]]:
         """JSON-LD then microdata nodes of one of *types*, wherever they are nested."""
         return self.structured.nodes(types)

@@ -119,6 +119,7 @@ class ChangewatchSpider(scrapy.Spider):
         obs = page.observe(key, specs or None, entities=entities if entities is not None else self.entities,
                            text=text, region=region, kinds=kinds, options=options)
         self.cw_stats.inc("error" if obs.error else "observed")
+        self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
         return obs
 
     def observation_failed(self, failure: Failure) -> Iterator[Observation]:

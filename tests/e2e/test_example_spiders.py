@@ -53,6 +53,7 @@ def test_catalogue_reports_field_and_entity_changes(catalogue: tuple[FixtureSite
     assert first.stats["changewatch/commit/baseline"] == 9, first.stats
     assert "changewatch/spider/error" not in first.stats
     assert first.stats["changewatch/spider/observed"] == 9
+    assert first.stats["changewatch/spider/jsonld_invalid_blocks"] == 1  # ktl-011 has one beyond repair
 
     second = crawler.run()  # tokens, clocks and tracking parameters differ: silence
     assert second.returncode == 0 and second.records == [], second.records
