@@ -22,7 +22,7 @@ from .core.urls import canonical_url
 from .items import Observation
 from .observe import describe_failure
 from .page import Page
-from .specs import Entities, Field, FieldSpecError, as_fields
+from .specs import Entities, Field, as_fields
 from .stats import Stats
 from .vantage import META_KEY as VANTAGE_META_KEY
 from .vantage import VantageError, vantage_from_setting
@@ -64,10 +64,8 @@ class ChangewatchSpider(scrapy.Spider):
             parts = urlsplit(self.site)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError(f"spider {self.name!r}: site must be an absolute http(s) URL, not {site!r}")
-        try:
-            self._fields = as_fields(self.fields, owner=f"spider {self.name!r}")
-        except FieldSpecError as exc:
-            raise FieldSpecError(str(exc)) from None
+        # Checked now, not on the first page: a typo stops the run naming the spider and field.
+        self._fields = as_fields(self.fields, owner=f"spider {self.name!r}")
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:

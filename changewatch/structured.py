@@ -149,7 +149,8 @@ def resolve_path(node: Any, path: str, ids: dict[str, dict[str, Any]] | None = N
             if isinstance(value, dict) and part in value:
                 found = value[part]
                 nxt.extend(found if isinstance(found, list) else [found])
-        current = [v for v in nxt if v is not None and v != []]
+        # null, [] and "" are how sites write "no value": nothing found, never a value of None
+        current = [v for v in nxt if v is not None and v != [] and not (isinstance(v, str) and not v.strip())]
     current = [v["@value"] if isinstance(v, dict) and "@value" in v else v for v in current]
     if not current:
         return None

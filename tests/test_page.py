@@ -135,3 +135,20 @@ def test_opengraph_and_microdata_fields() -> None:
     assert p.value(Field.opengraph("product:price:amount")) == "39.90"
     assert p.value(Field.microdata("Product", "name")) == p.value(Field.schema("Product", "name")) == "Shade"
     assert p.value(Field.jsonld("Product", "name")) is None
+
+
+@pytest.mark.parametrize(("price", "value", "normalised"), [
+    ("Free", "Free", "0"), ("ab 9,99 €", "ab 9,99 €", "9.99 EUR"), (0, 0, "0"), (None, None, None), ("", None, None),
+    ("  ", None, None), ([], None, None),
+])
+def test_awkward_prices(price: Any, value: Any, normalised: Any) -> None:
+    from changewatch.core.values import normalise_field
+
+    p = page(jsonld={**PRODUCT, "offers": {"@type": "Offer", "price": price}})
+    result = p.extract({"price": Field.schema("Product", "offers.price")})
+    assert result.fields["price"] == value
+    assert normalise_field(value, "price") == normalised
+    # no price is an error naming the path, never a price of None
+    assert (result.error is not None) == (value is None)
+    if value is None:
+        assert "'price' (JSON-LD/microdata Product offers.price) matched nothing" in str(result.error)
