@@ -86,8 +86,9 @@ class Page:
     def _structured_nodes(self, spec: Field) -> list[dict[str, Any]]:
         data = self.structured
         if not spec.types:  # no type named: the top-level items
-            items = {"jsonld": data.jsonld, "microdata": data.microdata}.get(spec.source, data.jsonld + data.microdata)
-            return [item for item in items if isinstance(item, dict)]
+            if spec.source == "microdata" or (spec.source == "schema" and not data.jsonld):
+                return [item for item in data.microdata if isinstance(item, dict)]
+            return [item for item in data.jsonld if isinstance(item, dict)]
         if spec.source == "microdata":
             return find_nodes(data.microdata, spec.types)
         if spec.source == "jsonld":

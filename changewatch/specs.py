@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .core.values import FIELD_KINDS, infer_kind
 from .extract import SelectorError, check_selector, is_xpath
@@ -176,6 +175,3 @@ class Entities:
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items() if f.kind != "auto"}
 
-
-def describe_value(value: Any) -> str:
-    return repr(value) if not isinstance(value, str) or len(value) < 60 else repr(value[:57] + "...")

@@ -11,7 +11,6 @@ import html
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import jstyleson
@@ -157,21 +156,50 @@ def resolve_path(node: Any, path: str, ids: dict[str, dict[str, Any]] | None = N
     return current[0] if len(current) == 1 else current
 
 
-@dataclass(slots=True)
 class StructuredData:
     """A page's JSON-LD items, microdata items (in JSON-LD shape: ``@type`` and properties) and
-    OpenGraph properties."""
+    OpenGraph properties, each extracted on first use: a watch of JSON-LD fields never pays for
+    a microdata walk of the whole page."""
 
-    jsonld: list[Any] = field(default_factory=list)
-    microdata: list[Any] = field(default_factory=list)
-    opengraph: dict[str, Any] = field(default_factory=dict)
-    invalid_blocks: int = 0
-    _ids: dict[str, dict[str, Any]] | None = None
+    def __init__(self, root: Any = None, base_url: str | None = None):
+        self._root = root if isinstance(root, etree._Element) else None
+        self._base_url = base_url
+        self._jsonld: list[Any] | None = None
+        self._microdata: list[Any] | None = None
+        self._opengraph: dict[str, Any] | None = None
+        self._ids: dict[str, dict[str, Any]] | None = None
+        self._invalid_blocks = 0
+
+    @property
+    def jsonld(self) -> list[Any]:
+        if self._jsonld is None:
+            extractor = _LenientJsonLd()
+            self._jsonld = extractor.extract_items(self._root) if self._root is not None else []
+            self._invalid_blocks = extractor.invalid
+        return self._jsonld
+
+    @property
+    def invalid_blocks(self) -> int:
+        """JSON-LD blocks beyond repair, skipped."""
+        self.jsonld  # noqa: B018 - parsed on first use
+        return self._invalid_blocks
+
+    @property
+    def microdata(self) -> list[Any]:
+        if self._microdata is None:
+            self._microdata = _microdata(self._root, self._base_url) if self._root is not None else []
+        return self._microdata
+
+    @property
+    def opengraph(self) -> dict[str, Any]:
+        if self._opengraph is None:
+            self._opengraph = _opengraph(self._root) if self._root is not None else {}
+        return self._opengraph
 
     def nodes(self, types: Iterable[str]) -> list[dict[str, Any]]:
-        """Nodes of one of *types*: JSON-LD's first, then microdata's."""
+        """Nodes of one of *types*: JSON-LD's, or microdata's when JSON-LD has none."""
         wanted = list(types)
-        return find_nodes(self.jsonld, wanted) + find_nodes(self.microdata, wanted)
+        return find_nodes(self.jsonld, wanted) or find_nodes(self.microdata, wanted)
 
     def types(self) -> set[str]:
         """Every type name found in JSON-LD and microdata."""
@@ -181,6 +209,15 @@ class StructuredData:
         if self._ids is None:
             self._ids = _index_ids(self.jsonld)
         return resolve_path(node, path, self._ids)
+
+
+def _microdata(root: etree._Element, base_url: str | None) -> list[Any]:
+    try:
+        raw = MicrodataExtractor().extract_items(root, base_url=base_url)
+        items: list[Any] = _umicrodata_microformat(raw, schema_context="http://schema.org")
+        return items
+    except Exception:  # malformed microdata (itemprop without itemscope, loops) is no data
+        return []
 
 
 def _opengraph(root: etree._Element) -> dict[str, Any]:
@@ -194,23 +231,6 @@ def _opengraph(root: etree._Element) -> dict[str, Any]:
     return props
 
 
-def structured_data(root: Any, base_url: str | None = None, *,
-                    syntaxes: Iterable[str] = ("json-ld", "microdata", "opengraph")) -> StructuredData:
-    """Extract the *syntaxes* from an lxml document (a parsel Selector's ``root``)."""
-    if not isinstance(root, etree._Element):
-        return StructuredData()
-    wanted = set(syntaxes)
-    data = StructuredData()
-    if "json-ld" in wanted:
-        extractor = _LenientJsonLd()
-        data.jsonld = extractor.extract_items(root)
-        data.invalid_blocks = extractor.invalid
-    if "microdata" in wanted:
-        try:
-            raw = MicrodataExtractor().extract_items(root, base_url=base_url)
-            data.microdata = _umicrodata_microformat(raw, schema_context="http://schema.org")
-        except Exception:  # malformed microdata (itemprop without itemscope, loops) is no data
-            data.microdata = []
-    if "opengraph" in wanted:
-        data.opengraph = _opengraph(root)
-    return data
+def structured_data(root: Any, base_url: str | None = None) -> StructuredData:
+    """The structured data of an lxml document (a parsel Selector's ``root``), extracted lazily."""
+    return StructuredData(root, base_url)
