@@ -10,20 +10,24 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Addon", "ChangeRecord", "Observation", "__version__"]
+__all__ = ["Addon", "ChangeRecord", "ChangewatchSpider", "Entities", "Field", "Observation", "Page",
+           "__version__", "canonical_url"]
 
 if TYPE_CHECKING:
     from .addon import Addon
+    from .core.urls import canonical_url
     from .items import ChangeRecord, Observation
+    from .page import Page
+    from .specs import Entities, Field
+    from .spider import ChangewatchSpider
+
+_LAZY = {"Addon": "addon", "ChangeRecord": "items", "Observation": "items", "ChangewatchSpider": "spider",
+         "Entities": "specs", "Field": "specs", "Page": "page", "canonical_url": "core.urls"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Addon":
-        from .addon import Addon
+    if name in _LAZY:
+        from importlib import import_module
 
-        return Addon
-    if name in ("ChangeRecord", "Observation"):
-        from . import items
-
-        return getattr(items, name)
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'changewatch' has no attribute {name!r}")

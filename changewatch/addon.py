@@ -12,16 +12,23 @@ PIPELINE_ORDER = {
     "changewatch.pipelines.ContentPipeline": 730,
     "changewatch.pipelines.CommitPipeline": 790,
 }
-# Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
-# the cache's own validators, which this middleware then leaves alone.
-DOWNLOADER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalRequestMiddleware": 950}
-SPIDER_MIDDLEWARE_ORDER = {"changewatch.conditional.ConditionalSpiderMiddleware": 950,
-                           "changewatch.delivery.RedeliveryMiddleware": 960}
+DOWNLOADER_MIDDLEWARE_ORDER = {
+    # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
+    # point's headers win over defaults, and its cookies and proxy are there for those to send.
+    "changewatch.vantage.VantageMiddleware": 350,
+    # Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
+    # the cache's own validators, which this middleware then leaves alone.
+    "changewatch.conditional.ConditionalRequestMiddleware": 950,
+}
+SPIDER_MIDDLEWARE_ORDER = {
+    "changewatch.conditional.ConditionalSpiderMiddleware": 950,
+    "changewatch.delivery.RedeliveryMiddleware": 960,
+}
 
 
 class Addon:
-    """Enables the changewatch pipelines and middlewares at "addon" priority; settings and ``custom_settings``
-    still override every value."""
+    """Enables the changewatch pipelines and middlewares at "addon" priority; settings and
+    ``custom_settings`` still override every value."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),

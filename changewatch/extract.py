@@ -1,19 +1,17 @@
-"""Extraction of tracked values from a page: CSS/XPath selectors and JSON-LD (via extruct)."""
+"""Extraction of tracked values from a page: CSS/XPath selectors (structured data: ``structured``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
 
-from extruct.jsonld import JsonLdExtractor
 from lxml import etree
 from parsel import Selector, SelectorList
 from parsel.csstranslator import HTMLTranslator
 
-__all__ = ["JsonLd", "SelectorError", "check_selector", "find_nodes", "jsonld", "resolve_path", "select",
-           "select_value"]
+from .structured import find_nodes, resolve_path
+
+__all__ = ["SelectorError", "binary_body", "check_selector", "find_nodes", "is_xpath", "resolve_path", "select",
+           "select_value", "value_of"]
 
 _WS = re.compile(r"\s+")
 
@@ -44,90 +42,32 @@ def select(sel: Selector | SelectorList[Selector], query: str) -> SelectorList[S
     return sel.xpath(query) if is_xpath(query) else sel.css(query)
 
 
-def select_value(sel: Selector, query: str) -> str | None:
-    """First match of *query*: a text or attribute node as is, an element as its visible text
-    (whitespace collapsed); None when nothing matches."""
-    matches = select(sel, query)
-    if not matches:
-        return None
-    first = matches[0]
-    if isinstance(first.root, etree._Element):
-        text = " ".join(first.xpath(".//text()[not(ancestor::script or ancestor::style)]").getall())
+def value_of(match: Selector) -> str:
+    """A text or attribute node as is, an element as its visible text (whitespace collapsed)."""
+    if isinstance(match.root, etree._Element):
+        text = " ".join(match.xpath(".//text()[not(ancestor::script or ancestor::style)]").getall())
     else:
-        text = str(first.get())
+        text = str(match.get())
     return _WS.sub(" ", text).strip()
 
 
-class _LenientJsonLd(JsonLdExtractor):  # type: ignore[misc]
-    """extruct's JSON-LD extractor, one block at a time: an invalid block is counted and
-    skipped instead of failing the whole page."""
-
-    def __init__(self) -> None:
-        self.invalid = 0
-
-    def _extract_items(self, node: Any) -> list[Any]:
-        try:
-            return list(super()._extract_items(node))
-        except Exception:  # invalid JSON in one block must not hide the others
-            self.invalid += 1
-            return []
+def select_value(sel: Selector, query: str) -> str | None:
+    """First match of *query* (see :func:`value_of`); None when nothing matches."""
+    matches = select(sel, query)
+    return value_of(matches[0]) if matches else None
 
 
-@dataclass(frozen=True, slots=True)
-class JsonLd:
-    items: list[Any]
-    invalid_blocks: int
+_BINARY_MAGIC = {b"%PDF": "PDF", b"\x89PNG": "PNG image", b"GIF8": "GIF image", b"\xff\xd8\xff": "JPEG image",
+                 b"PK\x03\x04": "ZIP archive", b"\x1f\x8b": "gzip data", b"RIFF": "binary data",
+                 b"\x00\x00\x01\x00": "binary data"}
 
 
-def jsonld(sel: Selector) -> JsonLd:
-    extractor = _LenientJsonLd()
-    root = sel.root
-    items = extractor.extract_items(root) if isinstance(root, etree._Element) else []
-    return JsonLd(items, extractor.invalid)
-
-
-def _type_names(node: dict[str, Any]) -> set[str]:
-    types = node.get("@type")
-    values = types if isinstance(types, list) else [types]
-    return {str(t).rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1] for t in values if t}
-
-
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, dict):
-            yield current
-            stack.extend(reversed(list(current.values())))
-        elif isinstance(current, list):
-            stack.extend(reversed(current))
-
-
-def find_nodes(items: Iterable[Any], types: Iterable[str]) -> list[dict[str, Any]]:
-    """Every JSON-LD node (top level, inside ``@graph``, lists or nested) of one of *types*."""
-    wanted = set(types)
-    return [node for item in items for node in _walk(item) if _type_names(node) & wanted]
-
-
-def resolve_path(node: Any, path: str) -> Any:
-    """Value at dotted *path*; lists along the way are mapped over. A single result is returned
-    as a scalar, none as None.
-
-    >>> resolve_path({"offers": [{"price": "9.99"}]}, "offers.price")
-    '9.99'
-    >>> resolve_path({"offers": [{"price": 1}, {"price": 2}]}, "offers.price")
-    [1, 2]
-    """
-    current: list[Any] = [node]
-    for part in path.split("."):
-        nxt: list[Any] = []
-        for value in current:
-            if isinstance(value, dict) and part in value:
-                found = value[part]
-                nxt.extend(found if isinstance(found, list) else [found])
-        current = nxt
-    if isinstance(node, dict) and current and all(isinstance(v, dict) and "@value" in v for v in current):
-        current = [v["@value"] for v in current]
-    if not current:
-        return None
-    return current[0] if len(current) == 1 else current
+def binary_body(body: bytes) -> str | None:
+    """What kind of binary *body* is (None: it looks like text)."""
+    head = body[:1024]
+    for magic, kind in _BINARY_MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    if head.count(b"\x00") > len(head) // 8 and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "binary data (NUL bytes)"
+    return None

@@ -42,7 +42,8 @@ _OBSERVATION_FIELDS = ("fields", "text", "html", "entities", "error")
 
 def as_observation(item: Any) -> Observation | None:
     """*item* as an Observation, or None when it is not one: any item kind (dict, dataclass,
-    attrs, scrapy.Item) with ``key``, ``url`` and at least one of fields/text/html/entities/error."""
+    attrs, scrapy.Item) with ``key``, ``url`` and at least one of fields/text/html/entities/error.
+    An optional ``kinds`` ({field: kind}) says how field values compare (price, date…)."""
     if isinstance(item, Observation):
         return item
     if not ItemAdapter.is_item(item):
@@ -58,6 +59,8 @@ def as_observation(item: Any) -> Observation | None:
                       text=adapter.get("text"), html=adapter.get("html"), region=adapter.get("region"),
                       entities=adapter.get("entities"), error=adapter.get("error"),
                       options=dict(adapter.get("options") or {}))
+    if adapter.get("kinds"):
+        obs.options["kinds"] = {**obs.options.get("kinds", {}), **dict(adapter["kinds"])}
     if adapter.get("observed_at"):
         obs.observed_at = str(adapter["observed_at"])
     return obs

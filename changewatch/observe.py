@@ -2,39 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from parsel import Selector
 from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
-from .extract import find_nodes, jsonld, resolve_path, select, select_value
+from .extract import binary_body
 from .items import Observation
+from .page import Page
+from .specs import Entities, Field
 from .watchlist import Watch
 
-__all__ = ["binary_body", "describe_failure", "observe_watch"]
+__all__ = ["binary_body", "describe_failure", "observe_watch", "watch_specs"]
 
-_BINARY_MAGIC = (
-    b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00"
-)
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
-
-
-def binary_body(body: bytes) -> str | None:
-    """What kind of binary *body* is (None: it looks like text)."""
-    head = body[:1024]
-    for magic in _BINARY_MAGIC:
-        if head.startswith(magic):
-            return {b"%PDF": "PDF", b"\x89PNG": "PNG image", b"GIF8": "GIF image", b"\xff\xd8\xff": "JPEG image",
-                    b"PK\x03\x04": "ZIP archive", b"\x1f\x8b": "gzip data"}.get(magic, "binary data")
-    if head.count(b"\x00") > len(head) // 8 and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "binary data (NUL bytes)"
-    return None
-
 
 # Scrapy 2.19 raises its own download exceptions; older versions and other paths raise Twisted's.
 _FAILURE_CLASSES: list[tuple[tuple[type[BaseException], ...], str]] = [
@@ -69,58 +52,35 @@ def describe_failure(failure: Failure) -> str:
     return f"fetch: {type(exc).__name__}: {exc}"
 
 
-def _jsonld_fields(watch: Watch, sel: Selector) -> tuple[dict[str, Any], str | None, int]:
-    assert watch.jsonld is not None
-    data = jsonld(sel)
-    types = watch.jsonld.types
-    nodes = find_nodes(data.items, types) if types else [i for i in data.items if isinstance(i, dict)]
-    if not nodes:
-        what = f"of type {'/'.join(types)} " if types else ""
-        return {}, (f"extraction: no JSON-LD node {what}found ({len(data.items)} valid items, "
-                    f"{data.invalid_blocks} invalid blocks)"), data.invalid_blocks
-    node = nodes[0]
-    fields = {path: resolve_path(node, path) for path in watch.jsonld.fields}
-    missing = [p for p, v in fields.items() if v is None]
-    error = f"extraction: JSON-LD path {', '.join(missing)} matched nothing" if missing else None
-    return fields, error, data.invalid_blocks
+def watch_specs(watch: Watch) -> tuple[dict[str, Field], Entities | None]:
+    """The field and entity specs of a watch: JSON-LD (then microdata) paths and selectors."""
+    kinds = watch.kinds
+    fields: dict[str, Field] = {}
+    entities: Entities | None = None
+    spec = watch.jsonld
+    if spec is not None and spec.key is not None:
+        # Several products on one page (a category grid, per-size offers): one entity per node.
+        entities = Entities.structured(spec.types, key=spec.key, fields={
+            path: Field.path(path, kind=kinds.get(path)) for path in spec.fields})
+    elif spec is not None:
+        fields.update({path: Field.schema(spec.types, path, kind=kinds.get(path)) for path in spec.fields})
+    fields.update({name: Field.select(query, kind=kinds.get(name, "auto")) for name, query in watch.fields.items()})
+    if watch.entities is not None:
+        e = watch.entities
+        entities = Entities.select(e.selector, key=e.key, fields={
+            name: Field.select(query, kind=kinds.get(name, "auto")) for name, query in e.fields.items()})
+    return fields, entities
 
 
 def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
-    obs = Observation(key=watch.key, url=response.url, region=watch.region, options=watch.options())
-    kind = binary_body(response.body)
-    if kind is not None or not isinstance(response, TextResponse):
-        ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        obs.error = f"unsupported: {kind or 'non-text response'} (Content-Type: {ctype or 'none'})"
-        return obs, 0
-    invalid = 0
-    errors: list[str] = []
+    page = Page(response)
     if watch.compares_text:
-        obs.html = response.text
+        obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
         return obs, 0
-    sel = Selector(text=response.text, base_url=response.url) if response.text.strip() else None
-    if sel is None:
-        obs.error = "empty: the response body is empty"
-        return obs, 0
-    fields: dict[str, Any] = {}
-    if watch.jsonld is not None:
-        found, error, invalid = _jsonld_fields(watch, sel)
-        fields.update(found)
-        errors.extend([error] if error else [])
-    for name, query in watch.fields.items():
-        value = select_value(sel, query)
-        fields[name] = value
-        if value is None:
-            errors.append(f"extraction: field {name!r} ({query}) matched nothing")
-    if watch.jsonld is not None or watch.fields:
-        obs.fields = fields
-    if watch.entities is not None:
-        spec = watch.entities
-        nodes = select(sel, spec.selector)
-        obs.entities = [{"key": select_value(node, spec.key),
-                         "fields": {n: select_value(node, q) for n, q in spec.fields.items()}} for node in nodes]
-        if not nodes:
-            errors.append(f"extraction: entities selector {spec.selector!r} matched nothing")
-    if errors:
-        obs.error = "; ".join(errors)
-    return obs, invalid
+    fields, entities = watch_specs(watch)
+    obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
+                       options=watch.options())
+    # Watches compared by fields do not compare their text: only the region's presence matters.
+    obs.html = None
+    return obs, page.invalid_jsonld_blocks

@@ -1,5 +1,7 @@
 """Scrapy settings of the changewatch project (``scrapy.cfg`` and the Scrapyd entry point)."""
 
+from pathlib import Path
+
 from changewatch import __version__
 
 BOT_NAME = "changewatch"
@@ -24,3 +26,8 @@ CONCURRENT_ITEMS = 16
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+
+# `scrapy genspider -t changewatch NAME DOMAIN`: a per-site spider with the conventions in place.
+TEMPLATES_DIR = str(Path(__file__).resolve().parent / "templates")
+# `scrapy check`: @site_path (a path on the spider's -a site=URL) and @observes contracts.
+SPIDER_CONTRACTS = {"changewatch.contracts.SitePathContract": 10, "changewatch.contracts.ObservesContract": 10}

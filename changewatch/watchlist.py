@@ -14,13 +14,15 @@ import yaml
 
 from .core.normalise import RegionError, check_region
 from .core.urls import canonical_url
+from .core.values import FIELD_KINDS
 from .extract import SelectorError, check_selector
+from .vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
 
 __all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
 
 WATCH_OPTIONS = frozenset(
     {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params",
-     "conditional"}
+     "kinds", "conditional", *VANTAGE_OPTIONS}
 )
 DEFAULT_OPTIONS = WATCH_OPTIONS - {"url", "key"}
 
@@ -33,6 +35,8 @@ class WatchlistError(ValueError):
 class JsonLdSpec:
     types: tuple[str, ...]
     fields: tuple[str, ...]
+    #: a path in each node: every node of the types is an entity under this key
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +58,16 @@ class Watch:
     entities: EntitySpec | None = None
     keep_params: tuple[str, ...] = ()
     drop_params: tuple[str, ...] = ()
+    kinds: dict[str, str] = field(default_factory=dict)
+    vantage: Vantage = field(default_factory=Vantage)
     conditional: bool = True
 
     def spec(self) -> str:
-        """A digest of how this watch extracts its page: when it changes (a new field, another
-        region), an unchanged page must still be fetched in full once, not answered with a 304."""
+        """A digest of how this watch fetches and reads its page: when it changes (a new field,
+        another region, another vantage point), an unchanged page must still be fetched in full
+        once, not answered with a 304."""
         parts = (self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()), self.entities,
-                 self.keep_params, self.drop_params)
+                 self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
@@ -93,10 +100,24 @@ def _selectors(value: Any, what: str) -> dict[str, str]:
 
 
 def _jsonld(value: Any) -> JsonLdSpec:
-    if not isinstance(value, Mapping) or set(value) - {"type", "fields"} or "fields" not in value:
-        raise ValueError(f"jsonld must be a mapping with 'type' and 'fields', not {value!r}")
+    if not isinstance(value, Mapping) or set(value) - {"type", "fields", "key"} or "fields" not in value:
+        raise ValueError(f"jsonld must be a mapping with 'type', 'fields' and optionally 'key', not {value!r}")
     types = _strings(value.get("type", []) or [], "jsonld.type") if value.get("type") else ()
-    return JsonLdSpec(types, _strings(value["fields"], "jsonld.fields"))
+    key = value.get("key")
+    if key is not None and (not isinstance(key, str) or not key.strip()):
+        raise ValueError(f"jsonld.key must be a dotted path such as 'sku' or 'url', not {key!r}")
+    if key is not None and not types:
+        raise ValueError("jsonld.key needs a jsonld.type: every node of that type is one entity")
+    return JsonLdSpec(types, _strings(value["fields"], "jsonld.fields"), key)
+
+
+def _kinds(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not value:
+        raise ValueError(f"kinds must be a mapping of field name: kind, not {value!r}")
+    for name, kind in value.items():
+        if kind not in FIELD_KINDS:
+            raise ValueError(f"kinds.{name}: unknown kind {kind!r}; known: {', '.join(sorted(FIELD_KINDS))}")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _entities(value: Any) -> EntitySpec:
@@ -151,6 +172,7 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
         raise ValueError(f"conditional must be true or false, not {conditional!r}")
     keep = _strings(raw["keep_params"], "keep_params") if raw.get("keep_params") else ()
     drop = _strings(raw["drop_params"], "drop_params") if raw.get("drop_params") else ()
+    kinds = _kinds(raw["kinds"]) if raw.get("kinds") is not None else {}
     return Watch(
         url=url,
         key=str(key).strip() if key is not None else canonical_url(url, keep=keep, drop=drop),
@@ -158,7 +180,7 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
         jsonld=_jsonld(raw["jsonld"]) if raw.get("jsonld") is not None else None,
         fields=_selectors(raw["fields"], "fields") if raw.get("fields") is not None else {},
         entities=_entities(raw["entities"]) if raw.get("entities") is not None else None,
-        keep_params=keep, drop_params=drop, conditional=conditional,
+        keep_params=keep, drop_params=drop, kinds=kinds, vantage=parse_vantage(raw), conditional=conditional,
     )
 
 

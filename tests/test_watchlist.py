@@ -68,6 +68,12 @@ def test_json_watchlist(tmp_path: Path) -> None:
     ({"watches": [{"url": "https://a.example/", "threshold": "3"}]}, "threshold"),
     ({"watches": [{"url": "https://a.example/", "sort_lines": "yes"}]}, "sort_lines"),
     ({"watches": [{"url": "https://a.example/", "jsonld": {"type": "Product"}}]}, "jsonld"),
+    ({"watches": [{"url": "https://a.example/", "jsonld": {"fields": ["price"], "key": "sku"}}]}, "jsonld.key needs"),
+    ({"watches": [{"url": "https://a.example/", "jsonld": {"type": "Offer", "fields": ["price"], "key": ""}}]},
+     "jsonld.key must be"),
+    ({"watches": [{"url": "https://a.example/", "fields": {"p": "p"}, "kinds": {"p": "money"}}]},
+     r"kinds\.p: unknown kind 'money'"),
+    ({"watches": [{"url": "https://a.example/", "accept_language": "??"}]}, "accept_language must be"),
     ({"watches": [{"url": "https://a.example/", "entities": {"selector": "li"}}]}, r"entities\.key is required"),
     ({"watches": [{"url": "https://a.example/", "entities": {"selector": "li[", "key": "a"}}]},
      r"entities\.selector"),
@@ -96,3 +102,12 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(WatchlistError):
         load_watchlist(binary)
+
+
+def test_kinds_key_and_vantage_options() -> None:
+    [watch] = parse_watchlist({"watches": [{
+        "url": "https://shop.example/c/lamps", "jsonld": {"type": "Product", "key": "sku", "fields": ["offers.price"]},
+        "kinds": {"offers.price": "price"}, "accept_language": "en-GB", "headers": {"X-A": "1"}}]})
+    assert watch.jsonld is not None and watch.jsonld.key == "sku"
+    assert watch.kinds == {"offers.price": "price"}
+    assert watch.vantage.accept_language == "en-GB" and watch.vantage.headers == (("X-A", "1"),)

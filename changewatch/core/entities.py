@@ -9,6 +9,7 @@ from typing import Any
 
 from .fields import compare_fields, normalise_value
 from .urls import canonical_url
+from .values import normalise_fields
 
 __all__ = ["Entity", "build_entities", "compare_entities"]
 
@@ -35,9 +36,10 @@ def _fallback_key(fields: Mapping[str, Any]) -> str:
 
 
 def build_entities(raw: Iterable[Mapping[str, Any]], *, base_url: str | None = None,
-                   keep_params: Iterable[str] = (), drop_params: Iterable[str] = ()) -> dict[str, Entity]:
+                   keep_params: Iterable[str] = (), drop_params: Iterable[str] = (),
+                   kinds: Mapping[str, str] | None = None) -> dict[str, Entity]:
     """Entities keyed by canonical URL (relative keys joined to *base_url*); the first of
-    several entities with one key wins."""
+    several entities with one key wins. Fields are normalised by their *kinds*."""
     from urllib.parse import urljoin
 
     keep, drop = tuple(keep_params), tuple(drop_params)
@@ -56,7 +58,7 @@ def build_entities(raw: Iterable[Mapping[str, Any]], *, base_url: str | None = N
             except ValueError:  # unparseable ("http://[oops"): one bad link must not sink the page
                 canon = text
         if canon not in out:
-            out[canon] = Entity(canon, fields, {k: normalise_value(v) for k, v in fields.items()})
+            out[canon] = Entity(canon, fields, normalise_fields(fields, kinds))
     return out
 
 

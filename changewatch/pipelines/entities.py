@@ -28,9 +28,15 @@ class EntitySetPipeline:
         if obs is None:
             return item
         if obs.entities is not None and obs.error is None:
-            entities = build_entities(obs.entities, base_url=obs.url,
-                                      keep_params=obs.options.get("keep_params") or (),
-                                      drop_params=obs.options.get("drop_params") or ())
+            try:
+                entities = build_entities(obs.entities, base_url=obs.url,
+                                          keep_params=obs.options.get("keep_params") or (),
+                                          drop_params=obs.options.get("drop_params") or (),
+                                          kinds=obs.options.get("kinds"))
+            except ValueError as exc:  # an unknown kind: the spider's mistake, reported as an error
+                obs.error = f"entities: {exc}"
+                self.stats.inc("bad_kind")
+                return obs
             obs.digest["entities"] = entities
             self.stats.inc("observed")
             self.stats.inc("duplicates", len(obs.entities) - len(entities))

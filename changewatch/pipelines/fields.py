@@ -6,14 +6,15 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..core.fields import normalise_value
+from ..core.values import normalise_fields
 from ..stats import Stats
 from .adopt import Adopter
 
 
 class FieldPipeline:
     """Adopts any observation-like item as an :class:`~changewatch.items.Observation` and
-    normalises its fields ("89.00" = 89, schema.org enums without scheme/host, whitespace)."""
+    normalises its fields ("89.00" = 89, schema.org enums without scheme/host, whitespace), each
+    by its kind (``options["kinds"]``: price, availability, date…)."""
 
     def __init__(self, stats: Stats, adopt: Adopter):
         self.stats = stats
@@ -28,6 +29,11 @@ class FieldPipeline:
         if obs is None:
             return item
         if obs.fields is not None and obs.error is None:
-            obs.digest["norm_fields"] = {name: normalise_value(v) for name, v in obs.fields.items()}
+            try:
+                obs.digest["norm_fields"] = normalise_fields(obs.fields, obs.options.get("kinds"))
+            except ValueError as exc:  # an unknown kind: the spider's mistake, reported as an error
+                obs.error = f"fields: {exc}"
+                self.stats.inc("bad_kind")
+                return obs
             self.stats.inc("observed")
         return obs

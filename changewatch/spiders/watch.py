@@ -13,6 +13,7 @@ from twisted.python.failure import Failure
 from ..items import Observation
 from ..observe import describe_failure, observe_watch
 from ..stats import Stats
+from ..vantage import META_KEY as VANTAGE_META_KEY
 from ..watchlist import Watch, load_watchlist
 
 __all__ = ["WatchSpider"]
@@ -39,10 +40,12 @@ class WatchSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for watch in self.watches:
-            meta = {"changewatch_watch": watch, "changewatch_key": watch.key,
-                    "changewatch_conditional": watch.conditional, "changewatch_spec": watch.spec()}
-            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed, dont_filter=True,
-                                 meta=meta)
+            meta: dict[str, Any] = {"changewatch_watch": watch, "changewatch_key": watch.key,
+                                    "changewatch_conditional": watch.conditional, "changewatch_spec": watch.spec()}
+            if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
+                meta[VANTAGE_META_KEY] = watch.vantage
+            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed,
+                                 dont_filter=True, meta=meta)
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta["changewatch_watch"]

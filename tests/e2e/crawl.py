@@ -1,4 +1,4 @@
-"""Run real ``scrapy crawl watch`` subprocesses against local servers."""
+"""Run real ``scrapy crawl`` subprocesses (the watch spider, per-site spiders) against local servers."""
 
 from __future__ import annotations
 
@@ -41,20 +41,55 @@ class Crawler:
 
     def run(self, *extra: str, feed_option: bool = True) -> CrawlResult:
         self.runs += 1
-        feed = self.workdir / f"changes-{self.runs}.jsonl"
-        stats = self.workdir / f"stats-{self.runs}.json"
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings",
-               "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
-        cmd = [sys.executable, "-m", "scrapy", "crawl", self.spider, *args,
-               *(["-O", str(feed)] if feed_option else []),
-               "-s", f"CHANGEWATCH_STORE={self.store}", "-s", "LOG_LEVEL=INFO",
-               "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
-               "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}', *extra]
-        proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=300)
-        lines = feed.read_text(encoding="utf-8").splitlines() if feed.exists() else []
-        return CrawlResult(proc.returncode, [json.loads(line) for line in lines if line.strip()], proc.stderr,
-                           json.loads(stats.read_text()) if stats.exists() else {})
+        return scrapy_crawl(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
+                            *extra, feed_option=feed_option)
+
+
+class SpiderCrawler:
+    """Crawls one per-site spider repeatedly with one store."""
+
+    def __init__(self, workdir: Path, spider: str, *args: str):
+        self.workdir = workdir
+        self.spider = spider
+        self.args = args
+        self.store = f"sqlite:///{workdir / 'state.db'}"
+        self.runs = 0
+
+    def run(self, *extra: str) -> CrawlResult:
+        self.runs += 1
+        return scrapy_crawl(self.workdir, self.spider, self.runs, *self.args, "-s", f"CHANGEWATCH_STORE={self.store}",
+                            *extra)
+
+
+def scrapy_env() -> dict[str, str]:
+    return {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings",
+            "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> CrawlResult:
+    """``scrapy crawl SPIDER`` in a subprocess: its change records and final stats."""
+    feed = workdir / f"changes-{run}.jsonl"
+    stats = workdir / f"stats-{run}.json"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, *(["-O", str(feed)] if feed_option else []),
+           "-s", "LOG_LEVEL=INFO", "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
+           "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}', *args]
+    proc = subprocess.run(cmd, cwd=workdir, env=scrapy_env(), capture_output=True, text=True, timeout=300)
+    return CrawlResult(proc.returncode, read_feed(feed, killed=proc.returncode < 0), proc.stderr,
+                       json.loads(stats.read_text()) if stats.exists() else {})
+
+
+def read_feed(feed: Path, killed: bool = False) -> list[dict[str, Any]]:
+    """The records of a JSON-lines feed; a killed crawl may have left its last line unfinished."""
+    lines = [line for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()] if feed.exists() else []
+    records = []
+    for i, line in enumerate(lines):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if not (killed and i == len(lines) - 1):
+                raise
+    return records
 
 
 def by_key(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import scrapy
 from scrapy.crawler import Crawler
@@ -131,6 +132,62 @@ def test_any_item_kind_is_an_observation(make_chain: Any, kind: Any) -> None:
                     kind(key="sku-1", url="https://s.example/1", fields={"price": 2}))
     assert out[0] is None
     assert out[1]["changes"] == {"price": {"old": 1, "new": 2}}
+
+
+@dataclasses.dataclass
+class PricedItem:
+    key: str
+    url: str
+    fields: dict[str, Any]
+    kinds: dict[str, str]
+
+
+@attrs.define
+class AttrsPricedItem:
+    key: str
+    url: str
+    fields: dict[str, Any]
+    kinds: dict[str, str]
+
+
+class ScrapyPricedItem(scrapy.Item):
+    key = scrapy.Field()
+    url = scrapy.Field()
+    fields = scrapy.Field()
+    kinds = scrapy.Field()
+
+
+@pytest.mark.parametrize("kind", [dict, PricedItem, AttrsPricedItem, ScrapyPricedItem])
+def test_item_kinds_say_how_fields_compare(make_chain: Any, kind: Any) -> None:
+    chain = make_chain()
+
+    def item(price: str, stock: str) -> Any:
+        return kind(key="sku-1", url="https://s.example/1", fields={"price": price, "stock": stock},
+                    kinds={"price": "price", "stock": "availability"})
+
+    out = chain.run(item("€ 1.234,56", "in stock"), item("1.234,56 EUR", "http://schema.org/InStock"),
+                    item("€ 1.199,00", "InStock"))
+    assert out[:2] == [None, None]  # same price and stock, spelled differently
+    assert out[2]["changes"] == {"price": {"old": "1.234,56 EUR", "new": "€ 1.199,00"}}
+
+
+def test_unknown_kind_is_an_error_record(make_chain: Any) -> None:
+    chain = make_chain()
+    [record] = chain.run(obs(fields={"p": "1"}, options={"kinds": {"p": "money"}}))
+    assert record["kind"] == "error" and "unknown field kind 'money'" in record["error"]
+    assert chain.stat("fields/bad_kind") == 1
+
+
+def test_entity_fields_compare_by_kind(make_chain: Any) -> None:
+    chain = make_chain()
+
+    def board(rent: str) -> Observation:
+        return obs(entities=[{"key": "/ad/1", "fields": {"rent": rent}}], options={"kinds": {"rent": "price"}})
+
+    assert chain.run(board("£1,150 pcm"), board("£ 1150 pcm"))[1] is None
+    [record] = chain.run(board("£1,095 pcm"))
+    assert record["changed"] == [{"key": "https://shop.example/ad/1",
+                                  "changes": {"rent": {"old": "£ 1150 pcm", "new": "£1,095 pcm"}}}]
 
 
 def test_other_items_pass_untouched(make_chain: Any) -> None:

@@ -1,0 +1,1 @@
+"""Fixture sites of the example per-site spiders (changewatch/spiders/catalogue.py, board.py)."""

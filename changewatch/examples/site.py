@@ -1,0 +1,144 @@
+"""Serve the example spiders' fixture pages on 127.0.0.1, with the noise real pages have
+(tokens, clocks, "N hours ago", tracking parameters) and with edits a test or a person makes
+between runs (a price cut, a new product, a redesign), so the example spiders meet real
+changes. The pages were written for changewatch; they copy no real site.
+
+    python -m changewatch.examples.site catalogue      # then: scrapy crawl catalogue -a site=URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["FIXTURES", "FixtureSite"]
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class FixtureSite:
+    """One fixture site (a folder under ``fixtures/``): a URL path is a file path, a path ending
+    in ``/`` its ``index.html``. Records every request's headers in :attr:`requests`. Also
+    answers as an HTTP proxy would (``GET http://any.host/path``), serving its own pages."""
+
+    def __init__(self, name: str, root: Path = FIXTURES):
+        self.root = root / name
+        if not self.root.is_dir():
+            raise ValueError(f"no fixture site {name!r} in {root}")
+        #: path → [(old, new), …] applied to the page on every load
+        self.edits: dict[str, list[tuple[str, str]]] = {}
+        #: path → (status, body) served instead of the page
+        self.overrides: dict[str, tuple[int, bytes]] = {}
+        #: (path with query, headers) of every request, in order
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    def _file(self, path: str) -> Path | None:
+        relative = path.split("?", 1)[0].lstrip("/")
+        if relative.endswith("/") or not relative:
+            relative += "index.html"
+        file = (self.root / relative).resolve()
+        return file if file.is_relative_to(self.root) and file.is_file() else None
+
+    def page(self, path: str) -> str:
+        """The page at *path* as a fresh load serves it, edits applied, noise not yet filled in."""
+        file = self._file(path)
+        if file is None:
+            raise KeyError(path)
+        text = file.read_text(encoding="utf-8")
+        for old, new in self.edits.get(path.split("?", 1)[0], []):
+            text = text.replace(old, new)
+        return text
+
+    def edit(self, path: str, old: str, new: str) -> None:
+        """From now on serve *path* with *old* replaced by *new* (which must be on the page:
+        an edit that changes nothing would make a test pass for the wrong reason)."""
+        if old not in self.page(path):
+            raise ValueError(f"{old!r} is not on {path}")
+        self.edits.setdefault(path, []).append((old, new))
+
+    @staticmethod
+    def _noise(text: str) -> str:
+        now = datetime.now(UTC)
+        fills: dict[str, Callable[[], str]] = {
+            "{{now}}": lambda: now.strftime("%d %b %Y %H:%M:%S UTC"),
+            "{{token}}": lambda: secrets.token_hex(8),
+            "{{ago}}": lambda: f"{random.randint(2, 23)} hours ago",
+            "{{watchers}}": lambda: str(random.randint(2, 40)),
+        }
+        for marker, fill in fills.items():
+            while marker in text:
+                text = text.replace(marker, fill(), 1)
+        return text
+
+    def respond(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        with self._lock:
+            self.requests.append((path, headers))
+        if path.startswith(("http://", "https://")):  # asked as a proxy: "GET http://host/path"
+            parts = urlsplit(path)
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+        bare = path.split("?", 1)[0]
+        if bare in self.overrides:
+            status, body = self.overrides[bare]
+            return status, "text/html; charset=utf-8", body
+        if bare == "/robots.txt":
+            return 200, "text/plain", b"User-agent: *\nAllow: /\n"
+        try:
+            return 200, "text/html; charset=utf-8", self._noise(self.page(bare)).encode("utf-8")
+        except KeyError:
+            return 404, "text/html; charset=utf-8", b"<html><body><h1>Not found</h1></body></html>"
+
+    def start(self, port: int = 0) -> str:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                status, ctype, body = site.respond(self.path, dict(self.headers.items()))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="fixture-site").start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve an example spider's fixture site on 127.0.0.1.")
+    parser.add_argument("name", choices=sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    site = FixtureSite(args.name)
+    url = site.start(args.port)
+    print(f"serving {args.name} at {url}  (scrapy crawl {args.name} -a site={url}); Ctrl-C stops", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        site.stop()
+
+
+if __name__ == "__main__":
+    main()

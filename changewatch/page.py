@@ -1,0 +1,205 @@
+"""A response as a spider sees it: selectors, structured data, and :meth:`Page.observe`, which
+turns field and entity specs into an :class:`~changewatch.items.Observation` whose ``error``
+names the selector or path that stopped matching (never a field that "changed to None")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from parsel import Selector
+from scrapy.http import Response, TextResponse
+
+from .extract import SelectorError, binary_body, select, select_value, value_of
+from .items import Observation
+from .specs import Entities, Field, FieldSpecError, as_fields
+from .structured import StructuredData, find_nodes, structured_data
+
+__all__ = ["Extraction", "Page"]
+
+
+@dataclass(slots=True)
+class Extraction:
+    """Extracted raw values, their kinds, entities, and what went wrong (one message each)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    entities: list[dict[str, Any]] | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        return "; ".join(self.errors) if self.errors else None
+
+
+class Page:
+    """Wraps a response once: parsed HTML and (lazily) its JSON-LD, microdata and OpenGraph.
+
+    ``owner`` (e.g. ``spider 'shop'``) prefixes the errors of specs that fail at run time.
+    """
+
+    def __init__(self, response: Response, *, owner: str = ""):
+        self.response = response
+        self.url = response.url
+        self.owner = owner
+        self.unsupported: str | None = None
+        text = response.text if isinstance(response, TextResponse) and not binary_body(response.body) else None
+        if text is None:
+            ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+            self.unsupported = (f"unsupported: {binary_body(response.body) or 'non-text response'} "
+                                f"(Content-Type: {ctype or 'none'})")
+        elif not text.strip():
+            self.unsupported = "empty: the response body is empty"
+        self._text = text or "<html></html>"
+        self._selector: Selector | None = None
+        self._structured: StructuredData | None = None
+
+    @property
+    def selector(self) -> Selector:
+        # Parsed on first use: a page compared by its text alone is parsed in the worker instead.
+        if self._selector is None:
+            self._selector = Selector(text=self._text, base_url=self.url)
+        return self._selector
+
+    @property
+    def structured(self) -> StructuredData:
+        if self._structured is None:
+            self._structured = structured_data(self.selector.root, self.url)
+        return self._structured
+
+    @property
+    def invalid_jsonld_blocks(self) -> int:
+        """JSON-LD blocks skipped as beyond repair (0 when the structured data was not needed)."""
+        return self._structured.invalid_blocks if self._structured is not None else 0
+
+    def nodes(self, *types: str) -> list[dict[str, Any]]:
+        """JSON-LD then microdata nodes of one of *types*, wherever they are nested."""
+        return self.structured.nodes(types)
+
+    def node(self, *types: str) -> dict[str, Any] | None:
+        found = self.nodes(*types)
+        return found[0] if found else None
+
+    # -- values -----------------------------------------------------------------------------------
+
+    def _structured_nodes(self, spec: Field) -> list[dict[str, Any]]:
+        data = self.structured
+        if not spec.types:  # no type named: the top-level items
+            if spec.source == "microdata" or (spec.source == "schema" and not data.jsonld):
+                return [item for item in data.microdata if isinstance(item, dict)]
+            return [item for item in data.jsonld if isinstance(item, dict)]
+        if spec.source == "microdata":
+            return find_nodes(data.microdata, spec.types)
+        if spec.source == "jsonld":
+            return find_nodes(data.jsonld, spec.types)
+        return data.nodes(spec.types)
+
+    def value(self, spec: Field | str, *, context: Selector | dict[str, Any] | None = None) -> Any:
+        """The raw value of *spec* (None: nothing matched). *context*: the entity element or
+        node that selectors and paths are relative to. Raises SelectorError on a bad selector."""
+        spec = spec if isinstance(spec, Field) else Field.select(spec)
+        if spec.source in ("css", "xpath"):
+            sel = context if isinstance(context, Selector) else self.selector
+            if spec.many:
+                values = [value_of(match) for match in select(sel, spec.query)]
+                return [v for v in values if v] or None
+            value = select_value(sel, spec.query)
+            return value if value else None
+        if spec.source == "opengraph":
+            return self.structured.opengraph.get(spec.query)
+        # "offers.price|offers.lowPrice": the first path that matches (an AggregateOffer has no price)
+        paths = [p.strip() for p in spec.query.split("|") if p.strip()]
+        nodes = [context] if isinstance(context, dict) and not spec.types else self._structured_nodes(spec)
+        for node in nodes:
+            for path in paths:
+                found = self.structured.resolve(node, path)
+                if found is not None:
+                    return found
+        return None
+
+    def _no_nodes(self, spec: Field) -> str:
+        data = self.structured
+        what = {"jsonld": "JSON-LD", "microdata": "microdata"}.get(spec.source, "JSON-LD or microdata")
+        of_type = f" of type {'/'.join(spec.types)}" if spec.types else ""
+        return (f"no {what} node{of_type} on the page ({len(data.jsonld)} JSON-LD items, "
+                f"{data.invalid_blocks} invalid blocks, {len(data.microdata)} microdata items)")
+
+    def extract(self, fields: Mapping[str, Field | str] | None = None, *,
+                entities: Entities | None = None) -> Extraction:
+        """Values of *fields* and the entity set of *entities*, with one error per spec that
+        matched nothing (required fields only) or that could not run (an invalid selector)."""
+        result = Extraction()
+        owner = f"{self.owner}: " if self.owner else ""
+        try:
+            specs = as_fields(fields or {})
+        except FieldSpecError as exc:
+            result.errors.append(f"extraction: {owner}{exc}")
+            return result
+        no_nodes: dict[str, list[str]] = {}  # one message per missing node type, not one per field
+        for name, spec in specs.items():
+            try:
+                value = self.value(spec)
+            except (SelectorError, ValueError) as exc:
+                result.errors.append(f"extraction: {owner}field {name!r}: {exc}")
+                continue
+            result.fields[name] = value
+            if spec.kind != "auto":
+                result.kinds[name] = spec.kind
+            if value is None and spec.required:
+                if spec.structured and not self._structured_nodes(spec):
+                    no_nodes.setdefault(self._no_nodes(spec), []).append(name)
+                else:
+                    result.errors.append(f"extraction: field {name!r} ({spec.describe()}) matched nothing")
+        for why, names in no_nodes.items():
+            result.errors.append(f"extraction: {why}: {', '.join(map(repr, names))} not found")
+        if entities is not None:
+            self._extract_entities(entities, result, owner)
+        return result
+
+    def _extract_entities(self, spec: Entities, result: Extraction, owner: str) -> None:
+        contexts: list[Any]
+        try:
+            contexts = list(select(self.selector, spec.selector)) if spec.selector else self.nodes(*spec.types)
+        except (SelectorError, ValueError) as exc:
+            result.errors.append(f"extraction: {owner}entities: {exc}")
+            return
+        if not contexts:
+            result.errors.append(f"extraction: entities {spec.describe()} matched nothing")
+            return
+        result.kinds.update(spec.kinds())
+        try:
+            result.entities = [{"key": _scalar(self.value(spec.key, context=ctx)),
+                                "fields": {n: self.value(f, context=ctx) for n, f in spec.fields.items()}}
+                               for ctx in contexts]
+        except (SelectorError, ValueError) as exc:
+            result.errors.append(f"extraction: {owner}entities: {exc}")
+
+    # -- observations -----------------------------------------------------------------------------
+
+    def observe(self, key: str, fields: Mapping[str, Field | str] | None = None, *,
+                entities: Entities | None = None, text: bool = False, region: str | None = None,
+                kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
+        """An Observation of this page under *key*: *fields* and *entities* extracted, and with
+        *text* (or a *region*) the page's text compared too. Any problem becomes ``error``."""
+        obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}))
+        if self.unsupported:
+            obs.error = self.unsupported
+            return obs
+        extraction = self.extract(fields, entities=entities)
+        if fields:
+            obs.fields = extraction.fields
+        if entities is not None:
+            obs.entities = extraction.entities if extraction.entities is not None else []
+        merged = {**extraction.kinds, **(kinds or {})}
+        if merged:
+            obs.options["kinds"] = {**obs.options.get("kinds", {}), **merged}
+        if text or region:
+            obs.html = self.response.text
+        obs.error = extraction.error
+        return obs
+
+
+def _scalar(value: Any) -> Any:
+    # An entity key found several times (an offer listing its url twice) is still one key.
+    return value[0] if isinstance(value, list) and value else value

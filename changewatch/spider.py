@@ -1,0 +1,135 @@
+"""``ChangewatchSpider``: the base of a per-site spider (docs/adding-a-site.md).
+
+A per-site spider finds the pages, names each watched thing with a stable key and says which
+fields and entities to compare; the pipelines do the rest (normalising, comparing with the
+last good observation, the store, the change feed). Nothing here is required: any spider that
+yields observation-like items works. This class only makes the conventions the easy path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+from urllib.parse import urljoin, urlsplit
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response
+from scrapy.settings import BaseSettings
+from twisted.python.failure import Failure
+
+from .core.urls import canonical_url
+from .items import Observation
+from .observe import describe_failure
+from .page import Page
+from .specs import Entities, Field, as_fields
+from .stats import Stats
+from .vantage import META_KEY as VANTAGE_META_KEY
+from .vantage import VantageError, vantage_from_setting
+
+__all__ = ["KEY_META", "ChangewatchSpider"]
+
+#: request meta: the key an observation of this request's page will have (used when it fails)
+KEY_META = "changewatch_key"
+
+
+class ChangewatchSpider(scrapy.Spider):
+    """Base of per-site spiders.
+
+    - ``fields`` / ``entities`` (class attributes, optional): the default specs of
+      :meth:`observe`, checked when the spider starts (a bad selector stops the run naming the
+      spider and the field).
+    - ``-a site=URL``: the site's base URL (staging, a local copy); :meth:`url` joins paths to it.
+    - :meth:`watch` builds the request of a watched page: never filtered as a duplicate, its
+      failures become ``error`` observations under the same key.
+    - ``vantage`` (class attribute): the spider's fixed vantage point (``CHANGEWATCH_VANTAGE`` at
+      spider priority) for every request; ``vantage=`` on :meth:`watch` for one request.
+    - ``spec_version`` (class attribute): bump it when the parsing changes; re-visits are
+      conditional requests (docs/conditional.md), and a new version fetches each page in full once.
+    """
+
+    #: default field specs of :meth:`observe` (name: Field or selector string)
+    fields: ClassVar[Mapping[str, Field | str]] = {}
+    #: default entity spec of :meth:`observe`
+    entities: ClassVar[Entities | None] = None
+    #: the site's base URL when ``-a site=`` is not given
+    default_site: ClassVar[str | None] = None
+    #: the spider's vantage point (proxy, accept_language, cookies, headers): CHANGEWATCH_VANTAGE
+    vantage: ClassVar[Mapping[str, Any] | None] = None
+    #: bump when the spider's parsing changes: the next run fetches every page in full once,
+    #: instead of being told "304 Not Modified" about pages it would now read differently
+    spec_version: ClassVar[str | None] = None
+
+    cw_stats: Stats
+
+    def __init__(self, *args: Any, site: str | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.site = (site or self.default_site or "").strip() or None
+        if self.site is not None:
+            parts = urlsplit(self.site)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"spider {self.name!r}: site must be an absolute http(s) URL, not {site!r}")
+        # Checked now, not on the first page: a typo stops the run naming the spider and field.
+        self._fields = as_fields(self.fields, owner=f"spider {self.name!r}")
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        if cls.vantage is not None:
+            try:
+                vantage_from_setting(dict(cls.vantage))
+            except VantageError as exc:
+                raise VantageError(f"spider {cls.name!r}: vantage: {exc}") from None
+            settings.set("CHANGEWATCH_VANTAGE", dict(cls.vantage), priority="spider")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ChangewatchSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.cw_stats = Stats(crawler, "spider")
+        return spider
+
+    def url(self, path: str) -> str:
+        """*path* joined with the site's base URL (``-a site=``)."""
+        if self.site is None:
+            raise ValueError(f"spider {self.name!r} needs a site: scrapy crawl {self.name} -a site=URL")
+        return urljoin(self.site if self.site.endswith("/") else self.site + "/", path.lstrip("/"))
+
+    def page(self, response: Response) -> Page:
+        """The response as a :class:`~changewatch.page.Page`, its errors naming this spider."""
+        return Page(response, owner=f"spider {self.name!r}")
+
+    def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
+              meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
+        """The request of a watched page. *key*: the key its observation will have, when it is
+        known before the fetch (a SKU from the category page); a failed fetch is then an error
+        of that key. Without it, failures are keyed by the page's canonical URL."""
+        request_meta = dict(meta or {})
+        if self.spec_version is not None:
+            request_meta.setdefault("changewatch_spec", f"{self.name}:{self.spec_version}")
+        if key is not None:
+            request_meta[KEY_META] = key
+        if vantage is not None:
+            request_meta[VANTAGE_META_KEY] = vantage
+        kwargs.setdefault("errback", self.observation_failed)
+        return Request(url, callback=callback, dont_filter=True, meta=request_meta, **kwargs)
+
+    def observe(self, response: Response | Page, key: str, fields: Mapping[str, Field | str] | None = None, *,
+                entities: Entities | None = None, text: bool = False, region: str | None = None,
+                kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
+        """An Observation of *response* under *key*: *fields* (default: the class's ``fields``)
+        and *entities* (default: the class's ``entities``) extracted; with *text* or *region*
+        the page's text compared too. Extraction that matches nothing is an ``error``."""
+        page = response if isinstance(response, Page) else self.page(response)
+        specs = self._fields if fields is None else fields
+        obs = page.observe(key, specs or None, entities=entities if entities is not None else self.entities,
+                           text=text, region=region, kinds=kinds, options=options)
+        self.cw_stats.inc("error" if obs.error else "observed")
+        self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
+        return obs
+
+    def observation_failed(self, failure: Failure) -> Iterator[Observation]:
+        """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
+        request: Request = failure.request  # type: ignore[attr-defined]
+        key = request.meta.get(KEY_META) or canonical_url(request.url)
+        self.cw_stats.inc("failed")
+        yield Observation(key=str(key), url=request.url, error=describe_failure(failure))

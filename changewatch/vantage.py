@@ -1,0 +1,168 @@
+"""A fixed vantage point: the same proxy, language, cookies and headers on every run, so that the
+only thing that differs between two observations is time (not the country a rotating proxy
+landed in, nor the language a site guessed).
+
+Per request: ``meta["changewatch_vantage"]`` (a mapping or a :class:`Vantage`; ``None`` opts out).
+Per spider or project: the ``CHANGEWATCH_VANTAGE`` setting (``custom_settings`` for one spider).
+Per watch: the watchlist options ``proxy``, ``headers``, ``cookies``, ``accept_language``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request
+
+from .stats import Stats
+
+__all__ = ["META_KEY", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
+           "vantage_from_setting"]
+
+META_KEY = "changewatch_vantage"
+VANTAGE_OPTIONS = ("proxy", "headers", "cookies", "accept_language")
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field and cookie names
+_LANGUAGE = re.compile(r"^\s*(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)(?:\s*;\s*q=[01](?:\.\d{0,3})?)?"
+                       r"(?:\s*,\s*(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)(?:\s*;\s*q=[01](?:\.\d{0,3})?)?)*\s*$")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class Vantage:
+    proxy: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    cookies: tuple[tuple[str, str], ...] = ()
+    accept_language: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.proxy or self.headers or self.cookies or self.accept_language)
+
+    def over(self, base: Vantage) -> Vantage:
+        """This vantage, with what it leaves unset taken from *base* (the project's)."""
+        return Vantage(self.proxy or base.proxy, tuple({**dict(base.headers), **dict(self.headers)}.items()),
+                       tuple({**dict(base.cookies), **dict(self.cookies)}.items()),
+                       self.accept_language or base.accept_language)
+
+    def apply(self, request: Request, *, cookie_header: bool = False) -> None:
+        """Pin *request* to this vantage point. Values the request sets itself win: a spider
+        that asks for another language on one request gets it."""
+        headers = dict(self.headers)
+        if self.accept_language:
+            headers.setdefault("Accept-Language", self.accept_language)
+        for name, value in headers.items():
+            request.headers.setdefault(name, value)
+        if self.cookies:
+            if cookie_header:  # COOKIES_ENABLED is off: nothing would send request.cookies
+                request.headers.setdefault("Cookie", "; ".join(f"{k}={v}" for k, v in self.cookies))
+            elif isinstance(request.cookies, dict):
+                for name, value in self.cookies:
+                    request.cookies.setdefault(name, value)
+            else:
+                present = {c.get("name") for c in request.cookies}
+                request.cookies.extend({"name": k, "value": v} for k, v in self.cookies if k not in present)
+        if self.proxy:
+            request.meta.setdefault("proxy", self.proxy)
+
+
+def _pairs(value: Any, what: str, check_value: re.Pattern[str]) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a mapping of name: value, not {value!r}")
+    pairs = []
+    for name, raw in value.items():
+        if not isinstance(name, str) or not _TOKEN.match(name):
+            raise ValueError(f"{what}: {name!r} is not a valid name")
+        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            raise ValueError(f"{what}.{name} must be a string, not {raw!r}")
+        text = str(raw)
+        if check_value.search(text):
+            raise ValueError(f"{what}.{name}: {text!r} contains characters not allowed there")
+        pairs.append((name, text))
+    return tuple(pairs)
+
+
+def _proxy(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"proxy must be a URL such as http://user:pass@proxy.example:8080, not {value!r}")
+    parts = urlsplit(value.strip())
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"proxy {value!r} has an invalid port") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"proxy must be an http:// or https:// URL with a host, not {value!r}")
+    return value.strip()
+
+
+def parse_vantage(raw: Mapping[str, Any]) -> Vantage:
+    """A :class:`Vantage` from the vantage options in *raw* (other keys are ignored); raise
+    ValueError naming the option that is wrong."""
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"a vantage is a mapping with {', '.join(VANTAGE_OPTIONS)}, not {raw!r}")
+    proxy = _proxy(raw["proxy"]) if raw.get("proxy") is not None else None
+    headers = _pairs(raw["headers"], "headers", _UNSAFE) if raw.get("headers") is not None else ()
+    cookies = _pairs(raw["cookies"], "cookies", re.compile(r"[\x00-\x20\x7f\";,\\]")) \
+        if raw.get("cookies") is not None else ()
+    language = raw.get("accept_language")
+    if language is not None and (not isinstance(language, str) or not _LANGUAGE.match(language)):
+        raise ValueError(f"accept_language must be an Accept-Language value such as 'de-DE,de;q=0.9', "
+                         f"not {language!r}")
+    return Vantage(proxy, headers, cookies, language.strip() if language else None)
+
+
+class VantageError(ValueError):
+    """CHANGEWATCH_VANTAGE is wrong. Not NotConfigured on purpose: Scrapy would only disable the
+    middleware and the crawl would go out from the wrong country or language, unnoticed."""
+
+
+def vantage_from_setting(value: Any) -> Vantage:
+    if value in (None, "", {}):
+        return Vantage()
+    if isinstance(value, str):  # -s CHANGEWATCH_VANTAGE='{"accept_language": "de"}'
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise VantageError(f"CHANGEWATCH_VANTAGE is not valid JSON: {exc}") from None
+    if not isinstance(value, Mapping) or set(value) - set(VANTAGE_OPTIONS):
+        raise VantageError(f"CHANGEWATCH_VANTAGE must be a mapping with {', '.join(VANTAGE_OPTIONS)}, "
+                            f"not {value!r}")
+    try:
+        return parse_vantage(value)
+    except ValueError as exc:
+        raise VantageError(f"CHANGEWATCH_VANTAGE: {exc}") from None
+
+
+class VantageMiddleware:
+    """Applies the request's vantage (meta), else the spider's or project's (setting), to every
+    request, robots.txt included. Runs before the header, cookie and proxy middlewares."""
+
+    def __init__(self, default: Vantage, stats: Stats, cookie_header: bool):
+        self.default = default
+        self.stats = stats
+        self.cookie_header = cookie_header
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> VantageMiddleware:
+        return cls(vantage_from_setting(crawler.settings.get("CHANGEWATCH_VANTAGE")), Stats(crawler, "vantage"),
+                   cookie_header=not crawler.settings.getbool("COOKIES_ENABLED", True))
+
+    def process_request(self, request: Request) -> None:
+        vantage = self.default
+        if META_KEY in request.meta:
+            value = request.meta[META_KEY]
+            if value is None:  # opt-out
+                return
+            try:
+                vantage = (value if isinstance(value, Vantage) else parse_vantage(value)).over(self.default)
+            except (ValueError, TypeError) as exc:
+                self.stats.inc("invalid")
+                raise IgnoreRequest(f"vantage: {exc}") from None
+        if vantage:
+            vantage.apply(request, cookie_header=self.cookie_header)
+            self.stats.inc("applied")

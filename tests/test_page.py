@@ -1,0 +1,154 @@
+"""Field and entity specs on a Page: values, kinds, and errors that name what stopped matching."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from scrapy.http import HtmlResponse, Response, TextResponse
+
+from changewatch import ChangewatchSpider, Entities, Field, Page
+from changewatch.specs import FieldSpecError
+
+PRODUCT = {"@context": "https://schema.org", "@type": "Product", "name": "Lamp", "sku": "LMP-1",
+           "offers": {"@type": "Offer", "price": "129.00", "priceCurrency": "EUR",
+                      "availability": "https://schema.org/InStock"}}
+
+
+def page(body: str = "", *, jsonld: Any = PRODUCT, url: str = "https://shop.example/p/1", owner: str = "",
+         head: str = "") -> Page:
+    script = f'<script type="application/ld+json">{json.dumps(jsonld)}</script>' if jsonld is not None else ""
+    html = f"<html><head>{head}{script}</head><body>{body}</body></html>"
+    return Page(HtmlResponse(url=url, body=html.encode(), encoding="utf-8"), owner=owner)
+
+
+def test_structured_and_selector_fields_with_kinds() -> None:
+    p = page('<p class="price">€ 129,00</p><p class="stock">In stock</p>')
+    result = p.extract({"name": Field.jsonld("Product", "name"), "price": Field.schema("Product", "offers.price"),
+                        "shown": Field.css("p.price", kind="price"), "stock": "p.stock",
+                        "availability": Field.jsonld("Product", "offers.availability")})
+    assert result.error is None
+    assert result.fields == {"name": "Lamp", "price": "129.00", "shown": "€ 129,00", "stock": "In stock",
+                             "availability": "https://schema.org/InStock"}
+    assert result.kinds == {"price": "price", "shown": "price", "availability": "availability"}
+
+
+def test_alternative_paths_for_aggregate_offers() -> None:
+    agg = {**PRODUCT, "offers": {"@type": "AggregateOffer", "lowPrice": 59, "highPrice": 79}}
+    assert page(jsonld=agg).value(Field.schema("Product", "offers.price|offers.lowPrice")) == 59
+
+
+def test_missing_values_are_errors_naming_the_spec() -> None:
+    p = page("<p>redesigned</p>")
+    result = p.extract({"stock": "p.stock", "price": Field.jsonld("Product", "offers.pricee"),
+                        "note": Field.css("p.note", required=False)})
+    assert result.fields == {"stock": None, "price": None, "note": None}
+    assert result.errors == ["extraction: field 'stock' (p.stock) matched nothing",
+                             "extraction: field 'price' (JSON-LD Product offers.pricee) matched nothing"]
+
+
+def test_no_node_of_the_type_is_one_error_for_all_its_fields() -> None:
+    p = page(jsonld={"@type": "Article"})
+    result = p.extract({"name": Field.schema("Product", "name"), "price": Field.schema("Product", "offers.price")})
+    assert result.errors == ["extraction: no JSON-LD or microdata node of type Product on the page "
+                             "(1 JSON-LD items, 0 invalid blocks, 0 microdata items): 'name', 'price' not found"]
+
+
+def test_an_empty_element_is_nothing_found() -> None:
+    assert page('<span class="price">  </span>').extract({"price": "span.price"}).errors
+
+
+def test_invalid_selector_names_the_spider_and_field() -> None:
+    result = page(owner="spider 'shop'").extract({"price": "span.price["})
+    assert result.errors and result.errors[0].startswith("extraction: spider 'shop': field 'price': invalid CSS")
+    with pytest.raises(FieldSpecError, match="invalid XPath"):
+        Field.xpath("//span[")
+    with pytest.raises(FieldSpecError, match="unknown field kind 'money'"):
+        Field.css("span", kind="money")
+    with pytest.raises(FieldSpecError, match="not a CSS selector"):
+        Field.css("//span")
+
+
+def test_spider_specs_are_checked_at_start() -> None:
+    class BadSpider(ChangewatchSpider):
+        name = "shop"
+        fields = {"price": "span.price[", "name": "h1"}  # noqa: RUF012
+
+    with pytest.raises(FieldSpecError, match=r"spider 'shop': field 'price': invalid CSS selector 'span\.price\['"):
+        BadSpider()
+
+
+def test_selector_entities_and_many() -> None:
+    body = """<ul><li class="ad"><a href="/ad/1?utm_source=x">One</a><b>£1,150 pcm</b></li>
+              <li class="ad"><a href="/ad/2">Two</a><b>£720 pcm</b></li><li class="ad"><b>no link</b></li></ul>"""
+    p = page(body)
+    result = p.extract(entities=Entities.select("li.ad", key="a::attr(href)",
+                                                fields={"title": "a", "rent": Field.css("b", kind="price")}))
+    assert result.error is None and result.kinds == {"rent": "price"}
+    assert result.entities == [{"key": "/ad/1?utm_source=x", "fields": {"title": "One", "rent": "£1,150 pcm"}},
+                               {"key": "/ad/2", "fields": {"title": "Two", "rent": "£720 pcm"}},
+                               {"key": None, "fields": {"title": None, "rent": "no link"}}]
+    assert p.value(Field.css("li.ad a", many=True)) == ["One", "Two"]
+    assert p.value(Field.xpath("//li/a/@href", many=True)) == ["/ad/1?utm_source=x", "/ad/2"]
+
+
+def test_structured_entities_per_size_offer() -> None:
+    product = {**PRODUCT, "offers": [{"@type": "Offer", "sku": "S", "price": "10", "availability": "InStock"},
+                                     {"@type": "Offer", "sku": "M", "price": "10", "availability": "OutOfStock"}]}
+    result = page(jsonld=product).extract(entities=Entities.structured("Offer", key="sku", fields={
+        "price": "price", "availability": "availability"}))
+    assert result.entities == [{"key": "S", "fields": {"price": "10", "availability": "InStock"}},
+                               {"key": "M", "fields": {"price": "10", "availability": "OutOfStock"}}]
+    assert result.kinds == {"price": "price", "availability": "availability"}
+
+
+def test_entities_that_match_nothing_are_an_error() -> None:
+    result = page("<p>empty board</p>").extract(entities=Entities.select("li.ad", key="a::attr(href)"))
+    assert result.errors == ["extraction: entities selector 'li.ad' matched nothing"]
+    assert page(jsonld=None).extract(entities=Entities.structured("Offer", key="sku")).errors == [
+        "extraction: entities JSON-LD/microdata type Offer matched nothing"]
+
+
+def test_observe_builds_an_observation() -> None:
+    obs = page('<main><p class="stock">In stock</p></main>').observe(
+        "LMP-1", {"price": Field.schema("Product", "offers.price"), "stock": "p.stock"}, region="main",
+        kinds={"stock": "availability"}, options={"threshold": 3})
+    assert obs.key == "LMP-1" and obs.url == "https://shop.example/p/1" and obs.error is None
+    assert obs.fields == {"price": "129.00", "stock": "In stock"}
+    assert obs.options == {"threshold": 3, "kinds": {"price": "price", "stock": "availability"}}
+    assert obs.region == "main" and obs.html is not None and "In stock" in obs.html
+
+
+@pytest.mark.parametrize(("response", "error"), [
+    (Response(url="https://s.example/a.pdf", body=b"%PDF-1.7 ...", headers={"Content-Type": "application/pdf"}),
+     "unsupported: PDF (Content-Type: application/pdf)"),
+    (TextResponse(url="https://s.example/", body=b"   ", encoding="utf-8"), "empty: the response body is empty"),
+])
+def test_pages_that_cannot_be_observed(response: Response, error: str) -> None:
+    assert Page(response).observe("k", {"p": "p"}).error == error
+
+
+def test_opengraph_and_microdata_fields() -> None:
+    body = '<div itemscope itemtype="https://schema.org/Product"><span itemprop="name">Shade</span></div>'
+    p = page(body, jsonld=None, head='<meta property="product:price:amount" content="39.90">')
+    assert p.value(Field.opengraph("product:price:amount")) == "39.90"
+    assert p.value(Field.microdata("Product", "name")) == p.value(Field.schema("Product", "name")) == "Shade"
+    assert p.value(Field.jsonld("Product", "name")) is None
+
+
+@pytest.mark.parametrize(("price", "value", "normalised"), [
+    ("Free", "Free", "0"), ("ab 9,99 €", "ab 9,99 €", "9.99 EUR"), (0, 0, "0"), (None, None, None), ("", None, None),
+    ("  ", None, None), ([], None, None),
+])
+def test_awkward_prices(price: Any, value: Any, normalised: Any) -> None:
+    from changewatch.core.values import normalise_field
+
+    p = page(jsonld={**PRODUCT, "offers": {"@type": "Offer", "price": price}})
+    result = p.extract({"price": Field.schema("Product", "offers.price")})
+    assert result.fields["price"] == value
+    assert normalise_field(value, "price") == normalised
+    # no price is an error naming the path, never a price of None
+    assert (result.error is not None) == (value is None)
+    if value is None:
+        assert "'price' (JSON-LD/microdata Product offers.price) matched nothing" in str(result.error)
