@@ -377,6 +377,8 @@ class Variant:
     spider: str
     changewatch: bool
     results: list[dict[str, Any]] = field(default_factory=list)
+    store_uri: str | None = None  # instead of a fresh SQLite file per run
+    extra: dict[str, Any] = field(default_factory=dict)  # more settings for this variant
 
     def rate(self, r: dict[str, Any]) -> float:
         return float(r["stats"]["response_received_count"]) / float(r["stats"]["elapsed_time_seconds"])
@@ -398,7 +400,8 @@ class Workbench:
     def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
         overrides = dict(COMMON_SETTINGS)
         if variant.changewatch:
-            overrides["CHANGEWATCH_STORE"] = f"sqlite:///{store}"
+            overrides["CHANGEWATCH_STORE"] = variant.store_uri or f"sqlite:///{store}"
+            overrides.update(variant.extra)
         else:
             overrides.update(NO_CHANGEWATCH)
         profile = []
@@ -463,7 +466,18 @@ def report(variants: list[Variant], pages: int) -> None:
               f"{paired:.2f}x (median of each run's ratio to the plain crawl just before it); target >= 0.9x")
 
 
-def bench(pages: int, runs: int, profile_dir: Path | None) -> int:
+def durability_variants() -> list[Variant]:
+    """The crash test's throughput cost: the store as shipped (an SQLite file, WAL,
+    synchronous=NORMAL) against an in-memory store, each on a first crawl (every page a new
+    baseline: the most writes a crawl does). synchronous=FULL (an fsync per observation, for
+    power-loss safety) is shown for information."""
+    return [Variant("plain Scrapy", "plain", False),
+            Variant("in-memory store", "watch", True, store_uri="sqlite:///:memory:"),
+            Variant("store as shipped", "watch", True),
+            Variant("store, FULL sync", "watch", True, extra={"CHANGEWATCH_STORE_SYNCHRONOUS": "FULL"})]
+
+
+def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-"))
     server: Server | None = None
     try:
@@ -476,18 +490,28 @@ def bench(pages: int, runs: int, profile_dir: Path | None) -> int:
               f"{os.cpu_count()} CPUs; {runs} run(s) per crawl")
         (tmp / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
         (tmp / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls), encoding="utf-8")
-        variants = [Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
-                    Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
+        variants = durability_variants() if durability else [
+            Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
+            Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
         workbench = Workbench(server, tmp, QuietGate(), profile_dir)
         for run in range(runs):
-            store = tmp / f"store-{run}" / "state.db"
             for v in variants:
+                # a fresh store per variant and run in the durability comparison: first crawls only
+                folder = f"store-{run}-{v.label.replace(' ', '-')}" if durability else f"store-{run}"
+                store = tmp / folder / "state.db"
                 r = workbench.run(v, store, run)
                 print(f"  run {run + 1}: {v.label:<20} {v.rate(r):7.1f} pages/s  ({_kinds(r['stats'])}; other "
                       f"processes {r['cpu_foreign']:.2f} CPU s)", flush=True)
                 if r["stderr"].strip():
                     print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
         report(variants, pages)
+        if durability:
+            memory, shipped = variants[1], variants[2]
+            paired = statistics.median(shipped.rate(r) / memory.rate(m)
+                                       for r, m in zip(shipped.results, memory.results, strict=True))
+            print(f"Durability cost: store as shipped / in-memory store = "
+                  f"{shipped.median_rate() / memory.median_rate():.2f}x (ratio of the medians); "
+                  f"{paired:.2f}x (median of paired runs)")
         print(f"\nTotal time {time.perf_counter() - t0:.0f} s")
         return 0
     finally:
@@ -510,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path, help="write a cProfile of each changewatch crawl here")
+    parser.add_argument("--durability", action="store_true",
+                        help="compare the store as shipped with an in-memory store (the crash safety's cost)")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args.pages)
@@ -517,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         return crawl(args.spider, args.urls, json.loads(args.settings_json), args.out, args.profile)
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
-    return bench(args.pages, args.runs, args.profile)
+    return bench(args.pages, args.runs, args.profile, args.durability)
 
 
 if __name__ == "__main__":

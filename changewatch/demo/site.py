@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import random
 import secrets
-import threading
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .serving import LocalServer, serve
 
 __all__ = ["DemoSite"]
 
@@ -42,7 +43,7 @@ class DemoSite:
         self.overrides: dict[str, tuple[int, str, bytes]] = {}
         #: path → seconds to wait before answering (a hanging server)
         self.delays: dict[str, float] = {}
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LocalServer | None = None
 
     # -- the site's substance ----------------------------------------------------------------------
 
@@ -151,13 +152,10 @@ class DemoSite:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="demo-site").start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = serve(Handler, port, "demo-site")
+        return self._server.base
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None

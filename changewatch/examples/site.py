@@ -15,10 +15,12 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from ..demo.serving import LocalServer, serve
 
 __all__ = ["FIXTURES", "FixtureSite"]
 
@@ -41,7 +43,7 @@ class FixtureSite:
         #: (path with query, headers) of every request, in order
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LocalServer | None = None
 
     def _file(self, path: str) -> Path | None:
         relative = path.split("?", 1)[0].lstrip("/")
@@ -113,15 +115,12 @@ class FixtureSite:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="fixture-site").start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = serve(Handler, port, "fixture-site")
+        return self._server.base
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
 
 

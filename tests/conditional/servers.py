@@ -11,9 +11,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from changewatch.demo.serving import LocalServer, serve
 
 __all__ = ["Nginx", "OddServer", "Page", "TwistedStatic", "free_port", "wait_for_port"]
 
@@ -147,7 +149,7 @@ class OddServer:
         self.log: list[tuple[str, str | None, str | None, int]] = []
         self._served: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LocalServer | None = None
 
     def start(self) -> str:
         odd = self
@@ -161,15 +163,12 @@ class OddServer:
             def do_GET(self) -> None:
                 odd._handle(self)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._server = serve(Handler, 0, "odd-server")
+        return self._server.base
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
 
     def sent(self, path: str) -> list[tuple[str | None, str | None, int]]:
         """What the crawler sent for *path*: (If-None-Match, If-Modified-Since, status) per request."""

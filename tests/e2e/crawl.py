@@ -39,6 +39,13 @@ class Crawler:
     def write_watchlist(self, watches: list[dict[str, Any]]) -> None:
         self.watchlist.write_text(yaml.safe_dump({"watches": watches}), encoding="utf-8")
 
+    def command(self, *extra: str) -> tuple[list[str], Path]:
+        """The next run's command line and feed, for a test that runs (and kills) it itself."""
+        self.runs += 1
+        args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
+        return crawl_command(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
+                             *extra)
+
     def run(self, *extra: str, feed_option: bool = True) -> CrawlResult:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
@@ -67,13 +74,20 @@ def scrapy_env() -> dict[str, str]:
             "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> CrawlResult:
-    """``scrapy crawl SPIDER`` in a subprocess: its change records and final stats."""
+def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> tuple[list[str], Path]:
+    """The ``scrapy crawl SPIDER`` command line of run *run*, and the feed it writes."""
     feed = workdir / f"changes-{run}.jsonl"
     stats = workdir / f"stats-{run}.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, *(["-O", str(feed)] if feed_option else []),
            "-s", "LOG_LEVEL=INFO", "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
            "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}', *args]
+    return cmd, feed
+
+
+def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> CrawlResult:
+    """``scrapy crawl SPIDER`` in a subprocess: its change records and final stats."""
+    cmd, feed = crawl_command(workdir, spider, run, *args, feed_option=feed_option)
+    stats = workdir / f"stats-{run}.json"
     proc = subprocess.run(cmd, cwd=workdir, env=scrapy_env(), capture_output=True, text=True, timeout=300)
     return CrawlResult(proc.returncode, read_feed(feed, killed=proc.returncode < 0), proc.stderr,
                        json.loads(stats.read_text()) if stats.exists() else {})
