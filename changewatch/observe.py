@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from parsel import Selector
@@ -13,10 +14,11 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTi
 from twisted.python.failure import Failure
 
 from .extract import find_nodes, jsonld, resolve_path, select, select_value
+from .guard import RefusedRequest
 from .items import Observation
 from .watchlist import Watch
 
-__all__ = ["binary_body", "describe_failure", "observe_watch"]
+__all__ = ["binary_body", "describe_failure", "observe_watch", "undecodable"]
 
 _BINARY_MAGIC = (
     b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00"
@@ -36,6 +38,16 @@ def binary_body(body: bytes) -> str | None:
     return None
 
 
+def undecodable(response: TextResponse) -> str | None:
+    """Why *response*'s text is garbage, when much of it did not decode (wrong or lying charset):
+    comparing it would report a change that is only an encoding accident."""
+    text = response.text
+    bad = text.count("\ufffd")
+    if bad <= 16 or bad * 10 <= len(text):
+        return None
+    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {response.encoding})"
+
+
 # Scrapy 2.19 raises its own download exceptions; older versions and other paths raise Twisted's.
 _FAILURE_CLASSES: list[tuple[tuple[type[BaseException], ...], str]] = [
     ((TimeoutError, TCPTimedOutError), "timeout"),
@@ -50,9 +62,37 @@ for _name, _prefix in (("DownloadTimeoutError", "timeout"), ("CannotResolveHostE
         _FAILURE_CLASSES.insert(0, ((_cls,), _prefix))
 
 
+_CANCELLED = tuple(c for c in (getattr(scrapy_exceptions, "DownloadCancelledError", None),) if c is not None)
+_EXPECTED_SIZE = re.compile(r"(\d+) bytes which is larger than download max size \((\d+)\)")
+_DECOMPRESSED_SIZE = re.compile(
+    r"\((\d+) B compressed, (\d+) B decompressed so far\) exceeded DOWNLOAD_MAXSIZE \((\d+) B\)")
+
+
+def _size_or_redirect(failure: Failure) -> str | None:
+    """Size limits and redirect loops: Scrapy reports them as a cancelled download or an ignored
+    request; the error record should say what happened."""
+    exc, text = failure.value, str(failure.value)
+    if isinstance(exc, _CANCELLED):  # Scrapy 2.19 cancels a download only for its size (a timeout is a timeout)
+        if m := _EXPECTED_SIZE.search(text):
+            return f"too large: the response announces {m[1]} bytes, over the {m[2]}-byte limit (DOWNLOAD_MAXSIZE)"
+        return "too large: the body grew past the download size limit (DOWNLOAD_MAXSIZE)"
+    if isinstance(exc, IgnoreRequest) and (m := _DECOMPRESSED_SIZE.search(text)):
+        return (f"too large: {m[1]} compressed bytes unpack to more than the {m[3]}-byte limit "
+                f"(DOWNLOAD_MAXSIZE; a compression bomb?)")
+    if isinstance(exc, IgnoreRequest) and text == "max redirections reached":
+        request = getattr(failure, "request", None)
+        times = request.meta.get("redirect_times", "?") if request is not None else "?"
+        return f"redirect: gave up after {times} redirects (a redirect loop?)"
+    return None
+
+
 def describe_failure(failure: Failure) -> str:
     """A short, stable description of why a request failed: ``<class>: <detail>``."""
     exc = failure.value
+    if isinstance(exc, RefusedRequest):
+        return f"refused: {exc}"
+    if (special := _size_or_redirect(failure)) is not None:
+        return special
     if isinstance(exc, HttpError):
         response = exc.response
         reason = response.status
@@ -89,6 +129,9 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     if kind is not None or not isinstance(response, TextResponse):
         ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         obs.error = f"unsupported: {kind or 'non-text response'} (Content-Type: {ctype or 'none'})"
+        return obs, 0
+    if (garbled := undecodable(response)) is not None:
+        obs.error = garbled
         return obs, 0
     invalid = 0
     errors: list[str] = []

@@ -24,9 +24,14 @@ class CrawlResult:
 
 
 class Crawler:
-    """Crawls one watchlist repeatedly with one store, as a user's cron job would."""
+    """Crawls one watchlist repeatedly with one store, as a user's cron job would.
 
-    def __init__(self, workdir: Path, watches: list[dict[str, Any]], store: str | None = None):
+    The test servers listen on 127.0.0.1, which the SSRF guard refuses by default: crawls allow
+    private addresses unless *allow_private* is False (the SSRF tests)."""
+
+    def __init__(self, workdir: Path, watches: list[dict[str, Any]], store: str | None = None, *,
+                 allow_private: bool = True):
+        self.allow_private = allow_private
         self.workdir = workdir
         self.watchlist = workdir / "watchlist.yaml"
         self.watchlist.write_text(yaml.safe_dump({"watches": watches}), encoding="utf-8")
@@ -43,7 +48,8 @@ class Crawler:
                *(["-O", str(feed)] if feed_option else []),
                "-s", f"CHANGEWATCH_STORE={self.store}", "-s", "LOG_LEVEL=INFO",
                "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
-               "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}', *extra]
+               "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0}',
+               *(["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"] if self.allow_private else []), *extra]
         proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=300)
         lines = feed.read_text(encoding="utf-8").splitlines() if feed.exists() else []
         return CrawlResult(proc.returncode, [json.loads(line) for line in lines if line.strip()], proc.stderr,
