@@ -1,0 +1,93 @@
+"""The SSRF guard through real crawls: a table of URLs and DNS answers, each refused by the rule
+it names or allowed (tests/e2e/ssrf_world.py runs them in a private network namespace)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from changewatch.store.sqlite import SQLiteStore
+
+from .crawl import ROOT
+from .ssrf_world import ALLOWED, ROWS, Row
+
+ISOLATION = ("the SSRF crawls need a private network namespace (unshare --net, as root) so that a guard "
+             "failing open could not send a packet to a private or metadata address")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip(f"{ISOLATION}: unshare or ip is not installed")
+    if subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode != 0:
+        pytest.skip(f"{ISOLATION}: this user may not create one")
+    outdir = tmp_path_factory.mktemp("ssrf")
+    proc = subprocess.run(["unshare", "--net", "--", sys.executable, "-m", "tests.e2e.ssrf_world", str(outdir)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads((outdir / "result.json").read_text())
+    for crawl in ("guard", "allow_private"):
+        assert result[crawl]["returncode"] == 0, result[crawl]["stderr"]
+    return result
+
+
+def _baseline_kept(store: str, key: str) -> bool:
+    db = SQLiteStore(store)
+    db.open()
+    try:
+        state = db.get("watch", key)
+    finally:
+        db.close()
+    return state is not None and state.last_good is not None
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(ROWS) >= 40 and len({r.key for r in ROWS}) == len(ROWS)
+    assert {r.expect for r in ROWS} >= {"loopback", "private", "link-local", "metadata", "multicast", "reserved",
+                                        "unspecified", "scheme", "credentials", ALLOWED}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.key for r in ROWS])
+def test_each_url_is_refused_by_its_rule_or_allowed(world: dict[str, Any], row: Row) -> None:
+    crawl = world[row.crawl]
+    errors = {r["key"]: r.get("error", "") for r in crawl["records"]}
+    if row.expect == ALLOWED:
+        assert row.key not in errors, errors.get(row.key)
+        assert _baseline_kept(crawl["store"], row.key), "an allowed page became a baseline"
+    else:
+        assert errors.get(row.key, "").startswith(f"refused: {row.expect}: "), errors.get(row.key)
+        assert not _baseline_kept(crawl["store"], row.key)
+
+
+def test_internal_servers_see_only_allowlisted_names(world: dict[str, Any]) -> None:
+    port = world["port"]
+    guard = world["guard"]
+    assert set(guard["internal_hosts"]) == {f"allowed.test:{port}", f"a.corp.test:{port}"}
+    assert guard["internal6_hosts"] == {}
+    # with CHANGEWATCH_ALLOW_PRIVATE the same servers are reached, over IPv4 and IPv6
+    private = world["allow_private"]
+    assert set(private["internal_hosts"]) == {f"127.0.0.1:{port}", f"internal.test:{port}"}
+    assert set(private["internal6_hosts"]) == {f"v6.test:{port}"}
+
+
+def test_dns_rebinding_is_caught_where_the_connection_is_made(world: dict[str, Any]) -> None:
+    """rebind.test answered 127.0.0.2 (allowed) for the first page, which flipped its DNS answer to
+    127.0.0.1 and redirected to the same host: the URL did not change, only the answer did, and
+    the guarded resolver refused it, so no byte reached the internal server on 127.0.0.1."""
+    guard = world["guard"]
+    assert guard["public_hits"]["/rebind"] == 1
+    assert not any(host.startswith("rebind.test") for host in guard["internal_hosts"])
+    assert guard["stats"]["changewatch/ssrf/refused_dns"] >= 1
+
+
+def test_every_layer_counts_its_refusals(world: dict[str, Any]) -> None:
+    stats = world["guard"]["stats"]
+    assert stats["changewatch/ssrf/refused_url"] >= sum(r.key.startswith(("lit-", "name-", "cred")) for r in ROWS)
+    assert stats["changewatch/ssrf/refused_redirect"] == 2  # file: and gopher:
+    assert stats["changewatch/commit/baseline"] == sum(r.expect == ALLOWED for r in ROWS if r.crawl == "guard")
