@@ -6,6 +6,7 @@ Content-Length, gzip bombs, redirect loops, hangs... Every loop is bounded in si
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 import time
@@ -73,10 +74,21 @@ def gzip_bomb(megabytes: int = 200) -> bytes:
     return b"".join([*out, packer.flush()])
 
 
-def hang(release: threading.Event) -> Handler:
-    """Never answers (until *release* is set or _MAX_SECONDS pass)."""
+def hang(site: HostileSite) -> Handler:
+    """Never answers; notes ``abandoned <path>`` in *site*'s events when the client gives up
+    (closes the connection), and stops after _MAX_SECONDS in any case."""
     def handler(h: BaseHTTPRequestHandler) -> None:
-        release.wait(_MAX_SECONDS)
+        deadline = time.monotonic() + _MAX_SECONDS
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([h.connection], [], [], 0.2)
+            if readable:
+                try:
+                    still_there = h.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    still_there = b""
+                if not still_there:
+                    site.event(f"abandoned {h.path}")
+                    return
         send(h, 200, good_page("late"))
     return handler
 
@@ -95,6 +107,9 @@ class HostileSite:
         self.bad = False
         self.hits: Counter[str] = Counter()
         self.hosts: Counter[str] = Counter()
+        self.agents: Counter[str] = Counter()
+        self.events: list[str] = []  # "GET <path>" as requests arrive, and what handlers note
+        self._lock = threading.Lock()
         self.on_request: Callable[[str], None] | None = None
         site = self
 
@@ -103,6 +118,8 @@ class HostileSite:
                 path = self.path.split("?", 1)[0]
                 site.hits[path] += 1
                 site.hosts[self.headers.get("Host", "")] += 1
+                site.agents[self.headers.get("User-Agent", "")] += 1
+                site.event(f"GET {path}")
                 if site.on_request is not None:
                     site.on_request(path)
                 handler = (site.bad_pages.get(path) if site.bad else None) or site.good.get(path)
@@ -123,6 +140,10 @@ class HostileSite:
         self.port = self._server.server_address[1]
         self.base = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{self.port}"
         threading.Thread(target=self._server.serve_forever, daemon=True, name=f"hostile-{host}").start()
+
+    def event(self, text: str) -> None:
+        with self._lock:
+            self.events.append(text)
 
     def stop(self) -> None:
         self._server.shutdown()
