@@ -12,10 +12,13 @@ from lxml import etree
 from parsel import Selector, SelectorList
 from parsel.csstranslator import HTMLTranslator
 
+from .reprs import short_repr
+
 __all__ = ["JsonLd", "SelectorError", "check_selector", "find_nodes", "jsonld", "resolve_path", "select",
            "select_value"]
 
 _WS = re.compile(r"\s+")
+_PROBE = '<html><head><title>t</title></head><body><main><p class="a">x<a href="/y">y</a></p></main></body></html>'
 
 
 class SelectorError(ValueError):
@@ -28,25 +31,31 @@ def is_xpath(query: str) -> bool:
 
 
 def check_selector(query: str) -> None:
-    """Raise :class:`SelectorError` when *query* is not a valid CSS or XPath selector."""
+    """Raise :class:`SelectorError` (and nothing else) when *query* is not a valid CSS or XPath
+    selector. XPath is also evaluated once on a small page: undefined variables or namespace
+    prefixes and type errors (``//p | 1``) compile, and would only fail on the first real page."""
     if not isinstance(query, str) or not query.strip():
-        raise SelectorError(f"selector must be a non-empty string, not {query!r}")
+        raise SelectorError(f"selector must be a non-empty string, not {short_repr(query)}")
     try:
         if is_xpath(query):
             etree.XPath(query)
         else:
             HTMLTranslator().css_to_xpath(query)
-    except Exception as exc:  # cssselect and lxml raise several unrelated types
-        raise SelectorError(f"invalid {'XPath' if is_xpath(query) else 'CSS'} selector {query!r}: {exc}") from exc
+        select(Selector(text=_PROBE, type="html"), query)
+    except Exception as exc:  # cssselect, lxml and parsel raise several unrelated types
+        raise SelectorError(f"invalid {'XPath' if is_xpath(query) else 'CSS'} selector {short_repr(query)}: "
+                            f"{exc}") from exc
 
 
 def select(sel: Selector | SelectorList[Selector], query: str) -> SelectorList[Selector]:
+    """Matches of *query* (checked by :func:`check_selector`: then it does not raise)."""
     return sel.xpath(query) if is_xpath(query) else sel.css(query)
 
 
 def select_value(sel: Selector, query: str) -> str | None:
-    """First match of *query*: a text or attribute node as is, an element as its visible text
-    (whitespace collapsed); None when nothing matches."""
+    """First match of *query* in an HTML selector (``type="html"``): a text or attribute node as
+    is, an element as its visible text (whitespace collapsed); None when nothing matches. Never
+    raises for a *query* that passed :func:`check_selector`, whatever the page."""
     matches = select(sel, query)
     if not matches:
         return None
@@ -80,6 +89,7 @@ class JsonLd:
 
 
 def jsonld(sel: Selector) -> JsonLd:
+    """The page's JSON-LD items; an invalid block is counted and skipped. Never raises."""
     extractor = _LenientJsonLd()
     root = sel.root
     items = extractor.extract_items(root) if isinstance(root, etree._Element) else []
@@ -104,14 +114,15 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def find_nodes(items: Iterable[Any], types: Iterable[str]) -> list[dict[str, Any]]:
-    """Every JSON-LD node (top level, inside ``@graph``, lists or nested) of one of *types*."""
+    """Every JSON-LD node (top level, inside ``@graph``, lists or nested) of one of *types*.
+    Never raises on JSON data."""
     wanted = set(types)
     return [node for item in items for node in _walk(item) if _type_names(node) & wanted]
 
 
 def resolve_path(node: Any, path: str) -> Any:
     """Value at dotted *path*; lists along the way are mapped over. A single result is returned
-    as a scalar, none as None.
+    as a scalar, none as None. Never raises on JSON data.
 
     >>> resolve_path({"offers": [{"price": "9.99"}]}, "offers.price")
     '9.99'

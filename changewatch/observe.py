@@ -138,7 +138,8 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     if watch.compares_text:
         obs.html = response.text
         return obs, 0
-    sel = Selector(text=response.text, base_url=response.url) if response.text.strip() else None
+    # type="html": parsel would read a body that parses as JSON as a JSON document, which CSS cannot query
+    sel = Selector(text=response.text, base_url=response.url, type="html") if response.text.strip() else None
     if sel is None:
         obs.error = "empty: the response body is empty"
         return obs, 0

@@ -34,6 +34,7 @@ _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhos
 _METADATA_NAMES = frozenset({"metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"})
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # well-known prefix: the last 32 bits are the IPv4 address
 _THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
+_HEX, _OCTAL, _DECIMAL = frozenset("0123456789abcdefABCDEF"), frozenset("01234567"), frozenset("0123456789")
 # Dots that IDNA (UTS #46) maps to "." before a host name is looked up.
 _DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
@@ -71,16 +72,13 @@ def _inet_aton(host: str) -> ipaddress.IPv4Address | None:
         return None
     values: list[int] = []
     for part in parts:
-        try:
-            if part[:2] in ("0x", "0X"):
-                values.append(int(part[2:] or "0", 16))
-            elif len(part) > 1 and part.startswith("0"):
-                values.append(int(part[1:], 8))
-            elif part.isascii() and part.isdigit():
-                values.append(int(part))
-            else:
-                return None
-        except ValueError:
+        if part[:2] in ("0x", "0X") and all(c in _HEX for c in part[2:]):
+            values.append(int(part[2:] or "0", 16))
+        elif part.startswith("0") and all(c in _OCTAL for c in part):
+            values.append(int(part, 8))
+        elif part and part[0] != "0" and all(c in _DECIMAL for c in part):
+            values.append(int(part))
+        else:  # int() would also take signs, underscores and spaces: inet_aton does not
             return None
     *head, last = values
     if any(v > 255 for v in head) or last >= 256 ** (5 - len(values)):

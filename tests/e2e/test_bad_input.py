@@ -131,7 +131,13 @@ def hostile_cases() -> dict[str, tuple[Handler, str | None]]:
         # hostile structure, same substance: the right answer is silence, and no crash
         "10000-nested-tags": (page(NESTED), None),
         "1mb-on-one-line": (page(ONE_LINE), None),
+        # a fields watch whose page turns into JSON (parsel would read it as a JSON document)
+        "json-as-html": (page(b'{"title": "Terms", "price": 3}'),
+                         r"extraction: field 'title' \(title\) matched nothing"),
     }
+
+
+WATCH_OPTIONS: dict[str, dict[str, Any]] = {"json-as-html": {"fields": {"title": "title"}}}
 
 
 def _baselines(store_path: Path) -> dict[str, tuple[Any, str | None]]:
@@ -151,7 +157,8 @@ def test_hostile_responses_are_errors_and_keep_the_baseline(tmp_path: Path) -> N
         for key, (bad, _) in cases.items():
             site.good[f"/bad/{key}"] = page(GOOD_PAGE)
             site.bad_pages[f"/bad/{key}"] = bad
-        crawler = Crawler(tmp_path, [{"url": f"{site.base}/bad/{key}", "key": key} for key in cases])
+        crawler = Crawler(tmp_path, [{"url": f"{site.base}/bad/{key}", "key": key, **WATCH_OPTIONS.get(key, {})}
+                                     for key in cases])
 
         first = crawler.run()
         assert first.returncode == 0 and first.records == [], first.stderr[-3000:]

@@ -39,7 +39,8 @@ def test_address_rules(address: str, rule: str | None) -> None:
     ("\uff11\uff12\uff17\u3002\uff10\u3002\uff10\u3002\uff11", "127.0.0.1"), ("[::1]", "::1"),
     ("[fe80::1%25eth0]", "fe80::1"), ("::ffff:127.0.0.1", "::ffff:7f00:1"), ("0xA9FEA9FE", "169.254.169.254"),
     ("example.com", None), ("1.2.3.4.5", None), ("256.0.0.1", None), ("08.0.0.1", None), ("0x", "0.0.0.0"),
-    ("4294967296", None), ("1e3", None), ("", None), ("[::1", None),
+    ("4294967296", None), ("1e3", None), ("", None), ("[::1", None), ("0-5", None), ("0x-5", None), ("0+5", None),
+    ("01_0", None), ("0x1_0", None), ("09", None), ("1..1", None),
 ])
 def test_ip_spellings(host: str, address: str | None) -> None:
     parsed = parse_ip_host(host)
