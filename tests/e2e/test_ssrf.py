@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -62,6 +63,10 @@ def test_each_url_is_refused_by_its_rule_or_allowed(world: dict[str, Any], row: 
     else:
         assert errors.get(row.key, "").startswith(f"refused: {row.expect}: "), errors.get(row.key)
         assert not _baseline_kept(crawl["store"], row.key)
+        url = next(r["url"] for r in crawl["records"] if r["key"] == row.key)
+        assert "@" not in urlsplit(url).netloc, "credentials leaked into the record's url"
+        if row.expect == "credentials":
+            assert "secret" not in errors[row.key] and ":pw" not in errors[row.key]
 
 
 def test_internal_servers_see_only_allowlisted_names(world: dict[str, Any]) -> None:
