@@ -117,12 +117,18 @@ ROWS = [
     Row("private-v6-name", "http://v6.test:{port}/page", ALLOWED, "allow_private"),
     Row("private-redirect-to-file", PUBLIC + "/to-file", "scheme", "allow_private"),
     Row("private-credentials", "http://user:pw@127.0.0.1:{port}/page", "credentials", "allow_private"),
+    # a process started with another TWISTED_DNS_RESOLVER: the middleware installs the guarded one
+    Row("fallback-dns-loopback", "http://internal.test:{port}/page", "loopback", "fallback"),
+    Row("fallback-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "fallback"),
+    Row("fallback-public", PUBLIC + "/page", ALLOWED, "fallback"),
 ]
 
 SETTINGS = {
     "guard": ["-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32",
               "-s", "CHANGEWATCH_SSRF_ALLOWED_HOSTS=allowed.test,.corp.test"],
     "allow_private": ["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"],
+    "fallback": ["-s", "TWISTED_DNS_RESOLVER=scrapy.resolver.CachingThreadedResolver",
+                 "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32"],
 }
 
 
@@ -184,7 +190,7 @@ def main(outdir: Path) -> int:
         run = Crawler(workdir, watches, allow_private=False).run(
             "-s", f"CHANGEWATCH_SSRF_NAMESERVERS={dns.address}", "-s", "DOWNLOAD_TIMEOUT=20", *extra)
         result[crawl] = {"returncode": run.returncode, "records": run.records, "stats": run.stats,
-                         "stderr": run.stderr[-5000:], "public_hits": dict(public.hits),
+                         "stderr": run.stderr[-30000:], "public_hits": dict(public.hits),
                          "internal_hosts": dict(internal.hosts), "internal6_hosts": dict(internal6.hosts),
                          "store": str(workdir / "state.db")}
     (outdir / "result.json").write_text(json.dumps(result, indent=1))

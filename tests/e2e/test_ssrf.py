@@ -32,7 +32,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result: dict[str, Any] = json.loads((outdir / "result.json").read_text())
-    for crawl in ("guard", "allow_private"):
+    for crawl in ("guard", "allow_private", "fallback"):
         assert result[crawl]["returncode"] == 0, result[crawl]["stderr"]
     return result
 
@@ -88,6 +88,13 @@ def test_dns_rebinding_is_caught_where_the_connection_is_made(world: dict[str, A
     assert guard["public_hits"]["/rebind"] == 1
     assert not any(host.startswith("rebind.test") for host in guard["internal_hosts"])
     assert guard["stats"]["changewatch/ssrf/refused_dns"] >= 1
+
+
+def test_without_the_resolver_setting_the_middleware_installs_it(world: dict[str, Any]) -> None:
+    fallback = world["fallback"]
+    assert "installed changewatch.guard.GuardedResolver as the reactor's name resolver" in fallback["stderr"]
+    assert fallback["stats"]["changewatch/ssrf/refused_dns"] >= 2
+    assert fallback["internal_hosts"] == {}
 
 
 def test_every_layer_counts_its_refusals(world: dict[str, Any]) -> None:
