@@ -122,17 +122,22 @@ def _jsonld_fields(watch: Watch, sel: Selector) -> tuple[dict[str, Any], str | N
     return fields, error, data.invalid_blocks
 
 
-def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
-    obs = Observation(key=watch.key, url=response.url, region=watch.region, options=watch.options())
+def _unreadable(response: Response) -> str | None:
+    """Why *response* is not a page to read: binary, not text, or text that did not decode."""
     kind = binary_body(response.body)
     if kind is not None or not isinstance(response, TextResponse):
         ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-        obs.error = f"unsupported: {kind or 'non-text response'} (Content-Type: {ctype or 'none'})"
+        return f"unsupported: {kind or 'non-text response'} (Content-Type: {ctype or 'none'})"
+    return undecodable(response)
+
+
+def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
+    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+    obs = Observation(key=watch.key, url=response.url, region=watch.region, options=watch.options())
+    if (unreadable := _unreadable(response)) is not None:
+        obs.error = unreadable
         return obs, 0
-    if (garbled := undecodable(response)) is not None:
-        obs.error = garbled
-        return obs, 0
+    assert isinstance(response, TextResponse)
     invalid = 0
     errors: list[str] = []
     if watch.compares_text:
