@@ -22,7 +22,7 @@ from twisted.internet.error import DNSLookupError
 
 from ..stats import Stats
 from .config import GuardConfig
-from .policy import Refusal
+from .policy import Refusal, shown_url
 from .resolver import GuardedResolver, installed_guard
 
 __all__ = ["RefusedRequest", "SSRFGuardMiddleware"]
@@ -108,7 +108,7 @@ class SSRFGuardMiddleware:
         refusal = self.config.policy.url_refusal(target)
         if refusal is None or refusal.rule != "scheme":
             return None  # an http(s) target is checked as the new request it becomes
-        return Refusal("scheme", f"redirect to {target[:200]} (only http and https are fetched)")
+        return Refusal("scheme", f"redirect to {shown_url(target)} (only http and https are fetched)")
 
     def _ensure_resolver(self) -> None:
         """Connections are guarded only if the reactor resolves names through GuardedResolver."""

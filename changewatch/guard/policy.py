@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "Refusal", "address_rule", "normalise_host",
-           "parse_ip_host"]
+__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "Refusal", "address_rule", "iter_ips",
+           "normalise_host", "parse_ip_host", "shown_url"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -220,11 +220,12 @@ class AddressPolicy:
         except ValueError as exc:
             return Refusal("url", f"cannot parse the URL: {exc}")
         if parts.scheme.lower() not in ("http", "https"):
-            return Refusal("scheme", f"{parts.scheme or 'no'} scheme in {url[:200]} (only http and https are fetched)")
+            return Refusal("scheme", f"{parts.scheme or 'no'} scheme in {shown_url(url)} (only http and https "
+                                     f"are fetched)")
         if "@" in parts.netloc:
             return Refusal("credentials", "the URL carries a user name or password; use HTTP auth settings instead")
         if not host:
-            return Refusal("url", f"no host in {url[:200]}")
+            return Refusal("url", f"no host in {shown_url(url)}")
         return self.host_refusal(host)
 
     def host_refusal(self, host: str) -> Refusal | None:
@@ -239,6 +240,19 @@ class AddressPolicy:
         if name in _METADATA_NAMES:
             return Refusal("metadata", f"{name} is a cloud metadata service")
         return None
+
+
+def shown_url(url: str) -> str:
+    """*url* as an error message may quote it: no user name or password, at most 200 characters.
+
+    >>> shown_url("ftp://user:secret@files.example/a")
+    'ftp://files.example/a'
+    """
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        netloc, slash, path = rest.partition("/")
+        url = f"{scheme}{sep}{netloc.rpartition('@')[2]}{slash}{path}"
+    return url if len(url) <= 200 else url[:199] + "…"
 
 
 def iter_ips(hosts: Iterable[str]) -> Iterator[IPAddress]:

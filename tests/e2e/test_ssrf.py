@@ -3,10 +3,13 @@ it names or allowed (tests/e2e/ssrf_world.py runs them in a private network name
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shutil
+import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +17,8 @@ import pytest
 
 from changewatch.store.sqlite import SQLiteStore
 
-from .crawl import ROOT
+from .crawl import ROOT, Crawler
+from .hostile import HostileSite, good_page, page
 from .ssrf_world import ALLOWED, ROWS, Row
 
 ISOLATION = ("the SSRF crawls need a private network namespace (unshare --net, as root) so that a guard "
@@ -102,3 +106,30 @@ def test_every_layer_counts_its_refusals(world: dict[str, Any]) -> None:
     assert stats["changewatch/ssrf/refused_url"] >= sum(r.key.startswith(("lit-", "name-", "cred")) for r in ROWS)
     assert stats["changewatch/ssrf/refused_redirect"] == 2  # file: and gopher:
     assert stats["changewatch/commit/baseline"] == sum(r.expect == ALLOWED for r in ROWS if r.crawl == "guard")
+
+
+def test_the_system_resolver_is_guarded_too(tmp_path: Path) -> None:
+    """Without CHANGEWATCH_SSRF_NAMESERVERS the guard asks getaddrinfo (and so /etc/hosts), as
+    in production: this machine's own host name resolves to loopback and is refused, while an
+    allowlisted name goes through the same resolver and is fetched. Only loopback is involved."""
+    name = socket.gethostname()
+    try:
+        answers = {info[4][0] for info in socket.getaddrinfo(name, 80, proto=socket.IPPROTO_TCP)}
+    except OSError:
+        answers = set()
+    if not answers or not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in answers):
+        pytest.skip(f"this machine's host name {name!r} does not resolve to loopback only ({answers})")
+    site = HostileSite()
+    try:
+        site.good["/page"] = page(good_page("page"))
+        crawler = Crawler(tmp_path, [{"url": f"http://{name}:{site.port}/page", "key": "own-name"},
+                                     {"url": f"http://localhost:{site.port}/page", "key": "allowlisted"}],
+                          allow_private=False)
+        result = crawler.run("-s", "CHANGEWATCH_SSRF_ALLOWED_HOSTS=localhost")
+    finally:
+        site.stop()
+    assert result.returncode == 0, result.stderr[-3000:]
+    errors = {r["key"]: r["error"] for r in result.records}
+    assert set(errors) == {"own-name"} and errors["own-name"].startswith(f"refused: loopback: {name} resolved to ")
+    assert site.hosts == {f"localhost:{site.port}": 2}  # robots.txt and the page; nothing for the own name
+    assert _baseline_kept(str(tmp_path / "state.db"), "allowlisted")

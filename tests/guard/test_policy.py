@@ -63,6 +63,11 @@ def test_url_rules(url: str, rule: str | None) -> None:
     assert (refusal.rule if refusal else None) == rule
 
 
+def test_refusals_never_quote_credentials() -> None:
+    for url in ("ftp://user:secret@files.example/a", "file://user:secret@host/etc/passwd", "http://u:secret@x/"):
+        assert "secret" not in str(DEFAULT.url_refusal(url))
+
+
 def test_allow_private_relaxes_addresses_only() -> None:
     policy = AddressPolicy.build(allow_private=True)
     assert policy.url_refusal("http://127.0.0.1:8000/") is None
