@@ -88,7 +88,8 @@ class SSRFGuardMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        if not isinstance(exception, (CannotResolveHostError, DNSLookupError)):
+        if not isinstance(exception, (CannotResolveHostError, DNSLookupError)) or \
+                not self.crawler.settings.getbool("TWISTED_REACTOR_ENABLED", True):
             return
         from twisted.internet import reactor
 
