@@ -16,6 +16,9 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
     # point's headers win over defaults, and its cookies and proxy are there for those to send.
     "changewatch.vantage.VantageMiddleware": 350,
+    # After Retry (550), before Redirect (600): every request, redirects included, is checked
+    # (scheme, credentials, address literals) before it leaves; refusals are never retried.
+    "changewatch.guard.SSRFGuardMiddleware": 560,
     # Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
     # the cache's own validators, which this middleware then leaves alone.
     "changewatch.conditional.ConditionalRequestMiddleware": 950,

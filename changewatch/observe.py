@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
@@ -10,12 +12,13 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTi
 from twisted.python.failure import Failure
 
 from .extract import binary_body
+from .guard import RefusedRequest
 from .items import Observation
-from .page import Page
+from .page import Page, undecodable
 from .specs import Entities, Field
 from .watchlist import Watch
 
-__all__ = ["binary_body", "describe_failure", "observe_watch", "watch_specs"]
+__all__ = ["binary_body", "describe_failure", "observe_watch", "undecodable", "watch_specs"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 
@@ -33,9 +36,37 @@ for _name, _prefix in (("DownloadTimeoutError", "timeout"), ("CannotResolveHostE
         _FAILURE_CLASSES.insert(0, ((_cls,), _prefix))
 
 
+_CANCELLED = tuple(c for c in (getattr(scrapy_exceptions, "DownloadCancelledError", None),) if c is not None)
+_EXPECTED_SIZE = re.compile(r"(\d+) bytes which is larger than download max size \((\d+)\)")
+_DECOMPRESSED_SIZE = re.compile(
+    r"\((\d+) B compressed, (\d+) B decompressed so far\) exceeded DOWNLOAD_MAXSIZE \((\d+) B\)")
+
+
+def _size_or_redirect(failure: Failure) -> str | None:
+    """Size limits and redirect loops: Scrapy reports them as a cancelled download or an ignored
+    request; the error record should say what happened."""
+    exc, text = failure.value, str(failure.value)
+    if isinstance(exc, _CANCELLED):  # Scrapy 2.19 cancels a download only for its size (a timeout is a timeout)
+        if m := _EXPECTED_SIZE.search(text):
+            return f"too large: the response announces {m[1]} bytes, over the {m[2]}-byte limit (DOWNLOAD_MAXSIZE)"
+        return "too large: the body grew past the download size limit (DOWNLOAD_MAXSIZE)"
+    if isinstance(exc, IgnoreRequest) and (m := _DECOMPRESSED_SIZE.search(text)):
+        return (f"too large: {m[1]} compressed bytes unpack to more than the {m[3]}-byte limit "
+                f"(DOWNLOAD_MAXSIZE; a compression bomb?)")
+    if isinstance(exc, IgnoreRequest) and text == "max redirections reached":
+        request = getattr(failure, "request", None)
+        times = request.meta.get("redirect_times", "?") if request is not None else "?"
+        return f"redirect: gave up after {times} redirects (a redirect loop?)"
+    return None
+
+
 def describe_failure(failure: Failure) -> str:
     """A short, stable description of why a request failed: ``<class>: <detail>``."""
     exc = failure.value
+    if isinstance(exc, RefusedRequest):
+        return f"refused: {exc}"
+    if (special := _size_or_redirect(failure)) is not None:
+        return special
     if isinstance(exc, HttpError):
         response = exc.response
         reason = response.status

@@ -33,6 +33,16 @@ class Extraction:
         return "; ".join(self.errors) if self.errors else None
 
 
+def undecodable(response: TextResponse) -> str | None:
+    """Why *response*'s text is garbage, when much of it did not decode (wrong or lying charset):
+    comparing it would report a change that is only an encoding accident."""
+    text = response.text
+    bad = text.count("\ufffd")
+    if bad <= 16 or bad * 10 <= len(text):
+        return None
+    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {response.encoding})"
+
+
 class Page:
     """Wraps a response once: parsed HTML and (lazily) its JSON-LD, microdata and OpenGraph.
 
@@ -51,6 +61,9 @@ class Page:
                                 f"(Content-Type: {ctype or 'none'})")
         elif not text.strip():
             self.unsupported = "empty: the response body is empty"
+        else:
+            assert isinstance(response, TextResponse)
+            self.unsupported = undecodable(response)
         self._text = text or "<html></html>"
         self._selector: Selector | None = None
         self._structured: StructuredData | None = None
@@ -59,7 +72,9 @@ class Page:
     def selector(self) -> Selector:
         # Parsed on first use: a page compared by its text alone is parsed in the worker instead.
         if self._selector is None:
-            self._selector = Selector(text=self._text, base_url=self.url)
+            # type="html": parsel would read a body that parses as JSON as a JSON document, which
+            # CSS cannot query
+            self._selector = Selector(text=self._text, base_url=self.url, type="html")
         return self._selector
 
     @property

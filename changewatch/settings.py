@@ -16,6 +16,14 @@ ROBOTSTXT_OBEY = True
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024  # a page larger than this is an error record, not a memory spike
+DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
+# A 429 asks us to come back later: the next scheduled run is later, an immediate retry is not.
+RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408]
+
+# The SSRF guard (docs/security.md): every connection resolves names through a resolver that
+# refuses loopback, private, link-local, metadata... answers. Process-wide: set it here or with -s.
+TWISTED_DNS_RESOLVER = "changewatch.guard.GuardedResolver"
 
 # Safe defaults for production: no code-executing control server, no telnet console.
 REMOTE_CONTROL_ENABLED = False

@@ -16,6 +16,7 @@ from .core.normalise import RegionError, check_region
 from .core.urls import canonical_url
 from .core.values import FIELD_KINDS
 from .extract import SelectorError, check_selector
+from .reprs import short_repr
 from .vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
 
 __all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
@@ -85,12 +86,12 @@ def _strings(value: Any, what: str) -> tuple[str, ...]:
         return (value,)
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return tuple(value)
-    raise ValueError(f"{what} must be a string or a non-empty list of strings, not {value!r}")
+    raise ValueError(f"{what} must be a string or a non-empty list of strings, not {short_repr(value)}")
 
 
 def _selectors(value: Any, what: str) -> dict[str, str]:
     if not isinstance(value, Mapping) or not value:
-        raise ValueError(f"{what} must be a mapping of name: selector, not {value!r}")
+        raise ValueError(f"{what} must be a mapping of name: selector, not {short_repr(value)}")
     for name, query in value.items():
         try:
             check_selector(query)
@@ -101,11 +102,12 @@ def _selectors(value: Any, what: str) -> dict[str, str]:
 
 def _jsonld(value: Any) -> JsonLdSpec:
     if not isinstance(value, Mapping) or set(value) - {"type", "fields", "key"} or "fields" not in value:
-        raise ValueError(f"jsonld must be a mapping with 'type', 'fields' and optionally 'key', not {value!r}")
+        raise ValueError(f"jsonld must be a mapping with 'type', 'fields' and optionally 'key', "
+                         f"not {short_repr(value)}")
     types = _strings(value.get("type", []) or [], "jsonld.type") if value.get("type") else ()
     key = value.get("key")
     if key is not None and (not isinstance(key, str) or not key.strip()):
-        raise ValueError(f"jsonld.key must be a dotted path such as 'sku' or 'url', not {key!r}")
+        raise ValueError(f"jsonld.key must be a dotted path such as 'sku' or 'url', not {short_repr(key)}")
     if key is not None and not types:
         raise ValueError("jsonld.key needs a jsonld.type: every node of that type is one entity")
     return JsonLdSpec(types, _strings(value["fields"], "jsonld.fields"), key)
@@ -113,7 +115,7 @@ def _jsonld(value: Any) -> JsonLdSpec:
 
 def _kinds(value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping) or not value:
-        raise ValueError(f"kinds must be a mapping of field name: kind, not {value!r}")
+        raise ValueError(f"kinds must be a mapping of field name: kind, not {short_repr(value)}")
     for name, kind in value.items():
         if kind not in FIELD_KINDS:
             raise ValueError(f"kinds.{name}: unknown kind {kind!r}; known: {', '.join(sorted(FIELD_KINDS))}")
@@ -122,7 +124,7 @@ def _kinds(value: Any) -> dict[str, str]:
 
 def _entities(value: Any) -> EntitySpec:
     if not isinstance(value, Mapping) or set(value) - {"selector", "key", "fields"}:
-        raise ValueError(f"entities must be a mapping with selector, key and fields, not {value!r}")
+        raise ValueError(f"entities must be a mapping with selector, key and fields, not {short_repr(value)}")
     for part in ("selector", "key"):
         if part not in value:
             raise ValueError(f"entities.{part} is required")
@@ -139,7 +141,7 @@ def _url(value: Any) -> str:
         raise ValueError("url is required")
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"url must be an absolute http(s) URL, not {value!r}")
+        raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
     return value.strip()
 
 
@@ -152,7 +154,7 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
     region = raw.get("region")
     if region is not None:
         if not isinstance(region, str) or not region.strip():
-            raise ValueError(f"region must be a CSS selector string, not {region!r}")
+            raise ValueError(f"region must be a CSS selector string, not {short_repr(region)}")
         try:
             check_region(region)
         except RegionError as exc:
@@ -160,16 +162,16 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
     threshold = raw.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)
                                   or not 0 <= threshold <= 64):
-        raise ValueError(f"threshold must be a whole number of bits from 0 to 64, not {threshold!r}")
+        raise ValueError(f"threshold must be a whole number of bits from 0 to 64, not {short_repr(threshold)}")
     sort_lines = raw.get("sort_lines", False)
     if not isinstance(sort_lines, bool):
-        raise ValueError(f"sort_lines must be true or false, not {sort_lines!r}")
+        raise ValueError(f"sort_lines must be true or false, not {short_repr(sort_lines)}")
     key = raw.get("key")
     if key is not None and (not isinstance(key, str | int) or isinstance(key, bool) or not str(key).strip()):
-        raise ValueError(f"key must be a non-empty string, not {key!r}")
+        raise ValueError(f"key must be a non-empty string, not {short_repr(key)}")
     conditional = raw.get("conditional", True)
     if not isinstance(conditional, bool):
-        raise ValueError(f"conditional must be true or false, not {conditional!r}")
+        raise ValueError(f"conditional must be true or false, not {short_repr(conditional)}")
     keep = _strings(raw["keep_params"], "keep_params") if raw.get("keep_params") else ()
     drop = _strings(raw["drop_params"], "drop_params") if raw.get("drop_params") else ()
     kinds = _kinds(raw["kinds"]) if raw.get("kinds") is not None else {}
@@ -186,11 +188,14 @@ def _watch(raw: Mapping[str, Any]) -> Watch:
 
 def _describe(index: int, raw: Any) -> str:
     label = raw.get("key") or raw.get("url") if isinstance(raw, Mapping) else None
+    if label is not None and not isinstance(label, str):
+        label = short_repr(label)
     return f"watch #{index + 1}" + (f" ({label})" if label else "")
 
 
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
-    """Validate a loaded watchlist document; raise :class:`WatchlistError` naming the problem."""
+    """Validate a loaded watchlist document (any value) into watches. Raises
+    :class:`WatchlistError` naming the problem, and nothing else."""
     if not isinstance(data, Mapping):
         raise WatchlistError(f"{source}: a watchlist must be a mapping with a 'watches' list, "
                              f"not {type(data).__name__}")
@@ -221,7 +226,9 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
 
 
 def load_watchlist(path: str | Path) -> list[Watch]:
-    """Read a YAML or JSON watchlist file."""
+    """Read a YAML or JSON watchlist file (JSON when its name ends in ``.json``). Raises
+    :class:`WatchlistError` (unreadable, not YAML/JSON, nested too deeply, or invalid) and
+    nothing else."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -231,4 +238,6 @@ def load_watchlist(path: str | Path) -> list[Watch]:
         data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise WatchlistError(f"watchlist {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from exc
+    except RecursionError:
+        raise WatchlistError(f"watchlist {p} is nested too deeply to be a watchlist") from None
     return parse_watchlist(data, str(p))

@@ -339,6 +339,7 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
 
 def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:
     """Normalised visible text of an HTML page: the string that change detection compares.
+    Raises :class:`RegionError` for an invalid *region* only (see :func:`visible_text`).
 
     >>> normalise("<p>Updated 10:32 PM</p><script>x=1</script><p>Price  <b>89</b></p>")
     'updated\\nprice 89'
@@ -347,5 +348,5 @@ def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool 
 
 
 def normalise_text(text: str, *, sort_lines: bool = False) -> VisibleText:
-    """Normalise plain text (already extracted by a spider) the same way as page text."""
+    """Normalise plain text (already extracted by a spider) the same way as page text. Never raises."""
     return _finish(text.replace("\x00", "").splitlines(), sort_lines)

@@ -31,7 +31,8 @@ def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = (
     scheme and host, no default port) with tracking and session parameters removed.
 
     *keep* names parameters to keep even though they look like tracking ones; *drop* names
-    more parameters to remove (for example a site's own ``ref``).
+    more parameters to remove (for example a site's own ``ref``). Raises ValueError (and
+    nothing else) for text that cannot be split into a URL, such as ``http://[oops``.
 
     >>> canonical_url("HTTPS://Shop.example:443/p/1;jsessionid=AB12?utm_source=x&b=2&a=1#top")
     'https://shop.example/p/1?a=1&b=2'

@@ -38,7 +38,9 @@ def crawl(workdir: Path, watchlist: Path, feed: Path, *extra: str) -> list[dict[
     """Run ``scrapy crawl watch`` in a subprocess and return the exported change records."""
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
     cmd = [sys.executable, "-m", "scrapy", "crawl", "watch", "-a", f"watchlist={watchlist}", "-O", str(feed),
-           "-s", f"CHANGEWATCH_STORE=sqlite:///{workdir / 'state.db'}", "-s", "LOG_LEVEL=WARNING", *extra]
+           "-s", f"CHANGEWATCH_STORE=sqlite:///{workdir / 'state.db'}", "-s", "LOG_LEVEL=WARNING",
+           # the demo site is on 127.0.0.1, which the SSRF guard refuses unless told otherwise
+           "-s", "CHANGEWATCH_ALLOW_PRIVATE=True", *extra]
     proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}")

@@ -8,6 +8,7 @@ from typing import Any
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.utils.url import strip_url
 from twisted.python.failure import Failure
 
 from ..items import Observation
@@ -59,4 +60,6 @@ class WatchSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         watch: Watch = request.meta["changewatch_watch"]
         self.cw_stats.inc("failed")
-        yield Observation(key=watch.key, url=request.url, options=watch.options(), error=describe_failure(failure))
+        # a URL refused for its credentials must not carry them into the change feed
+        url = strip_url(request.url, strip_credentials=True, strip_default_port=False, strip_fragment=False)
+        yield Observation(key=watch.key, url=url, options=watch.options(), error=describe_failure(failure))

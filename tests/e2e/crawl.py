@@ -24,10 +24,14 @@ class CrawlResult:
 
 
 class Crawler:
-    """Crawls one watchlist repeatedly with one store, as a user's cron job would."""
+    """Crawls one watchlist repeatedly with one store, as a user's cron job would.
+
+    The test servers listen on 127.0.0.1, which the SSRF guard refuses by default: crawls allow
+    private addresses unless *allow_private* is False (the SSRF tests)."""
 
     def __init__(self, workdir: Path, watches: list[dict[str, Any]] | None, store: str | None = None,
-                 spider: str = "watch"):
+                 spider: str = "watch", *, allow_private: bool = True):
+        self.allow_private = allow_private
         self.workdir = workdir
         self.watchlist = workdir / "watchlist.yaml"
         if watches is not None:
@@ -44,13 +48,16 @@ class Crawler:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
         return crawl_command(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                             *extra)
+                             *self._private(), *extra)
+
+    def _private(self) -> list[str]:
+        return ["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"] if self.allow_private else []
 
     def run(self, *extra: str, feed_option: bool = True) -> CrawlResult:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
         return scrapy_crawl(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                            *extra, feed_option=feed_option)
+                            *self._private(), *extra, feed_option=feed_option)
 
 
 class SpiderCrawler:
@@ -66,7 +73,7 @@ class SpiderCrawler:
     def run(self, *extra: str) -> CrawlResult:
         self.runs += 1
         return scrapy_crawl(self.workdir, self.spider, self.runs, *self.args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                            *extra)
+                            "-s", "CHANGEWATCH_ALLOW_PRIVATE=True", *extra)
 
 
 def scrapy_env() -> dict[str, str]:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 from changewatch.demo.site import DemoSite
+from changewatch.store.sqlite import SQLiteStore
 
 from .crawl import Crawler, by_key
+from .hostile import Handler, HostileSite, endless, gzip_bomb, huge_length, page, redirect
 
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Type /Catalog >> endobj\n" + bytes(range(256)) * 20
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(500)
@@ -91,3 +95,98 @@ def test_bad_pages(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
     assert changes["list-jsonld"]["changes"] == {"offers.price": {"old": "10.00", "new": "8.50"}}
     # everything else is unchanged, and the repeated errors are not reported again
     assert set(changes) == {"invalid-jsonld", "list-jsonld"}
+
+
+# -- hostile responses: a good baseline, the bad variant, the good page again --------------------
+
+MAIN = "".join(f"<p>Section {i}: the terms of this service, stated plainly and at length.</p>" for i in range(20))
+GOOD_PAGE = f"<html><head><title>Terms</title></head><body><main>{MAIN}</main></body></html>".encode()
+NESTED = ("<html><body>" + "<div>" * 10_000 + f"<main>{MAIN}</main>" + "</div>" * 10_000 + "</body></html>").encode()
+# minified: all on one line, with a 1 MB inline image in it (the visible text is the good page's)
+ONE_LINE = (f'<html><body><main>{MAIN}</main><img alt="" src="data:image/png;base64,{"QUFB" * 262_144}">'
+            "</body></html>").encode()
+INVALID_UTF8 = b"<html><body><main><p>" + b"\x80\xbf\xc0\xfe\xff terms " * 2000 + b"</p></main></body></html>"
+DENIED = (b"<html><body><h1>Access Denied</h1><p>You don't have permission to access this page on this "
+          b"server.</p><p>Reference #18.4f3e1702.1764500000.2a1b3c</p></body></html>")
+
+
+def hostile_cases() -> dict[str, tuple[Handler, str | None]]:
+    """key → (bad variant, a pattern its error record matches, or None for no record at all)."""
+    twenty_mb = b"<html><body><main>" + b"<p>twenty megabytes of text, all real.</p>\n" * 500_000 + b"</main></body>"
+    limit = 10 * 1024 * 1024
+    return {
+        "endless": (endless, "too large: the body grew past the download size limit"),
+        "1gb-content-length": (huge_length, f"too large: the response announces 1073741824 bytes, over the {limit}"),
+        "gzip-bomb": (page(gzip_bomb(200), Content_Encoding="gzip"),
+                      rf"too large: \d+ compressed bytes unpack to more than the {limit}-byte limit"),
+        "redirect-loop": (redirect("/bad/redirect-loop"), "redirect: gave up after 20 redirects"),
+        "redirect-to-file": (redirect("file:///etc/passwd"), "refused: scheme: redirect to file:///etc/passwd"),
+        "invalid-utf8": (page(INVALID_UTF8), r"unsupported: undecodable text \(\d+ of \d+ characters are not valid"),
+        "nul-body": (page(b"\x00" * 100_000), r"unsupported: binary data \(NUL bytes\)"),
+        "pdf": (page(PDF, ctype="application/pdf"), "unsupported: PDF"),
+        "20mb-html": (page(twenty_mb), f"too large: the response announces {len(twenty_mb)} bytes"),
+        "access-denied-200": (page(DENIED), "blocked: page says 'access denied'"),
+        "429-retry-after": (page(b"<h1>Slow down</h1>", 429, Retry_After="120"),
+                            r"blocked: HTTP 429 \(Retry-After: 120\)"),
+        # hostile structure, same substance: the right answer is silence, and no crash
+        "10000-nested-tags": (page(NESTED), None),
+        "1mb-on-one-line": (page(ONE_LINE), None),
+        # a fields watch whose page turns into JSON (parsel would read it as a JSON document)
+        "json-as-html": (page(b'{"title": "Terms", "price": 3}'),
+                         r"extraction: field 'title' \(title\) matched nothing"),
+    }
+
+
+WATCH_OPTIONS: dict[str, dict[str, Any]] = {"json-as-html": {"fields": {"title": "title"}}}
+
+
+def _baselines(store_path: Path) -> dict[str, tuple[Any, str | None]]:
+    store = SQLiteStore(store_path)
+    store.open()
+    try:
+        return {key: (state.snapshot, state.last_good) for key in store.keys("watch")
+                if (state := store.get("watch", key)) is not None}
+    finally:
+        store.close()
+
+
+def test_hostile_responses_are_errors_and_keep_the_baseline(tmp_path: Path) -> None:
+    cases = hostile_cases()
+    site = HostileSite()
+    try:
+        for key, (bad, _) in cases.items():
+            site.good[f"/bad/{key}"] = page(GOOD_PAGE)
+            site.bad_pages[f"/bad/{key}"] = bad
+        crawler = Crawler(tmp_path, [{"url": f"{site.base}/bad/{key}", "key": key, **WATCH_OPTIONS.get(key, {})}
+                                     for key in cases])
+
+        first = crawler.run()
+        assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
+        before = _baselines(tmp_path / "state.db")
+        assert set(before) == set(cases)
+
+        site.bad = True
+        site.hits.clear()
+        bad = crawler.run()
+        assert bad.returncode == 0, bad.stderr[-3000:]
+        errors = {k: r.get("error", f"a {r['kind']} record") for k, r in by_key(bad.records).items()}
+        assert set(errors) == {k for k, (_, expect) in cases.items() if expect}
+        for key, (_, expect) in cases.items():
+            if expect:
+                assert re.match(expect, errors[key]), (key, errors[key])
+        assert all(r["kind"] == "error" for r in bad.records)
+        assert site.hits["/bad/429-retry-after"] == 1  # no retry against a Retry-After
+        after = _baselines(tmp_path / "state.db")
+        for key, (_, expect) in cases.items():
+            snapshot, last_good = after[key]
+            assert snapshot == before[key][0], f"{key}: the baseline changed"
+            if expect:
+                assert last_good == before[key][1], f"{key}: an error counted as a good observation"
+
+        site.bad = False
+        again = crawler.run()
+        assert again.returncode == 0 and again.records == [], again.records
+        assert again.stats.get("changewatch/commit/none", 0) + again.stats.get("changewatch/commit/noise", 0) \
+            == len(cases)
+    finally:
+        site.stop()

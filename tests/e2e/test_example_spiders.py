@@ -138,7 +138,8 @@ def test_board_reports_added_removed_and_changed(board: tuple[FixtureSite, str],
 def test_contracts_pass(spider: str, catalogue: tuple[FixtureSite, str], board: tuple[FixtureSite, str],
                         tmp_path: Path) -> None:
     base = {"catalogue": catalogue[1], "board": board[1]}[spider]
-    proc = subprocess.run([sys.executable, "-m", "scrapy", "check", spider, "-a", f"site={base}"], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "check", spider, "-a", f"site={base}",
+                           "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"], cwd=tmp_path,
                           env=scrapy_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "OK" in proc.stderr and "Ran 0 contracts" not in proc.stderr, proc.stderr[-3000:]

@@ -28,6 +28,7 @@ Path("wl.yaml").write_text(f"watches:\\n  - url: {base}/terms\\n    key: terms\\
 settings = get_project_settings()
 settings.set("CHANGEWATCH_STORE", "sqlite:///state.db")
 settings.set("CHANGEWATCH_WORKERS", 1)
+settings.set("CHANGEWATCH_ALLOW_PRIVATE", True)  # the demo site is on 127.0.0.1
 settings.set("LOG_LEVEL", "WARNING")
 process = CrawlerProcess(settings)
 process.crawl("watch", watchlist="wl.yaml")

@@ -1,0 +1,140 @@
+"""``SSRFGuardMiddleware``: refuse requests to places a crawl must not reach (docs/security.md).
+
+It checks each request's URL text (fast, and named: scheme, credentials, IP literals in any
+spelling, loopback and metadata names), each redirect's target scheme, and the address each
+response came from; it makes sure the reactor resolves names through :class:`GuardedResolver`,
+and turns that resolver's refusals, which reach Scrapy as DNS failures, into named refusals.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urljoin
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest, NotConfigured
+from scrapy.http import Response
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import load_object
+from twisted.internet.error import DNSLookupError
+
+from ..stats import Stats
+from .config import GuardConfig
+from .policy import Refusal, shown_url
+from .resolver import GuardedResolver, installed_guard
+
+__all__ = ["RefusedRequest", "SSRFGuardMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+_TWISTED_HANDLERS = frozenset({"scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
+                               "scrapy.core.downloader.handlers.http2.H2DownloadHandler"})
+
+
+class RefusedRequest(IgnoreRequest):
+    """The SSRF guard refused a request; ``str()`` is ``<rule>: <detail>``."""
+
+    def __init__(self, refusal: Refusal):
+        super().__init__(str(refusal))
+        self.refusal = refusal
+
+
+def _in_context(refusal: Refusal, request: Request) -> Refusal:
+    redirects = request.meta.get("redirect_urls")
+    if redirects:
+        return Refusal(refusal.rule, f"{refusal.detail} (redirected from {redirects[-1]})")
+    return refusal
+
+
+class SSRFGuardMiddleware:
+    """Downloader middleware; ``changewatch.Addon`` enables it (priority 560: its
+    ``process_exception`` names a resolver refusal before RetryMiddleware would retry it)."""
+
+    def __init__(self, crawler: Crawler, config: GuardConfig):
+        self.crawler = crawler
+        self.config = config
+        self.stats = Stats(crawler, "ssrf")
+        self._resolver_checked = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SSRFGuardMiddleware:
+        config = GuardConfig.from_settings(crawler.settings)
+        if not config.policy.enabled:
+            raise NotConfigured("the SSRF guard is off (CHANGEWATCH_SSRF_ENABLED = False)")
+        return cls(crawler, config)
+
+    def process_request(self, request: Request) -> None:
+        if not self._resolver_checked:
+            self._resolver_checked = True
+            self._ensure_resolver()
+        refusal = self.config.policy.url_refusal(request.url)
+        if refusal is not None:
+            self.stats.inc("refused_url")
+            raise RefusedRequest(_in_context(refusal, request))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        refusal = self._redirect_refusal(request, response)
+        if refusal is not None:
+            self.stats.inc("refused_redirect")
+            raise RefusedRequest(_in_context(refusal, request))
+        ip = response.ip_address
+        if ip is not None and not request.meta.get("proxy") and self.config.policy.checks_addresses:
+            refusal = self.config.policy.address_refusal(ip, urlparse_cached(request).hostname or "")
+            if refusal is not None:
+                self.stats.inc("refused_peer")
+                raise RefusedRequest(_in_context(refusal, request))
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if not isinstance(exception, (CannotResolveHostError, DNSLookupError)) or \
+                not self.crawler.settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            return
+        from twisted.internet import reactor
+
+        guard = installed_guard(reactor)
+        refusal = guard.refusal(urlparse_cached(request).hostname or "") if guard is not None else None
+        if refusal is not None:
+            self.stats.inc("refused_dns")
+            raise RefusedRequest(_in_context(refusal, request)) from exception
+
+    def _redirect_refusal(self, request: Request, response: Response) -> Refusal | None:
+        """A redirect to another scheme (file:, ftp:, gopher:...) that RedirectMiddleware would
+        silently pass on as a 3xx page."""
+        location = response.headers.get(b"Location")
+        if not (300 <= response.status < 400 and location) or request.meta.get("dont_redirect"):
+            return None
+        target = urljoin(request.url, location.decode("latin-1").strip())
+        refusal = self.config.policy.url_refusal(target)
+        if refusal is None or refusal.rule != "scheme":
+            return None  # an http(s) target is checked as the new request it becomes
+        return Refusal("scheme", f"redirect to {shown_url(target)} (only http and https are fetched)")
+
+    def _ensure_resolver(self) -> None:
+        """Connections are guarded only if the reactor resolves names through GuardedResolver."""
+        settings = self.crawler.settings
+        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+        others = {s: h for s in ("http", "https") if (h := handlers.get(s)) and _path(h) not in _TWISTED_HANDLERS}
+        if others or not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            logger.warning("SSRF guard: downloads do not go through Twisted's resolver (%s): only URLs, "
+                           "redirects and response addresses are checked, not DNS answers",
+                           others or "no Twisted reactor")
+            return
+        from twisted.internet import reactor
+
+        guard = installed_guard(reactor)
+        if guard is None:
+            guard = GuardedResolver.for_config(reactor, self.config, reactor.nameResolver)
+            guard.install_on_reactor()
+            logger.info("SSRF guard: installed changewatch.guard.GuardedResolver as the reactor's name resolver "
+                        "(TWISTED_DNS_RESOLVER is %s)", settings.get("TWISTED_DNS_RESOLVER"))
+        elif guard.policy != self.config.policy:
+            logger.warning("SSRF guard: this crawler's SSRF settings (CHANGEWATCH_ALLOW_PRIVATE and the guard's "
+                           "allowlists) differ from the process's; name resolution uses the process's (%s)",
+                           guard.policy)
+
+
+def _path(handler: Any) -> str:
+    obj = load_object(handler) if isinstance(handler, str) else handler
+    return f"{obj.__module__}.{obj.__qualname__}"
