@@ -3,7 +3,6 @@ reaches the server (headers, cookies) or goes through the pinned proxy."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,18 +105,8 @@ def test_json_setting_from_the_command_line() -> None:
     assert mw.default == Vantage(accept_language="nl")
 
 
-@pytest.fixture
-def site() -> Iterator[tuple[FixtureSite, str]]:
-    fixture = FixtureSite("catalogue")
-    base = fixture.start()
-    try:
-        yield fixture, base
-    finally:
-        fixture.stop()
-
-
-def test_watch_vantage_reaches_the_server(site: tuple[FixtureSite, str], tmp_path: Path) -> None:
-    fixture, base = site
+def test_watch_vantage_reaches_the_server(catalogue: tuple[FixtureSite, str], tmp_path: Path) -> None:
+    fixture, base = catalogue
     watches = [
         {"url": f"{base}/p/lmp-001.html", "key": "pinned", "jsonld": {"type": "Product", "fields": ["offers.price"]},
          "accept_language": "de-CH", "cookies": {"currency": "CHF", "consent": "1"},

@@ -5,10 +5,32 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LocalServer", "serve"]
+__all__ = ["LocalServer", "Respond", "page_handler", "serve"]
+
+#: (path with query, request headers) → (status, Content-Type, body)
+Respond = Callable[[str, dict[str, str]], tuple[int, str, bytes]]
+
+
+def page_handler(respond: Respond) -> type[BaseHTTPRequestHandler]:
+    """A GET handler answering from *respond*, without an access log."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, ctype, body = respond(self.path, dict(self.headers.items()))
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
 
 
 class LocalServer(ThreadingHTTPServer):

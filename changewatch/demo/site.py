@@ -9,10 +9,9 @@ import random
 import secrets
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from .serving import LocalServer, serve
+from .serving import LocalServer, page_handler, serve
 
 __all__ = ["DemoSite"]
 
@@ -134,25 +133,14 @@ class DemoSite:
             return 404, "text/html", b"<h1>Not found</h1>"
         return 200, "text/html; charset=utf-8", route().encode("utf-8")
 
+    def _respond_in_time(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        delay = self.delays.get(path.split("?", 1)[0])
+        if delay:
+            time.sleep(delay)
+        return self.respond(path)
+
     def start(self, port: int = 0) -> str:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                delay = site.delays.get(self.path.split("?", 1)[0])
-                if delay:
-                    time.sleep(delay)
-                status, ctype, body = site.respond(self.path)
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = serve(Handler, port, "demo-site")
+        self._server = serve(page_handler(self._respond_in_time), port, "demo-site")
         return self._server.base
 
     def stop(self) -> None:

@@ -15,12 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-from ..demo.serving import LocalServer, serve
+from ..demo.serving import LocalServer, page_handler, serve
 
 __all__ = ["FIXTURES", "FixtureSite"]
 
@@ -101,21 +99,7 @@ class FixtureSite:
             return 404, "text/html; charset=utf-8", b"<html><body><h1>Not found</h1></body></html>"
 
     def start(self, port: int = 0) -> str:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                status, ctype, body = site.respond(self.path, dict(self.headers.items()))
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = serve(Handler, port, "fixture-site")
+        self._server = serve(page_handler(self.respond), port, "fixture-site")
         return self._server.base
 
     def stop(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,27 +12,6 @@ import pytest
 from changewatch.examples.site import FixtureSite
 
 from .crawl import SpiderCrawler, by_key, scrapy_env
-
-
-@pytest.fixture
-def catalogue() -> Iterator[tuple[FixtureSite, str]]:
-    site = FixtureSite("catalogue")
-    base = site.start()
-    try:
-        yield site, base
-    finally:
-        site.stop()
-
-
-@pytest.fixture
-def board() -> Iterator[tuple[FixtureSite, str]]:
-    site = FixtureSite("board")
-    base = site.start()
-    try:
-        yield site, base
-    finally:
-        site.stop()
-
 
 NEW_LAMP = """<article class="product" data-sku="LMP-005">
     <a href="/p/lmp-005.html?utm_source=grid"><h2>Wall sconce</h2></a>

@@ -3,28 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from changewatch.examples.site import FixtureSite
 
 from .crawl import Crawler, by_key
 
 
-@pytest.fixture
-def site() -> Iterator[tuple[FixtureSite, str]]:
-    fixture = FixtureSite("catalogue")
-    base = fixture.start()
-    try:
-        yield fixture, base
-    finally:
-        fixture.stop()
-
-
-def test_per_entity_offers_microdata_and_kinds(site: tuple[FixtureSite, str], tmp_path: Path) -> None:
-    fixture, base = site
+def test_per_entity_offers_microdata_and_kinds(catalogue: tuple[FixtureSite, str], tmp_path: Path) -> None:
+    fixture, base = catalogue
     watches = [
         {"url": f"{base}/p/ktl-010.html", "key": "kettle-sizes",
          "jsonld": {"type": "Offer", "key": "sku", "fields": ["name", "price", "availability"]}},
