@@ -9,12 +9,14 @@ never saw. See docs/conditional.md for the contract and the interplay with HttpC
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from itemadapter import ItemAdapter
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -23,19 +25,23 @@ from scrapy.http import Response
 from .config import ChangewatchConfig
 from .core.validators import HttpValidators, accept_validators, revalidation
 from .items import Observation
+from .origins import (
+    META_CONDITIONAL,
+    META_KEY,
+    META_NOT_MODIFIED,
+    META_SPEC,
+    NotModified,
+    ResponseOrigins,
+    not_modified_callback,
+)
 from .runtime import StoreRunner
 from .stats import Stats
-from .store import StoredState
 
 __all__ = ["META_CONDITIONAL", "META_KEY", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
            "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
 
 logger = logging.getLogger(__name__)
 
-META_CONDITIONAL = "changewatch_conditional"  # False: always fetch this request in full
-META_SPEC = "changewatch_spec"  # what the page is extracted with; a new spec forces a full fetch
-META_NOT_MODIFIED = "changewatch_not_modified"  # set on a 304 that answered our validators
-META_KEY = "changewatch_key"  # the one key this request observes, when the spider knows it up front
 _META_SENT = "_changewatch_sent"
 _META_WIRE_SIZE = "_changewatch_wire_size"
 _VALIDATOR_HEADERS = (b"If-None-Match", b"If-Modified-Since")
@@ -53,71 +59,25 @@ class _Sent:
     size: int
 
 
-@dataclass(slots=True)
-class NotModified:
-    """``response.meta["changewatch_not_modified"]`` on a 304 that answered our validators:
-    the URL, the keys whose last good observation came from it, and (for callbacks that asked
-    for the 304 with ``handle_httpstatus_list``) their stored states, e.g. to re-visit the
-    entities a listing page had."""
-
-    url: str
-    keys: tuple[str, ...]
-    states: dict[str, StoredState] = field(default_factory=dict)
-
-
-def _not_modified_callback(response: Response) -> Iterator[Observation]:
-    """Stands in for the spider's callback on a 304 the spider did not ask for."""
-    notice: NotModified = response.meta[META_NOT_MODIFIED]
-    for key in notice.keys:
-        yield Observation(key=key, url=notice.url, not_modified=True)
-
-
-class ResponseOrigins:
-    """Which full response each item came from, until a changewatch pipeline adopts it: the
-    item itself is the user's (a dict, a scrapy.Item...) and must not grow private fields."""
-
-    _ATTR = "_changewatch_response_origins"
-
-    def __init__(self) -> None:
-        self._items: dict[int, tuple[Any, HttpValidators]] = {}
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> ResponseOrigins:
-        origins: ResponseOrigins | None = getattr(crawler, cls._ATTR, None)
-        if origins is None:
-            origins = cls()
-            setattr(crawler, cls._ATTR, origins)
-        return origins
-
-    def register(self, item: Any, origin: HttpValidators) -> None:
-        self._items[id(item)] = (item, origin)  # holding the item keeps its id unique
-
-    def pop(self, item: Any) -> HttpValidators | None:
-        entry = self._items.get(id(item))
-        if entry is None or entry[0] is not item:
-            return None
-        del self._items[id(item)]
-        return entry[1]
-
-    def forget(self, item: Any) -> None:
-        self.pop(item)
-
-    def clear(self) -> None:
-        self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 def _strip_validators(request: Request) -> None:
     for name in _VALIDATOR_HEADERS:
         request.headers.pop(name, None)
 
 
 def _asked_for_304(request: Request, crawler: Crawler) -> bool:
-    if 304 in request.meta.get("handle_httpstatus_list", ()):
+    """Whether the request's callback asked to see a 304, by HttpErrorMiddleware's own precedence
+    (meta, then the spider, then HTTPERROR_ALLOWED_CODES), so that what it lets through and what
+    we hand to the callback agree. HTTPERROR_ALLOW_ALL does not count: a project that lets every
+    status through did not ask for changewatch's 304s."""
+    meta = request.meta
+    if meta.get("handle_httpstatus_all"):
         return True
-    return 304 in getattr(crawler.spider, "handle_httpstatus_list", ())
+    if "handle_httpstatus_list" in meta:
+        return 304 in meta["handle_httpstatus_list"]
+    allowed = getattr(crawler.spider, "handle_httpstatus_list", None)
+    if allowed is None:
+        allowed = crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")
+    return 304 in [int(code) for code in allowed]
 
 
 class ConditionalRequestMiddleware:
@@ -247,28 +207,35 @@ class ConditionalRequestMiddleware:
                 if state is not None:
                     notice.states[key] = state
             return response
-        quiet = request.replace(callback=_not_modified_callback, errback=None, dont_filter=True)
+        quiet = request.replace(callback=not_modified_callback, errback=None, dont_filter=True, cb_kwargs={})
         quiet.meta["handle_httpstatus_list"] = [304]
         return response.replace(request=quiet)
 
 
 class ConditionalSpiderMiddleware:
     """Spider middleware: remembers which full response each item came from (its validators
-    go to the store with the observation), and adds the unchanged observations after a
-    callback that asked to see a 304."""
+    go to the store with the observation), drops the validators of keys a page no longer
+    yields, and adds the unchanged observations after a callback that asked to see a 304."""
 
-    def __init__(self, crawler: Crawler):
+    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
         self.crawler = crawler
         self.origins = ResponseOrigins.of(crawler)
+        self.runner = StoreRunner.of(crawler, config)
         self.stats = Stats(crawler, "conditional")
+        self._pending: set[asyncio.Task[None]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalSpiderMiddleware:
-        mw = cls(crawler)
+        mw = cls(crawler, ChangewatchConfig.from_settings(crawler.settings))
         crawler.signals.connect(mw.origins.forget, signal=signals.item_dropped)
         crawler.signals.connect(mw.origins.forget, signal=signals.item_error)
-        crawler.signals.connect(mw.origins.clear, signal=signals.spider_closed)
+        crawler.signals.connect(mw._closed, signal=signals.spider_closed)
         return mw
+
+    async def _closed(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        self.origins.clear()
 
     def _origin(self, response: Response) -> HttpValidators | None:
         if not 200 <= response.status < 300:
@@ -287,24 +254,51 @@ class ConditionalSpiderMiddleware:
         notice: NotModified | None = response.meta.get(META_NOT_MODIFIED)
         if notice is None or response.status != 304 or response.request is None:
             return
-        if response.request.callback is _not_modified_callback:
+        if response.request.callback is not_modified_callback:
             return  # that callback yields them itself
         for key in notice.keys:
             yield Observation(key=key, url=notice.url, not_modified=True)
 
+    def _seen(self, origin: HttpValidators | None, item: Any, keys: set[str]) -> None:
+        if origin is None or isinstance(item, Request):
+            return
+        self.origins.register(item, origin)
+        key = ItemAdapter(item).get("key") if ItemAdapter.is_item(item) else None
+        if key is not None:
+            keys.add(str(key))
+
+    def _forget_others(self, response: Response, origin: HttpValidators | None, keys: set[str]) -> None:
+        """A full response's keys are all known once its callback is done: validators of keys
+        it no longer yields would disagree with the others for ever (a full fetch every run).
+        Not for a request that names its one key: other requests of the URL observe other keys."""
+        if origin is None or not keys or response.meta.get(META_KEY) is not None:
+            return
+        spider = self.crawler.spider
+        name = spider.name if spider is not None and spider.name else "default"
+        task = asyncio.get_running_loop().create_task(self._forget(name, origin.url, sorted(keys)))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _forget(self, spider: str, url: str, keys: list[str]) -> None:
+        await self.runner.acquire()
+        try:
+            await self.runner.call(self.runner.store.forget_validators, spider, url, keys)
+        finally:
+            await self.runner.release()
+
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
-        origin = self._origin(response)
+        origin, keys = self._origin(response), set[str]()
         for item in result:
-            if origin is not None and not isinstance(item, Request):
-                self.origins.register(item, origin)
+            self._seen(origin, item, keys)
             yield item
+        self._forget_others(response, origin, keys)
         yield from self._unchanged(response)
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        origin = self._origin(response)
+        origin, keys = self._origin(response), set[str]()
         async for item in result:
-            if origin is not None and not isinstance(item, Request):
-                self.origins.register(item, origin)
+            self._seen(origin, item, keys)
             yield item
+        self._forget_others(response, origin, keys)
         for obs in self._unchanged(response):
             yield obs

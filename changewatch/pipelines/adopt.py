@@ -6,8 +6,8 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..conditional import ResponseOrigins
 from ..items import Observation, as_observation
+from ..origins import ResponseOrigins
 
 __all__ = ["Adopter"]
 

@@ -103,6 +103,12 @@ class Store(Protocol):
         """The stored validators of *url*, one per key whose last good observation came from it."""
         ...
 
+    def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
+        """Drop the validators of *url* for keys other than *keep* (keys its latest full response
+        no longer yields). Always safe outside an observation's transaction: fewer validators
+        can only mean a full fetch."""
+        ...
+
     def keys(self, spider: str) -> list[str]: ...
 
 

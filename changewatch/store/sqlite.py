@@ -243,6 +243,12 @@ class SQLiteStore:
                                size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
                 for r in rows.fetchall()]
 
+    def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
+        kept = list(keep)
+        marks = ", ".join("?" * len(kept))
+        self.db.execute(f"DELETE FROM validators WHERE spider=? AND url=? AND key NOT IN ({marks})",
+                        (spider, url, *kept))
+
     def undelivered(self, spider: str) -> list[LoggedChange]:
         rows = self.db.execute("SELECT * FROM changes WHERE spider=? AND delivered_at IS NULL ORDER BY id", (spider,))
         return [LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]))
@@ -324,9 +330,9 @@ class SQLiteStore:
         if v is None:
             return
         # A full response replaces whatever the key had, from any URL: the key may have moved.
+        # A row without validators is kept too: it says the page had none (a full fetch next time).
         self.db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
-        if v.etag is not None or v.last_modified is not None:
-            self.db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
-                            "VALUES (?,?,?,?,?,?,?,?,?)",
-                            (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or outcome.observed_at,
-                             v.runs, v.spec))
+        self.db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
+                        "VALUES (?,?,?,?,?,?,?,?,?)",
+                        (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or outcome.observed_at,
+                         v.runs, v.spec))

@@ -71,3 +71,37 @@ class ListingSpider(scrapy.Spider):
         if response.status == 304:
             return  # the middleware adds the unchanged observation
         yield Observation(key=response.url, url=response.url, fields={"price": response.css("b::text").get()})
+
+
+class KeysSpider(scrapy.Spider):
+    """One page, several keys (``<li class="k" data-key=... data-v=...>``), parsed by a callback
+    that takes ``cb_kwargs``, as real spiders' callbacks often do."""
+
+    name = "cw_test_keys"
+
+    def __init__(self, base: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.base = base
+
+    def request_meta(self) -> dict[str, Any]:
+        return {}
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(f"{self.base}/multi", callback=self.parse_keys, cb_kwargs={"label": "multi"},
+                             meta=self.request_meta(), dont_filter=True)
+
+    def parse_keys(self, response: Response, label: str) -> Iterator[Observation]:
+        for li in response.css("li.k"):
+            fields = {"v": li.attrib["data-v"], "label": label}
+            yield Observation(key=li.attrib["data-key"], url=response.url, fields=fields)
+
+
+class KeysSpiderAsking304ElsewhereOnly(KeysSpider):
+    """Asks for 304s as a spider, but this request's own list (which HttpErrorMiddleware obeys
+    first) does not have it: the 304 must be changewatch's to handle."""
+
+    name = "cw_test_keys_404"
+    handle_httpstatus_list: ClassVar[list[int]] = [304]
+
+    def request_meta(self) -> dict[str, Any]:
+        return {"handle_httpstatus_list": [404]}

@@ -87,3 +87,29 @@ def test_httpcache_rfc2616_and_changewatch_never_both_validate(odd_server: tuple
     assert [r["kind"] for r in third.records] == ["content"]
     assert "+ cached two is the substance of this page" in third.records[0]["diff"]
     assert crawler.run(*cache).records == []  # and the new page is the cache's and the store's baseline
+
+
+def keys_page(keys: list[str]) -> bytes:
+    items = "".join(f'<li class="k" data-key="{k}" data-v="{k.upper()}">{k}</li>' for k in keys)
+    return f"<html><body><ul>{items}</ul></body></html>".encode()
+
+
+@pytest.mark.parametrize("spider", ["cw_test_keys", "cw_test_keys_404"])
+def test_a_page_of_several_keys_with_cb_kwargs(odd_server: tuple[OddServer, str], tmp_path: Path,
+                                               spider: str) -> None:
+    server, base = odd_server
+    server.pages["/multi"] = Page(keys_page(["s1", "s2", "s3"]), etag='"m1"')
+    crawler = Crawler(tmp_path, None, spider=spider)
+    run = ("-a", f"base={base}", *TEST_SPIDERS)
+    assert crawler.run(*run).stats["changewatch/commit/baseline"] == 3
+    second = crawler.run(*run)  # a 304: the stand-in callback takes the request's cb_kwargs too
+    assert server.sent("/multi")[-1] == ('"m1"', None, 304)
+    assert second.records == [] and second.stats["changewatch/commit/none"] == 3
+    assert not any(k.startswith("spider_exceptions") for k in second.stats), second.stats
+    # the page stops yielding s3: its validators go, or they would disagree with the others for ever
+    server.pages["/multi"] = Page(keys_page(["s1", "s2"]), etag='"m2"')
+    third = crawler.run(*run)
+    assert server.sent("/multi")[-1] == ('"m1"', None, 200) and third.stats["changewatch/commit/none"] == 2
+    fourth = crawler.run(*run)
+    assert server.sent("/multi")[-1] == ('"m2"', None, 304)
+    assert "changewatch/conditional/full_fetch_keys_disagree" not in fourth.stats

@@ -49,6 +49,7 @@ def test_odd_validators_are_stored_and_sent_back_verbatim(odd_server: tuple[OddS
     for path in ("/huge-etag", "/future-lm", "/garbage-lm", "/no-validators"):
         assert server.sent(path)[-1] == (None, None, 200), path
     assert second.stats["changewatch/conditional/not_modified"] == 4
+    assert second.stats["changewatch/conditional/full_fetch_no_validators"] == 4
     assert second.stats["changewatch/commit/none"] == 8
 
 

@@ -201,6 +201,9 @@ def test_validators_follow_the_key_and_vanish_without_validators(store: Store) -
     assert [v.key for v in store.validators("spider", old)] == ["j"]
     assert [v.etag for v in store.validators("spider", new)] == ['"n"']
     store.apply("spider", "k", _with_http(Kind.NONE, new, None))  # the server stopped sending any
+    [v] = store.validators("spider", new)
+    assert v.etag is None and v.last_modified is None  # kept: "no validators" (a full fetch next time)
+    store.forget_validators("spider", new, keep=["j"])
     assert store.validators("spider", new) == []
 
 
