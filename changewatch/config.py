@@ -6,12 +6,16 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 
 from .store import DEFAULT_STORE_URI
 
-__all__ = ["ChangewatchConfig", "default_workers"]
+__all__ = ["ChangewatchConfig", "ConfigError", "default_workers"]
+
+
+class ConfigError(ValueError):
+    """A changewatch setting has a value it cannot work with. Not ``NotConfigured``: Scrapy
+    would quietly disable the component (the store, the commit step) and go on crawling."""
 
 
 def default_workers() -> int:
@@ -53,12 +57,12 @@ class ChangewatchConfig:
 
     def validate(self) -> None:
         if self.store_synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise NotConfigured(f"CHANGEWATCH_STORE_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA, "
+            raise ConfigError(f"CHANGEWATCH_STORE_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA, "
                                 f"not {self.store_synchronous!r}")
         if self.workers < 0:
-            raise NotConfigured(f"CHANGEWATCH_WORKERS must be >= 0, not {self.workers}")
+            raise ConfigError(f"CHANGEWATCH_WORKERS must be >= 0, not {self.workers}")
         if self.conditional_full_fetch_runs < 0 or self.conditional_full_fetch_days < 0:
-            raise NotConfigured("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS and _DAYS must be >= 0 (0: every fetch "
+            raise ConfigError("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS and _DAYS must be >= 0 (0: every fetch "
                                 "is a full one)")
         if self.threshold is not None and not 0 <= self.threshold <= 64:
-            raise NotConfigured(f"CHANGEWATCH_THRESHOLD must be between 0 and 64 bits, not {self.threshold}")
+            raise ConfigError(f"CHANGEWATCH_THRESHOLD must be between 0 and 64 bits, not {self.threshold}")

@@ -8,6 +8,7 @@ from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.url import strip_url
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
@@ -18,7 +19,7 @@ from .page import Page, undecodable
 from .specs import Entities, Field
 from .watchlist import Watch
 
-__all__ = ["binary_body", "describe_failure", "observe_watch", "undecodable", "watch_specs"]
+__all__ = ["binary_body", "describe_failure", "failed_url", "observe_watch", "undecodable", "watch_specs"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 
@@ -58,6 +59,12 @@ def _size_or_redirect(failure: Failure) -> str | None:
         times = request.meta.get("redirect_times", "?") if request is not None else "?"
         return f"redirect: gave up after {times} redirects (a redirect loop?)"
     return None
+
+
+def failed_url(url: str) -> str:
+    """A failed request's URL as it may appear in an error record and the store: a URL refused
+    for its credentials must not carry them into the change feed."""
+    return strip_url(url, strip_credentials=True, strip_default_port=False, strip_fragment=False)
 
 
 def describe_failure(failure: Failure) -> str:

@@ -20,7 +20,7 @@ from twisted.python.failure import Failure
 
 from .core.urls import canonical_url
 from .items import Observation
-from .observe import describe_failure
+from .observe import describe_failure, failed_url
 from .page import Page
 from .specs import Entities, Field, as_fields
 from .stats import Stats
@@ -99,11 +99,17 @@ class ChangewatchSpider(scrapy.Spider):
         return Page(response, owner=f"spider {self.name!r}")
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
-              meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
+              conditional: bool = True, meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
-        of that key. Without it, failures are keyed by the page's canonical URL."""
+        of that key. Without it, failures are keyed by the page's canonical URL.
+
+        *conditional* False: always fetch in full. For pages that lead to others (a category
+        page yields its products and next page: a 304 would skip them) and for pages that are
+        one part of an observation assembled over several (a 304 would drop the other parts)."""
         request_meta = dict(meta or {})
+        if not conditional:
+            request_meta["changewatch_conditional"] = False
         if self.spec_version is not None:
             request_meta.setdefault("changewatch_spec", f"{self.name}:{self.spec_version}")
         if key is not None:
@@ -130,6 +136,7 @@ class ChangewatchSpider(scrapy.Spider):
     def observation_failed(self, failure: Failure) -> Iterator[Observation]:
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]
-        key = request.meta.get(KEY_META) or canonical_url(request.url)
+        url = failed_url(request.url)
+        key = request.meta.get(KEY_META) or canonical_url(url)
         self.cw_stats.inc("failed")
-        yield Observation(key=str(key), url=request.url, error=describe_failure(failure))
+        yield Observation(key=str(key), url=url, error=describe_failure(failure))

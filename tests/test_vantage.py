@@ -126,3 +126,18 @@ def test_watch_vantage_reaches_the_server(catalogue: tuple[FixtureSite, str], tm
     assert any(path == "http://shop.invalid/p/lmp-002.html" for path, _ in fixture.requests)
     # the other watch's vantage did not leak into this one
     assert "Cookie" not in next(h for path, h in fixture.requests if path.endswith("lmp-002.html"))
+
+
+def test_a_proxy_on_a_private_address_is_refused_by_name_unless_allowed(catalogue: tuple[FixtureSite, str],
+                                                                        tmp_path: Path) -> None:
+    fixture, base = catalogue
+    watch = {"url": "http://shop.invalid/p/lmp-002.html", "key": "proxied", "proxy": base,
+             "jsonld": {"type": "Product", "fields": ["offers.price"]}}
+    refused = Crawler(tmp_path, [watch], allow_private=False).run("-s", "ROBOTSTXT_OBEY=False")
+    assert refused.returncode == 0, refused.stderr[-3000:]
+    [record] = refused.records
+    assert record["kind"] == "error" and record["error"].startswith("refused: loopback"), record
+    assert not any(path.endswith("lmp-002.html") for path, _ in fixture.requests)
+    allowed = Crawler(tmp_path, [watch], allow_private=False).run(
+        "-s", "ROBOTSTXT_OBEY=False", "-s", "CHANGEWATCH_SSRF_ALLOWED_HOSTS=127.0.0.1")
+    assert allowed.stats["changewatch/commit/baseline"] == 1, allowed.records

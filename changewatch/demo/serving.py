@@ -11,8 +11,8 @@ from typing import Any
 
 __all__ = ["LocalServer", "Respond", "page_handler", "serve"]
 
-#: (path with query, request headers) → (status, Content-Type, body)
-Respond = Callable[[str, dict[str, str]], tuple[int, str, bytes]]
+#: (path with query, request headers) → (status, Content-Type, body[, more response headers])
+Respond = Callable[[str, dict[str, str]], tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]]
 
 
 def page_handler(respond: Respond) -> type[BaseHTTPRequestHandler]:
@@ -20,12 +20,16 @@ def page_handler(respond: Respond) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            status, ctype, body = respond(self.path, dict(self.headers.items()))
+            status, ctype, body, *more = respond(self.path, dict(self.headers.items()))
             self.send_response(status)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            for name, value in (more[0] if more else {}).items():
+                self.send_header(name, value)
+            if status != 304:  # a 304 has no body, and says nothing of one
+                self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if status != 304:
+                self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -9,6 +9,7 @@ changes. The pages were written for changewatch; they copy no real site.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import secrets
 import threading
@@ -81,7 +82,7 @@ class FixtureSite:
                 text = text.replace(marker, fill(), 1)
         return text
 
-    def respond(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    def respond(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
         with self._lock:
             self.requests.append((path, headers))
         if path.startswith(("http://", "https://")):  # asked as a proxy: "GET http://host/path"
@@ -90,13 +91,19 @@ class FixtureSite:
         bare = path.split("?", 1)[0]
         if bare in self.overrides:
             status, body = self.overrides[bare]
-            return status, "text/html; charset=utf-8", body
+            return status, "text/html; charset=utf-8", body, {}
         if bare == "/robots.txt":
-            return 200, "text/plain", b"User-agent: *\nAllow: /\n"
+            return 200, "text/plain", b"User-agent: *\nAllow: /\n", {}
         try:
-            return 200, "text/html; charset=utf-8", self._noise(self.page(bare)).encode("utf-8")
+            page = self.page(bare)
         except KeyError:
-            return 404, "text/html; charset=utf-8", b"<html><body><h1>Not found</h1></body></html>"
+            return 404, "text/html; charset=utf-8", b"<html><body><h1>Not found</h1></body></html>", {}
+        # Like a CMS, the ETag is the content's version, not a hash of the noisy bytes it serves.
+        etag = '"' + hashlib.sha256(page.encode("utf-8")).hexdigest()[:16] + '"'
+        asked = {k.lower(): v for k, v in headers.items()}.get("if-none-match")
+        if asked is not None and etag in [t.strip() for t in asked.split(",")]:
+            return 304, "text/html; charset=utf-8", b"", {"ETag": etag}
+        return 200, "text/html; charset=utf-8", self._noise(page).encode("utf-8"), {"ETag": etag}
 
     def start(self, port: int = 0) -> str:
         self._server = serve(page_handler(self.respond), port, "fixture-site")

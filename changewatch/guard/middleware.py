@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
 from scrapy.crawler import Crawler
@@ -94,7 +94,10 @@ class SSRFGuardMiddleware:
         from twisted.internet import reactor
 
         guard = installed_guard(reactor)
-        refusal = guard.refusal(urlparse_cached(request).hostname or "") if guard is not None else None
+        # Through a proxy, the connection (and the lookup that was refused) is the proxy's.
+        proxy = request.meta.get("proxy")
+        host = (urlsplit(proxy).hostname if proxy else urlparse_cached(request).hostname) or ""
+        refusal = guard.refusal(host) if guard is not None else None
         if refusal is not None:
             self.stats.inc("refused_dns")
             raise RefusedRequest(_in_context(refusal, request)) from exception

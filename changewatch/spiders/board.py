@@ -20,7 +20,7 @@ from twisted.python.failure import Failure
 
 from ..core.urls import canonical_url
 from ..items import Observation
-from ..observe import describe_failure
+from ..observe import describe_failure, failed_url
 from ..specs import Entities, Field
 from ..spider import ChangewatchSpider
 
@@ -41,7 +41,9 @@ class BoardSpider(ChangewatchSpider):
         return canonical_url(self.url("/board/"))
 
     async def start(self) -> AsyncIterator[Any]:
-        yield self.watch(self.url("/board/"), callback=self.parse_board, key=self.board_key(),
+        # One observation assembled over every page of the board: no page may answer 304 (the
+        # adverts of the pages before it would be dropped), so none is a conditional request.
+        yield self.watch(self.url("/board/"), callback=self.parse_board, key=self.board_key(), conditional=False,
                          errback=self.board_failed, cb_kwargs={"ads": [], "pages": 1})
 
     def parse_board(self, response: Response, ads: list[dict[str, Any]], pages: int) -> Iterator[Any]:
@@ -61,13 +63,13 @@ class BoardSpider(ChangewatchSpider):
         next_page = response.css("a[rel=next]::attr(href)").get()
         if next_page and pages < self.max_pages:
             yield self.watch(response.urljoin(next_page), callback=self.parse_board, key=self.board_key(),
-                             errback=self.board_failed, cb_kwargs={"ads": ads, "pages": pages + 1})
+                             conditional=False, errback=self.board_failed, cb_kwargs={"ads": ads, "pages": pages + 1})
             return
         yield self._board(response.url, entities=ads, kinds=extraction.kinds)
 
     def board_failed(self, failure: Failure) -> Iterator[Observation]:
         self.cw_stats.inc("failed")
-        yield self._board(failure.request.url, error=describe_failure(failure))  # type: ignore[attr-defined]
+        yield self._board(failed_url(failure.request.url), error=describe_failure(failure))  # type: ignore[attr-defined]
 
     def _board(self, url: str, *, entities: list[dict[str, Any]] | None = None, error: str | None = None,
                kinds: dict[str, str] | None = None) -> Observation:

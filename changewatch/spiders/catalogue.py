@@ -50,7 +50,10 @@ class CatalogueSpider(ChangewatchSpider):
 
     async def start(self) -> AsyncIterator[Any]:
         for path in self.categories:
-            yield self.watch(self.url(path), callback=self.parse_category, key=canonical_url(self.url(path)))
+            # Category pages lead to the products and the next page: always fetched in full, or a
+            # 304 would leave those unvisited. Product pages are conditional requests.
+            yield self.watch(self.url(path), callback=self.parse_category, key=canonical_url(self.url(path)),
+                             conditional=False)
 
     def parse_category(self, response: Response) -> Iterator[Any]:
         """A category page: its product grid, its product pages, the next page.
@@ -71,7 +74,7 @@ class CatalogueSpider(ChangewatchSpider):
         next_page = response.css("a[rel=next]::attr(href)").get()
         if next_page:
             yield self.watch(response.urljoin(next_page), callback=self.parse_category,
-                             key=canonical_url(response.urljoin(next_page)))
+                             key=canonical_url(response.urljoin(next_page)), conditional=False)
 
     def parse_product(self, response: Response) -> Iterator[Any]:
         """A product page, keyed by SKU: a new URL for the same product keeps its history.

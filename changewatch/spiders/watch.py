@@ -8,11 +8,10 @@ from typing import Any
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy.utils.url import strip_url
 from twisted.python.failure import Failure
 
 from ..items import Observation
-from ..observe import describe_failure, observe_watch
+from ..observe import describe_failure, failed_url, observe_watch
 from ..stats import Stats
 from ..vantage import META_KEY as VANTAGE_META_KEY
 from ..watchlist import Watch, load_watchlist
@@ -60,6 +59,5 @@ class WatchSpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         watch: Watch = request.meta["changewatch_watch"]
         self.cw_stats.inc("failed")
-        # a URL refused for its credentials must not carry them into the change feed
-        url = strip_url(request.url, strip_credentials=True, strip_default_port=False, strip_fragment=False)
+        url = failed_url(request.url)
         yield Observation(key=watch.key, url=url, options=watch.options(), error=describe_failure(failure))

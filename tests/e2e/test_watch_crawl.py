@@ -6,6 +6,7 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
 import yaml
 
 from changewatch.demo.run import WATCHLIST
@@ -123,6 +124,17 @@ def test_a_bad_watchlist_fails_at_start(demo_site: tuple[DemoSite, str], tmp_pat
     assert result.returncode != 0
     assert "watch #2 (n): fields.x: invalid CSS selector 'p[[['" in result.stderr
     assert not (tmp_path / "state.db").exists()  # nothing was fetched or stored
+
+
+@pytest.mark.parametrize("setting", ["CHANGEWATCH_STORE_SYNCHRONOUS=SOMETIMES", "CHANGEWATCH_THRESHOLD=99",
+                                     "CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS=-1"])
+def test_a_bad_setting_stops_the_crawl(demo_site: tuple[DemoSite, str], tmp_path: Path, setting: str) -> None:
+    """Not a warning and a crawl without its store: observations would leak into the feed."""
+    _, base = demo_site
+    result = Crawler(tmp_path, [{"url": f"{base}/terms", "key": "t"}]).run("-s", setting)
+    assert result.returncode != 0
+    assert setting.split("=")[0] in result.stderr and "ConfigError" in result.stderr
+    assert result.records == []
 
 
 def test_a_foreign_store_is_refused_and_left_alone(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:

@@ -12,13 +12,13 @@ import attrs
 import pytest
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from changewatch import Observation
 from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
-from changewatch.config import ChangewatchConfig
+from changewatch.config import ChangewatchConfig, ConfigError
 from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
 from changewatch.store.sqlite import SQLiteStore
 
@@ -332,7 +332,7 @@ def test_user_settings_override_the_addon() -> None:
                                            ("CHANGEWATCH_STORE_SYNCHRONOUS", "SOMETIMES")])
 def test_bad_settings_are_refused(setting: str, value: Any) -> None:
     crawler = get_crawler(UnitSpider, {setting: value})
-    with pytest.raises(NotConfigured, match=setting):
+    with pytest.raises(ConfigError, match=setting):
         ChangewatchConfig.from_settings(crawler.settings)
 
 
