@@ -2,6 +2,8 @@
 
 Run: ``.venv/bin/python bench/bench_crawl.py`` (about 1.5 minutes, 3 at most; ``--runs 1 --pages 300``
 for a smoke run; ``--profile DIR`` also writes a cProfile of each changewatch crawl process to DIR).
+``--durability`` compares instead the store as shipped (SQLite file, WAL, synchronous=NORMAL) with an
+in-memory store and with synchronous=FULL, on first crawls: the throughput cost of crash safety.
 
 What it does, all on 127.0.0.1 and in a temporary directory it removes at the end:
 

@@ -34,7 +34,7 @@ from .origins import (
     ResponseOrigins,
     not_modified_callback,
 )
-from .runtime import StoreRunner
+from .runtime import StoreRunner, spider_name
 from .stats import Stats
 
 __all__ = ["META_CONDITIONAL", "META_KEY", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
@@ -116,10 +116,6 @@ class ConditionalRequestMiddleware:
             self._opened = False
             await self.runner.release()
 
-    def _spider(self) -> str:
-        spider = self.crawler.spider
-        return spider.name if spider is not None and spider.name else "default"
-
     def _eligible(self, request: Request) -> bool:
         if request.method not in ("GET", "HEAD"):
             return False
@@ -144,7 +140,7 @@ class ConditionalRequestMiddleware:
                     request.headers.pop(name, None)
         if not self._eligible(request) or not self._opened:
             return
-        rows = await self.runner.call(self.runner.store.validators, self._spider(), request.url)
+        rows = await self.runner.call(self.runner.store.validators, spider_name(self.crawler), request.url)
         key = request.meta.get(META_KEY)
         if key is not None:  # two watches of one URL (other regions, other fields) validate apart
             rows = [r for r in rows if r.key == key]
@@ -203,7 +199,7 @@ class ConditionalRequestMiddleware:
         request.meta[META_NOT_MODIFIED] = notice
         if _asked_for_304(request, self.crawler):
             for key in sent.keys:
-                state = await self.runner.call(self.runner.store.get, self._spider(), key)
+                state = await self.runner.call(self.runner.store.get, spider_name(self.crawler), key)
                 if state is not None:
                     notice.states[key] = state
             return response
@@ -273,18 +269,11 @@ class ConditionalSpiderMiddleware:
         Not for a request that names its one key: other requests of the URL observe other keys."""
         if origin is None or not keys or response.meta.get(META_KEY) is not None:
             return
-        spider = self.crawler.spider
-        name = spider.name if spider is not None and spider.name else "default"
-        task = asyncio.get_running_loop().create_task(self._forget(name, origin.url, sorted(keys)))
+        forget = self.runner.call_opened(self.runner.store.forget_validators, spider_name(self.crawler), origin.url,
+                                         sorted(keys))
+        task = asyncio.get_running_loop().create_task(forget)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
-
-    async def _forget(self, spider: str, url: str, keys: list[str]) -> None:
-        await self.runner.acquire()
-        try:
-            await self.runner.call(self.runner.store.forget_validators, spider, url, keys)
-        finally:
-            await self.runner.release()
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         origin, keys = self._origin(response), set[str]()

@@ -19,7 +19,7 @@ from scrapy.crawler import Crawler
 
 from .config import ChangewatchConfig
 from .items import utc_now
-from .runtime import StoreRunner
+from .runtime import StoreRunner, spider_name
 from .stats import Stats
 
 __all__ = ["RedeliveryMiddleware"]
@@ -57,16 +57,8 @@ class RedeliveryMiddleware:
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
         return mw
 
-    def _spider(self) -> str:
-        spider = self.crawler.spider
-        return spider.name if spider is not None and spider.name else "default"
-
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        await self.runner.acquire()
-        try:
-            pending = await self.runner.call(self.runner.store.undelivered, self._spider())
-        finally:
-            await self.runner.release()
+        pending = await self.runner.call_opened(self.runner.store.undelivered, spider_name(self.crawler))
         if pending:
             logger.info("changewatch: exporting %d change(s) again whose delivery was never confirmed "
                         "(the previous run did not close its feeds)", len(pending))
@@ -85,11 +77,7 @@ class RedeliveryMiddleware:
         ids, self.ids = self.ids, []
         if not ids:
             return
-        await self.runner.acquire()
-        try:
-            await self.runner.call(self.runner.store.mark_delivered, self._spider(), ids, utc_now())
-        finally:
-            await self.runner.release()
+        await self.runner.call_opened(self.runner.store.mark_delivered, spider_name(self.crawler), ids, utc_now())
         self.stats.inc("confirmed", len(ids))
 
     async def _feeds_closed(self) -> None:

@@ -24,10 +24,16 @@ from .config import ChangewatchConfig
 from .store import Store, store_from_uri
 from .store.sqlite import SQLiteStore
 
-__all__ = ["StoreRunner", "WorkerPool"]
+__all__ = ["StoreRunner", "WorkerPool", "spider_name"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def spider_name(crawler: Crawler) -> str:
+    """The store's namespace for the crawler's spider."""
+    spider = crawler.spider
+    return spider.name if spider is not None and spider.name else "default"
 
 
 class StoreRunner:
@@ -57,6 +63,15 @@ class StoreRunner:
             # costs the reactor more than that (measured in bench/bench_crawl.py).
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def call_opened(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call *fn* with the store held open for the call: for work at a crawl's edges (before
+        the pipelines open it, or after they have closed it)."""
+        await self.acquire()
+        try:
+            return await self.call(fn, *args)
+        finally:
+            await self.release()
 
     async def acquire(self) -> None:
         if self._users == 0:

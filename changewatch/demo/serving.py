@@ -9,7 +9,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LocalServer", "Respond", "page_handler", "serve"]
+__all__ = ["LocalServer", "Respond", "ServedSite", "page_handler", "serve"]
 
 #: (path with query, request headers) → (status, Content-Type, body[, more response headers])
 Respond = Callable[[str, dict[str, str]], tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]]
@@ -59,3 +59,24 @@ def serve(handler: type[BaseHTTPRequestHandler], port: int = 0, name: str = "loc
     server = LocalServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True, name=name).start()
     return server
+
+
+class ServedSite:
+    """``start()`` and ``stop()`` for a site that answers GET requests with :meth:`respond_to`."""
+
+    thread_name = "local-site"
+    _server: LocalServer | None = None
+
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes] | tuple[
+            int, str, bytes, dict[str, str]]:
+        raise NotImplementedError
+
+    def start(self, port: int = 0) -> str:
+        """Serve on 127.0.0.1:*port* (0: a free port); the site's base URL."""
+        self._server = serve(page_handler(self.respond_to), port, self.thread_name)
+        return self._server.base
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None

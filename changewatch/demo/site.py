@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .serving import LocalServer, page_handler, serve
+from .serving import ServedSite
 
 __all__ = ["DemoSite"]
 
@@ -28,8 +28,10 @@ def _paragraph(i: int) -> str:
 _PARAGRAPHS = [_paragraph(i) for i in range(1, 31)]
 
 
-class DemoSite:
+class DemoSite(ServedSite):
     """Thread-served demo site. ``version`` 1 is the original, 2 after :meth:`publish_changes`."""
+
+    thread_name = "demo-site"
 
     def __init__(self) -> None:
         self.version = 1
@@ -42,7 +44,6 @@ class DemoSite:
         self.overrides: dict[str, tuple[int, str, bytes]] = {}
         #: path → seconds to wait before answering (a hanging server)
         self.delays: dict[str, float] = {}
-        self._server: LocalServer | None = None
 
     # -- the site's substance ----------------------------------------------------------------------
 
@@ -133,17 +134,9 @@ class DemoSite:
             return 404, "text/html", b"<h1>Not found</h1>"
         return 200, "text/html; charset=utf-8", route().encode("utf-8")
 
-    def _respond_in_time(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
         delay = self.delays.get(path.split("?", 1)[0])
         if delay:
             time.sleep(delay)
         return self.respond(path)
 
-    def start(self, port: int = 0) -> str:
-        self._server = serve(page_handler(self._respond_in_time), port, "demo-site")
-        return self._server.base
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-            self._server = None

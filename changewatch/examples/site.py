@@ -19,17 +19,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..demo.serving import LocalServer, page_handler, serve
+from ..demo.serving import ServedSite
 
 __all__ = ["FIXTURES", "FixtureSite"]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-class FixtureSite:
+class FixtureSite(ServedSite):
     """One fixture site (a folder under ``fixtures/``): a URL path is a file path, a path ending
     in ``/`` its ``index.html``. Records every request's headers in :attr:`requests`. Also
     answers as an HTTP proxy would (``GET http://any.host/path``), serving its own pages."""
+
+    thread_name = "fixture-site"
 
     def __init__(self, name: str, root: Path = FIXTURES):
         self.root = root / name
@@ -42,7 +44,6 @@ class FixtureSite:
         #: (path with query, headers) of every request, in order
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._lock = threading.Lock()
-        self._server: LocalServer | None = None
 
     def _file(self, path: str) -> Path | None:
         relative = path.split("?", 1)[0].lstrip("/")
@@ -105,14 +106,8 @@ class FixtureSite:
             return 304, "text/html; charset=utf-8", b"", {"ETag": etag}
         return 200, "text/html; charset=utf-8", self._noise(page).encode("utf-8"), {"ETag": etag}
 
-    def start(self, port: int = 0) -> str:
-        self._server = serve(page_handler(self.respond), port, "fixture-site")
-        return self._server.base
+    respond_to = respond
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
 
 
 def main(argv: list[str] | None = None) -> None:

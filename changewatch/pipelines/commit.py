@@ -14,7 +14,7 @@ from ..config import ChangewatchConfig
 from ..core.compare import DiffOptions, Kind, Snapshot, Verdict, classify
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, Observation
-from ..runtime import StoreRunner
+from ..runtime import StoreRunner, spider_name
 from ..stats import Stats
 from ..store import Outcome, StoredState
 from .adopt import Adopter
@@ -89,10 +89,6 @@ class CommitPipeline:
             self._opened = False
             await self.runner.release()
 
-    def _spider_name(self) -> str:
-        spider = self.crawler.spider
-        return spider.name if spider is not None and spider.name else "default"
-
     def _decide(self, spider: str, obs: Observation, threshold: int | None) -> Any:
         config = self.config
         diff_options = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
@@ -135,7 +131,7 @@ class CommitPipeline:
         obs = self.adopt(item)
         if obs is None:
             return item
-        spider = self._spider_name()
+        spider = spider_name(self.crawler)
         threshold = obs.options.get("threshold")
         if threshold is None:  # the watch sets none: the project-wide default applies
             threshold = self.config.threshold

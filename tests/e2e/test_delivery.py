@@ -49,3 +49,22 @@ def test_a_run_that_closes_its_feed_confirms_its_changes(odd_server: tuple[OddSe
     no_feed = crawler.run(feed_option=False)
     assert no_feed.stats["changewatch/delivery/confirmed"] == 1
     assert crawler.run().records == []
+
+
+def test_a_feed_that_fails_to_store_leaves_its_changes_for_the_next_run(odd_server: tuple[OddServer, str],
+                                                                       tmp_path: Path) -> None:
+    server, base = odd_server
+    server.pages["/p"] = Page(html("one"))
+    crawler = Crawler(tmp_path, [{"url": base + "/p", "key": "p"}])
+    crawler.run()
+    server.pages["/p"] = Page(html("two"))
+    # an FTP feed whose upload cannot connect: Scrapy stores it at close, fails, and counts it
+    dead_ftp = 'FEEDS={"ftp://user:pw@127.0.0.1:1/changes.jsonl": {"format": "jsonlines"}}'
+    failed = crawler.run("-s", dead_ftp, feed_option=False)
+    assert failed.stats["feedexport/failed_count/FTPFeedStorage"] == 1
+    assert failed.stats["changewatch/delivery/unconfirmed"] == 1
+    assert "changewatch/delivery/confirmed" not in failed.stats
+    again = crawler.run()
+    [record] = again.records
+    assert record["redelivery"] is True and "+ two" in record["diff"]
+    assert again.stats["changewatch/delivery/confirmed"] == 1

@@ -37,19 +37,18 @@ class Chain:
         self.pipelines = [build_from_crawler(cls, crawler)
                           for cls in (FieldPipeline, EntitySetPipeline, ContentPipeline, CommitPipeline)]
 
-    async def _open(self) -> None:
+    async def _each(self, method: str) -> None:
         for p in self.pipelines:
-            if hasattr(p, "open_spider"):
-                result = p.open_spider()
+            if hasattr(p, method):
+                result = getattr(p, method)()
                 if asyncio.iscoroutine(result):
                     await result
 
+    async def _open(self) -> None:
+        await self._each("open_spider")
+
     async def _close(self) -> None:
-        for p in self.pipelines:
-            if hasattr(p, "close_spider"):
-                result = p.close_spider()
-                if asyncio.iscoroutine(result):
-                    await result
+        await self._each("close_spider")
 
     async def _run(self, items: list[Any]) -> list[Any]:
         await self._open()

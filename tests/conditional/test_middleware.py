@@ -1,0 +1,67 @@
+"""ConditionalRequestMiddleware on its own, with a real crawler and a real SQLite store: the
+branches a crawl of our test servers does not reach."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import scrapy
+from scrapy import Request
+from scrapy.utils.test import get_crawler
+
+from changewatch.conditional import ConditionalRequestMiddleware
+from changewatch.core.compare import Kind, Snapshot
+from changewatch.core.validators import HttpValidators
+from changewatch.store import Outcome
+
+URL = "https://s.example/p"
+OTHER = "https://s.example/moved"
+
+
+class UnitSpider(scrapy.Spider):
+    name = "unit"
+
+
+def middleware(tmp_path: Path) -> ConditionalRequestMiddleware:
+    crawler = get_crawler(UnitSpider, {"CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}"})
+    crawler.spider = crawler._create_spider()
+    return ConditionalRequestMiddleware.from_crawler(crawler)
+
+
+def seed(mw: ConditionalRequestMiddleware, url: str, etag: str) -> None:
+    mw.runner.store.apply("unit", url, lambda state: Outcome(
+        Kind.BASELINE, url, "2099-01-01T00:00:00Z", snapshot=Snapshot(fields={"a": 1}, norm_fields={"a": "1"}),
+        http=HttpValidators(url=url, key="", etag=etag)))
+
+
+def headers_sent(tmp_path: Path, *requests: Request) -> list[bytes | None]:
+    async def run() -> list[bytes | None]:
+        mw = middleware(tmp_path)
+        await mw._open()
+        try:
+            seed(mw, URL, '"p1"')
+            seed(mw, OTHER, '"m1"')
+            sent = []
+            for request in requests:
+                await mw.process_request(request)
+                sent.append(request.headers.get(b"If-None-Match"))
+            return sent
+        finally:
+            await mw._close()
+    return asyncio.run(run())
+
+
+def test_only_plain_get_and_head_requests_are_conditional(tmp_path: Path) -> None:
+    sent = headers_sent(tmp_path, Request(URL), Request(URL, method="HEAD"), Request(URL, method="POST"),
+                        Request(URL, meta={"playwright": True}), Request(URL, meta={"changewatch_conditional": False}),
+                        Request(URL, headers={"If-None-Match": '"mine"'}))
+    assert sent == [b'"p1"', b'"p1"', None, None, None, b'"mine"']  # the spider's own validators are kept
+
+
+def test_validators_copied_by_a_redirect_are_replaced_by_the_targets(tmp_path: Path) -> None:
+    first = Request(URL)
+    assert headers_sent(tmp_path, first) == [b'"p1"']
+    # RedirectMiddleware builds the next request by copying this one's headers and meta
+    moved, unknown = first.replace(url=OTHER), first.replace(url="https://s.example/never-seen")
+    assert headers_sent(tmp_path, moved, unknown) == [b'"m1"', None]
