@@ -301,10 +301,10 @@ def _plain_spider(urls_file: str) -> Any:
 
 
 def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None) -> int:
+    from changewatch.config import ChangewatchConfig
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
-    from changewatch.config import ChangewatchConfig
     from changewatch.spiders.watch import WatchSpider
 
     settings = get_project_settings()

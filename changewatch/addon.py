@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
+from ._deprecated import translate_components
+
 __all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "PIPELINE_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon"]
 
 PIPELINE_ORDER = {
@@ -15,17 +17,17 @@ PIPELINE_ORDER = {
 DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
     # point's headers win over defaults, and its cookies and proxy are there for those to send.
-    "changewatch.vantage.VantageMiddleware": 350,
+    "changewatch.middlewares.VantageMiddleware": 350,
     # After Retry (550), before Redirect (600): every request, redirects included, is checked
     # (scheme, credentials, address literals) before it leaves; refusals are never retried.
     "changewatch.guard.SSRFGuardMiddleware": 560,
     # Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
     # the cache's own validators, which this middleware then leaves alone.
-    "changewatch.conditional.ConditionalRequestMiddleware": 950,
+    "changewatch.middlewares.ConditionalRequestMiddleware": 950,
 }
 SPIDER_MIDDLEWARE_ORDER = {
-    "changewatch.conditional.ConditionalSpiderMiddleware": 950,
-    "changewatch.delivery.RedeliveryMiddleware": 960,
+    "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
+    "changewatch.middlewares.RedeliveryMiddleware": 960,
 }
 
 
@@ -39,7 +41,6 @@ class Addon:
             # Into the component dict, at "addon" priority: the user's own entries (settings,
             # -s on the command line, custom_settings) stay, and win for the same component.
             components = settings[name]
+            translate_components(components)
             for path, priority in order.items():
                 components.set(path, priority, "addon")
-        # A change monitor's log is read by people: dropped non-changes are routine, not warnings.
-        settings.set("DEFAULT_DROPITEM_LOG_LEVEL", "DEBUG", "addon")

@@ -18,19 +18,17 @@ from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
+from . import meta as meta_keys
+from ._deprecated import module_getattr
 from .core.urls import canonical_url
+from .extract.observe import describe_failure, failed_url
+from .extract.page import Page
+from .extract.specs import Entities, FieldSpec, as_fields
 from .items import Observation
-from .observe import describe_failure, failed_url
-from .page import Page
-from .specs import Entities, Field, as_fields
-from .stats import Stats
-from .vantage import META_KEY as VANTAGE_META_KEY
-from .vantage import VantageError, vantage_from_setting
+from .middlewares.vantage import VantageError, vantage_from_setting
+from .runtime.stats import Stats
 
-__all__ = ["KEY_META", "ChangewatchSpider"]
-
-#: request meta: the key an observation of this request's page will have (used when it fails)
-KEY_META = "changewatch_key"
+__all__ = ["ChangewatchSpider"]
 
 
 class ChangewatchSpider(scrapy.Spider):
@@ -48,8 +46,8 @@ class ChangewatchSpider(scrapy.Spider):
       conditional requests (docs/conditional.md), and a new version fetches each page in full once.
     """
 
-    #: default field specs of :meth:`observe` (name: Field or selector string)
-    fields: ClassVar[Mapping[str, Field | str]] = {}
+    #: default field specs of :meth:`observe` (name: FieldSpec or selector string)
+    fields: ClassVar[Mapping[str, FieldSpec | str]] = {}
     #: default entity spec of :meth:`observe`
     entities: ClassVar[Entities | None] = None
     #: the site's base URL when ``-a site=`` is not given
@@ -109,17 +107,17 @@ class ChangewatchSpider(scrapy.Spider):
         one part of an observation assembled over several (a 304 would drop the other parts)."""
         request_meta = dict(meta or {})
         if not conditional:
-            request_meta["changewatch_conditional"] = False
+            request_meta[meta_keys.CONDITIONAL] = False
         if self.spec_version is not None:
-            request_meta.setdefault("changewatch_spec", f"{self.name}:{self.spec_version}")
+            request_meta.setdefault(meta_keys.SPEC, f"{self.name}:{self.spec_version}")
         if key is not None:
-            request_meta[KEY_META] = key
+            request_meta[meta_keys.KEY] = key
         if vantage is not None:
-            request_meta[VANTAGE_META_KEY] = vantage
+            request_meta[meta_keys.VANTAGE] = vantage
         kwargs.setdefault("errback", self.observation_failed)
         return Request(url, callback=callback, dont_filter=True, meta=request_meta, **kwargs)
 
-    def observe(self, response: Response | Page, key: str, fields: Mapping[str, Field | str] | None = None, *,
+    def observe(self, response: Response | Page, key: str, fields: Mapping[str, FieldSpec | str] | None = None, *,
                 entities: Entities | None = None, text: bool = False, region: str | None = None,
                 kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
         """An Observation of *response* under *key*: *fields* (default: the class's ``fields``)
@@ -137,6 +135,10 @@ class ChangewatchSpider(scrapy.Spider):
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]
         url = failed_url(request.url)
-        key = request.meta.get(KEY_META) or canonical_url(url)
+        key = request.meta.get(meta_keys.KEY) or canonical_url(url)
         self.cw_stats.inc("failed")
         yield Observation(key=str(key), url=url, error=describe_failure(failure))
+
+
+# ``KEY_META`` is ``changewatch.meta.KEY`` now.
+__getattr__ = module_getattr(__name__)

@@ -14,8 +14,8 @@ import pytest
 from scrapy.http import HtmlResponse
 
 from changewatch.core.values import normalise_field
-from changewatch.page import Page
-from changewatch.specs import Field
+from changewatch.extract.page import Page
+from changewatch.extract.specs import FieldSpec
 
 from .core._support import CORPUS_PAGES, CORPUS_SKIP_REASON
 
@@ -82,27 +82,27 @@ def test_tracked_values_match_the_manifest(expected: Expected) -> None:
     notes = expected.notes
     found = 0
     if offer := re.search(r"first: (?:Aggregate)?Offer price=(\S+) \S+ availability=(\S+)", notes):
-        price = page.value(Field.schema("Product", "offers.price|offers.lowPrice"))
+        price = page.value(FieldSpec.schema("Product", "offers.price|offers.lowPrice"))
         assert normalise_field(first(price), "price") == normalise_field(offer.group(1), "price"), price
         found += 1
         if offer.group(2) != "n/a":
-            availability = page.value(Field.schema("Product", "offers.availability"))
+            availability = page.value(FieldSpec.schema("Product", "offers.availability"))
             assert normalise_field(first(availability), "availability") == offer.group(2)
             found += 1
     if count := re.search(r"Product x(\d+)", notes):
         assert len(page.nodes("Product")) >= int(count.group(1))
     if recipe := re.search(r"Recipe: (\d+) ingredients, totalTime=(\S+?),", notes):
-        assert len(page.value(Field.schema("Recipe", "recipeIngredient"))) == int(recipe.group(1))
-        time = page.value(Field.schema("Recipe", "totalTime"))
+        assert len(page.value(FieldSpec.schema("Recipe", "recipeIngredient"))) == int(recipe.group(1))
+        time = page.value(FieldSpec.schema("Recipe", "totalTime"))
         assert normalise_field(time, "duration") == normalise_field(recipe.group(2), "duration")
         found += 2
     if event := re.search(r"Event x\d+, first startDate=(\S+)", notes):
-        start = page.value(Field.schema(EVENTS, "startDate"))
+        start = page.value(FieldSpec.schema(EVENTS, "startDate"))
         assert normalise_field(first(start), "date") == normalise_field(event.group(1), "date")
         found += 1
     if "LocalBusiness: address" in notes:
-        assert page.value(Field.schema("LocalBusiness", "address")) is not None
-        assert page.value(Field.schema("LocalBusiness", "openingHours|openingHoursSpecification")) is not None
+        assert page.value(FieldSpec.schema("LocalBusiness", "address")) is not None
+        assert page.value(FieldSpec.schema("LocalBusiness", "openingHours|openingHoursSpecification")) is not None
         found += 2
     kind = expected.file.name.split("-", 1)[0]
     if kind in ("product", "recipe", "event", "deal"):
@@ -116,10 +116,10 @@ def test_corpus_summary(capsys: pytest.CaptureFixture[str]) -> None:
     for expected in PAGES:
         page = page_of(expected)
         types += len(expected.types & page.structured.types())
-        specs = [Field.schema("Product", "offers.price|offers.lowPrice"),
-                 Field.schema("Product", "offers.availability"), Field.schema("Recipe", "totalTime"),
-                 Field.schema(EVENTS, "startDate"),
-                 Field.schema("LocalBusiness", "openingHours|openingHoursSpecification")]
+        specs = [FieldSpec.schema("Product", "offers.price|offers.lowPrice"),
+                 FieldSpec.schema("Product", "offers.availability"), FieldSpec.schema("Recipe", "totalTime"),
+                 FieldSpec.schema(EVENTS, "startDate"),
+                 FieldSpec.schema("LocalBusiness", "openingHours|openingHoursSpecification")]
         values += sum(page.value(spec) is not None for spec in specs)
     listed = sum(len(p.types) for p in PAGES)
     print(f"corpus structured pages: {len(PAGES)}, listed types found: {types}/{listed}, tracked values: {values}")

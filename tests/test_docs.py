@@ -51,7 +51,7 @@ def test_stats_are_documented() -> None:
 
 
 def test_watch_options_are_documented() -> None:
-    from changewatch.watchlist import WATCH_OPTIONS
+    from changewatch.spiders.watchlist import WATCH_OPTIONS
 
     doc = (ROOT / "docs" / "watchlist.md").read_text(encoding="utf-8")
     missing = sorted(o for o in WATCH_OPTIONS if f"| `{o}` |" not in doc)

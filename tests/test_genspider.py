@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from changewatch.middlewares.vantage import Vantage, vantage_from_setting
 from changewatch.spider import ChangewatchSpider
-from changewatch.vantage import Vantage, vantage_from_setting
 
 from .e2e.crawl import ROOT, scrapy_env
 

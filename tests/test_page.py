@@ -1,4 +1,4 @@
-"""Field and entity specs on a Page: values, kinds, and errors that name what stopped matching."""
+"""FieldSpec and entity specs on a Page: values, kinds, and errors that name what stopped matching."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from scrapy.http import HtmlResponse, Response, TextResponse
 
-from changewatch import ChangewatchSpider, Entities, Field, Page
-from changewatch.specs import FieldSpecError
+from changewatch import ChangewatchSpider, Entities, FieldSpec, Page
+from changewatch.extract.specs import FieldSpecError
 
 PRODUCT = {"@context": "https://schema.org", "@type": "Product", "name": "Lamp", "sku": "LMP-1",
            "offers": {"@type": "Offer", "price": "129.00", "priceCurrency": "EUR",
@@ -25,9 +25,10 @@ def page(body: str = "", *, jsonld: Any = PRODUCT, url: str = "https://shop.exam
 
 def test_structured_and_selector_fields_with_kinds() -> None:
     p = page('<p class="price">€ 129,00</p><p class="stock">In stock</p>')
-    result = p.extract({"name": Field.jsonld("Product", "name"), "price": Field.schema("Product", "offers.price"),
-                        "shown": Field.css("p.price", kind="price"), "stock": "p.stock",
-                        "availability": Field.jsonld("Product", "offers.availability")})
+    result = p.extract({"name": FieldSpec.jsonld("Product", "name"),
+                        "price": FieldSpec.schema("Product", "offers.price"),
+                        "shown": FieldSpec.css("p.price", kind="price"), "stock": "p.stock",
+                        "availability": FieldSpec.jsonld("Product", "offers.availability")})
     assert result.error is None
     assert result.fields == {"name": "Lamp", "price": "129.00", "shown": "€ 129,00", "stock": "In stock",
                              "availability": "https://schema.org/InStock"}
@@ -36,13 +37,13 @@ def test_structured_and_selector_fields_with_kinds() -> None:
 
 def test_alternative_paths_for_aggregate_offers() -> None:
     agg = {**PRODUCT, "offers": {"@type": "AggregateOffer", "lowPrice": 59, "highPrice": 79}}
-    assert page(jsonld=agg).value(Field.schema("Product", "offers.price|offers.lowPrice")) == 59
+    assert page(jsonld=agg).value(FieldSpec.schema("Product", "offers.price|offers.lowPrice")) == 59
 
 
 def test_missing_values_are_errors_naming_the_spec() -> None:
     p = page("<p>redesigned</p>")
-    result = p.extract({"stock": "p.stock", "price": Field.jsonld("Product", "offers.pricee"),
-                        "note": Field.css("p.note", required=False)})
+    result = p.extract({"stock": "p.stock", "price": FieldSpec.jsonld("Product", "offers.pricee"),
+                        "note": FieldSpec.css("p.note", required=False)})
     assert result.fields == {"stock": None, "price": None, "note": None}
     assert result.errors == ["extraction: field 'stock' (p.stock) matched nothing",
                              "extraction: field 'price' (JSON-LD Product offers.pricee) matched nothing"]
@@ -50,7 +51,8 @@ def test_missing_values_are_errors_naming_the_spec() -> None:
 
 def test_no_node_of_the_type_is_one_error_for_all_its_fields() -> None:
     p = page(jsonld={"@type": "Article"})
-    result = p.extract({"name": Field.schema("Product", "name"), "price": Field.schema("Product", "offers.price")})
+    result = p.extract({"name": FieldSpec.schema("Product", "name"),
+                        "price": FieldSpec.schema("Product", "offers.price")})
     assert result.errors == ["extraction: no JSON-LD or microdata node of type Product on the page "
                              "(1 JSON-LD items, 0 invalid blocks, 0 microdata items): 'name', 'price' not found"]
 
@@ -63,11 +65,11 @@ def test_invalid_selector_names_the_spider_and_field() -> None:
     result = page(owner="spider 'shop'").extract({"price": "span.price["})
     assert result.errors and result.errors[0].startswith("extraction: spider 'shop': field 'price': invalid CSS")
     with pytest.raises(FieldSpecError, match="invalid XPath"):
-        Field.xpath("//span[")
+        FieldSpec.xpath("//span[")
     with pytest.raises(FieldSpecError, match="unknown field kind 'money'"):
-        Field.css("span", kind="money")
+        FieldSpec.css("span", kind="money")
     with pytest.raises(FieldSpecError, match="not a CSS selector"):
-        Field.css("//span")
+        FieldSpec.css("//span")
 
 
 def test_spider_specs_are_checked_at_start() -> None:
@@ -84,13 +86,13 @@ def test_selector_entities_and_many() -> None:
               <li class="ad"><a href="/ad/2">Two</a><b>£720 pcm</b></li><li class="ad"><b>no link</b></li></ul>"""
     p = page(body)
     result = p.extract(entities=Entities.select("li.ad", key="a::attr(href)",
-                                                fields={"title": "a", "rent": Field.css("b", kind="price")}))
+                                                fields={"title": "a", "rent": FieldSpec.css("b", kind="price")}))
     assert result.error is None and result.kinds == {"rent": "price"}
     assert result.entities == [{"key": "/ad/1?utm_source=x", "fields": {"title": "One", "rent": "£1,150 pcm"}},
                                {"key": "/ad/2", "fields": {"title": "Two", "rent": "£720 pcm"}},
                                {"key": None, "fields": {"title": None, "rent": "no link"}}]
-    assert p.value(Field.css("li.ad a", many=True)) == ["One", "Two"]
-    assert p.value(Field.xpath("//li/a/@href", many=True)) == ["/ad/1?utm_source=x", "/ad/2"]
+    assert p.value(FieldSpec.css("li.ad a", many=True)) == ["One", "Two"]
+    assert p.value(FieldSpec.xpath("//li/a/@href", many=True)) == ["/ad/1?utm_source=x", "/ad/2"]
 
 
 def test_structured_entities_per_size_offer() -> None:
@@ -112,7 +114,7 @@ def test_entities_that_match_nothing_are_an_error() -> None:
 
 def test_observe_builds_an_observation() -> None:
     obs = page('<main><p class="stock">In stock</p></main>').observe(
-        "LMP-1", {"price": Field.schema("Product", "offers.price"), "stock": "p.stock"}, region="main",
+        "LMP-1", {"price": FieldSpec.schema("Product", "offers.price"), "stock": "p.stock"}, region="main",
         kinds={"stock": "availability"}, options={"threshold": 3})
     assert obs.key == "LMP-1" and obs.url == "https://shop.example/p/1" and obs.error is None
     assert obs.fields == {"price": "129.00", "stock": "In stock"}
@@ -132,9 +134,9 @@ def test_pages_that_cannot_be_observed(response: Response, error: str) -> None:
 def test_opengraph_and_microdata_fields() -> None:
     body = '<div itemscope itemtype="https://schema.org/Product"><span itemprop="name">Shade</span></div>'
     p = page(body, jsonld=None, head='<meta property="product:price:amount" content="39.90">')
-    assert p.value(Field.opengraph("product:price:amount")) == "39.90"
-    assert p.value(Field.microdata("Product", "name")) == p.value(Field.schema("Product", "name")) == "Shade"
-    assert p.value(Field.jsonld("Product", "name")) is None
+    assert p.value(FieldSpec.opengraph("product:price:amount")) == "39.90"
+    assert p.value(FieldSpec.microdata("Product", "name")) == p.value(FieldSpec.schema("Product", "name")) == "Shade"
+    assert p.value(FieldSpec.jsonld("Product", "name")) is None
 
 
 @pytest.mark.parametrize(("price", "value", "normalised"), [
@@ -145,7 +147,7 @@ def test_awkward_prices(price: Any, value: Any, normalised: Any) -> None:
     from changewatch.core.values import normalise_field
 
     p = page(jsonld={**PRODUCT, "offers": {"@type": "Offer", "price": price}})
-    result = p.extract({"price": Field.schema("Product", "offers.price")})
+    result = p.extract({"price": FieldSpec.schema("Product", "offers.price")})
     assert result.fields["price"] == value
     assert normalise_field(value, "price") == normalised
     # no price is an error naming the path, never a price of None

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.config import ChangewatchConfig
-from changewatch.runtime import StoreRunner, WorkerPool
+from changewatch.runtime.config import ChangewatchConfig
+from changewatch.runtime.workers import WorkerPool
+from changewatch.store.runner import StoreRunner
 from changewatch.store.sqlite import SQLiteStore
 
 
@@ -43,7 +44,7 @@ def test_a_dead_worker_leaves_the_crawl_running_inline(caplog: pytest.LogCapture
         return list(await asyncio.gather(*(pool.run(die_outside, os.getpid()) for _ in range(3))))
 
     try:
-        with caplog.at_level(logging.WARNING, logger="changewatch.runtime"):
+        with caplog.at_level(logging.WARNING, logger="changewatch.runtime.workers"):
             assert asyncio.run(calls()) == ["inline"] * 3
             assert asyncio.run(pool.run(worker_pid)) == os.getpid()  # from now on, inline
         assert [r.message for r in caplog.records].count(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from parsel import Selector
 
-from changewatch.structured import find_nodes, parse_jsonld_block, resolve_path, structured_data
+from changewatch.extract.structured import find_nodes, parse_jsonld_block, resolve_path, structured_data
 
 
 def blocks(*scripts: str, body: str = "") -> Any:

@@ -13,8 +13,8 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from changewatch.examples.site import FixtureSite
-from changewatch.vantage import Vantage, VantageError, VantageMiddleware, parse_vantage
-from changewatch.watchlist import WatchlistError, parse_watchlist
+from changewatch.middlewares.vantage import Vantage, VantageError, VantageMiddleware, parse_vantage
+from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
 
 from .e2e.crawl import Crawler
 

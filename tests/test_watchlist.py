@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist
+from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist
 
 GOOD = """
 defaults: {threshold: 3}

@@ -20,7 +20,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 from twisted.internet.error import DNSLookupError
 
-from ..stats import Stats
+from ..runtime.stats import Stats
 from .config import GuardConfig
 from .policy import Refusal, shown_url
 from .resolver import GuardedResolver, installed_guard

@@ -7,7 +7,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..items import Observation, as_observation
-from ..origins import ResponseOrigins
+from ..middlewares.origins import ResponseOrigins
 
 __all__ = ["Adopter"]
 

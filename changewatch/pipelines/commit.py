@@ -10,13 +10,13 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
-from ..config import ChangewatchConfig
 from ..core.compare import DiffOptions, Kind, Snapshot, Verdict, classify
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, Observation
-from ..runtime import StoreRunner, spider_name
-from ..stats import Stats
+from ..runtime.config import ChangewatchConfig
+from ..runtime.stats import Stats
 from ..store import Outcome, StoredState
+from ..store.runner import StoreRunner, spider_name
 from .adopt import Adopter
 
 logger = logging.getLogger(__name__)

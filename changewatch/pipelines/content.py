@@ -7,11 +7,11 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..config import ChangewatchConfig
 from ..core.compare import page_digest
 from ..core.normalise import RegionError
-from ..runtime import WorkerPool
-from ..stats import Stats
+from ..runtime.config import ChangewatchConfig
+from ..runtime.stats import Stats
+from ..runtime.workers import WorkerPool
 from .adopt import Adopter
 
 logger = logging.getLogger(__name__)

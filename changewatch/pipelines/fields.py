@@ -7,7 +7,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..core.values import normalise_fields
-from ..stats import Stats
+from ..runtime.stats import Stats
 from .adopt import Adopter
 
 

@@ -19,9 +19,9 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from ..core.urls import canonical_url
+from ..extract.observe import describe_failure, failed_url
+from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
-from ..observe import describe_failure, failed_url
-from ..specs import Entities, Field
 from ..spider import ChangewatchSpider
 
 __all__ = ["BoardSpider"]
@@ -33,7 +33,7 @@ class BoardSpider(ChangewatchSpider):
     vantage: ClassVar[dict[str, Any]] = {"accept_language": "en-GB", "cookies": {"region": "all"}}
 
     ads = Entities.select("li.ad", key="a.title::attr(href)",
-                          fields={"title": "a.title", "rent": Field.css(".rent", kind="price"), "area": ".area"})
+                          fields={"title": "a.title", "rent": FieldSpec.css(".rent", kind="price"), "area": ".area"})
     #: the most pages one run follows: a pagination loop must not crawl forever
     max_pages = 50
 

@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 
 from scrapy.http import Response
 
+from .. import meta
 from ..core.urls import canonical_url
-from ..specs import Entities, Field
+from ..extract.specs import Entities, FieldSpec
 from ..spider import ChangewatchSpider
 
 __all__ = ["CatalogueSpider"]
@@ -34,11 +35,11 @@ class CatalogueSpider(ChangewatchSpider):
 
     # Product fields, JSON-LD first, microdata when a page has no JSON-LD Product. An
     # AggregateOffer has lowPrice instead of price: the first path that matches is the price.
-    fields: ClassVar[dict[str, Field | str]] = {
-        "name": Field.schema("Product", "name"),
-        "price": Field.schema("Product", "offers.price|offers.lowPrice"),
-        "currency": Field.schema("Product", "offers.priceCurrency", required=False),
-        "availability": Field.schema("Product", "offers.availability"),
+    fields: ClassVar[dict[str, FieldSpec | str]] = {
+        "name": FieldSpec.schema("Product", "name"),
+        "price": FieldSpec.schema("Product", "offers.price|offers.lowPrice"),
+        "currency": FieldSpec.schema("Product", "offers.priceCurrency", required=False),
+        "availability": FieldSpec.schema("Product", "offers.availability"),
     }
     # A product with several offers (sizes): each offer is an entity keyed by its own SKU.
     sizes = Entities.structured("Offer", key="sku", fields={"size": "name", "price": "price",
@@ -46,7 +47,7 @@ class CatalogueSpider(ChangewatchSpider):
     # The products of a category page: keyed by product URL (tracking parameters stripped).
     grid = Entities.select("article.product", key="a::attr(href)",
                            fields={"sku": "::attr(data-sku)", "name": "h2",
-                                   "price": Field.css(".price", kind="price"), "stock": ".stock"})
+                                   "price": FieldSpec.css(".price", kind="price"), "stock": ".stock"})
 
     async def start(self) -> AsyncIterator[Any]:
         for path in self.categories:
@@ -84,7 +85,7 @@ class CatalogueSpider(ChangewatchSpider):
         @observes key fields.name fields.price fields.availability
         """
         page = self.page(response)
-        key = response.meta.get("changewatch_key") or page.value(Field.schema("Product", "sku", required=False))
+        key = response.meta.get(meta.KEY) or page.value(FieldSpec.schema("Product", "sku", required=False))
         key = str(key or canonical_url(response.url))
         offers = page.structured.resolve(page.node("Product") or {}, "offers")
         if isinstance(offers, list) and len(offers) > 1:

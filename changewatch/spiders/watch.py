@@ -10,13 +10,49 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from .. import meta
+from ..extract.observe import describe_failure, failed_url
+from ..extract.page import Page
+from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
-from ..observe import describe_failure, failed_url, observe_watch
-from ..stats import Stats
-from ..vantage import META_KEY as VANTAGE_META_KEY
-from ..watchlist import Watch, load_watchlist
+from ..runtime.stats import Stats
+from .watchlist import Watch, load_watchlist
 
-__all__ = ["WatchSpider"]
+__all__ = ["WatchSpider", "observe_watch", "watch_specs"]
+
+
+def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
+    """The field and entity specs of a watch: JSON-LD (then microdata) paths and selectors."""
+    kinds = watch.kinds
+    fields: dict[str, FieldSpec] = {}
+    entities: Entities | None = None
+    spec = watch.jsonld
+    if spec is not None and spec.key is not None:
+        # Several products on one page (a category grid, per-size offers): one entity per node.
+        entities = Entities.structured(spec.types, key=spec.key, fields={
+            path: FieldSpec.path(path, kind=kinds.get(path)) for path in spec.fields})
+    elif spec is not None:
+        fields.update({path: FieldSpec.schema(spec.types, path, kind=kinds.get(path)) for path in spec.fields})
+    fields.update({name: FieldSpec.select(query, kind=kinds.get(name, "auto")) for name, query in watch.fields.items()})
+    if watch.entities is not None:
+        e = watch.entities
+        entities = Entities.select(e.selector, key=e.key, fields={
+            name: FieldSpec.select(query, kind=kinds.get(name, "auto")) for name, query in e.fields.items()})
+    return fields, entities
+
+
+def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
+    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+    page = Page(response)
+    if watch.compares_text:
+        obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
+        return obs, 0
+    fields, entities = watch_specs(watch)
+    obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
+                       options=watch.options())
+    # Watches compared by fields do not compare their text: only the region's presence matters.
+    obs.html = None
+    return obs, page.invalid_jsonld_blocks
 
 
 class WatchSpider(scrapy.Spider):
@@ -40,15 +76,15 @@ class WatchSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for watch in self.watches:
-            meta: dict[str, Any] = {"changewatch_watch": watch, "changewatch_key": watch.key,
-                                    "changewatch_conditional": watch.conditional, "changewatch_spec": watch.spec()}
+            request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
+                                            meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
             if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
-                meta[VANTAGE_META_KEY] = watch.vantage
+                request_meta[meta.VANTAGE] = watch.vantage
             yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed,
-                                 dont_filter=True, meta=meta)
+                                 dont_filter=True, meta=request_meta)
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
-        watch: Watch = response.meta["changewatch_watch"]
+        watch: Watch = response.meta[meta.WATCH]
         obs, invalid_jsonld = observe_watch(watch, response)
         if invalid_jsonld:
             self.cw_stats.inc("jsonld_invalid_blocks", invalid_jsonld)
@@ -57,7 +93,7 @@ class WatchSpider(scrapy.Spider):
 
     def failed(self, failure: Failure) -> Iterator[Observation]:
         request = failure.request  # type: ignore[attr-defined]
-        watch: Watch = request.meta["changewatch_watch"]
+        watch: Watch = request.meta[meta.WATCH]
         self.cw_stats.inc("failed")
         url = failed_url(request.url)
         yield Observation(key=watch.key, url=url, options=watch.options(), error=describe_failure(failure))

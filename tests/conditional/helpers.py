@@ -14,8 +14,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
-from changewatch.conditional import META_NOT_MODIFIED, NotModified
+from changewatch import meta
 from changewatch.items import Observation
+from changewatch.middlewares.conditional import NotModified
 
 
 class KillOnKey:
@@ -56,7 +57,7 @@ class ListingSpider(scrapy.Spider):
 
     def parse_listing(self, response: Response) -> Iterator[Any]:
         if response.status == 304:
-            notice: NotModified = response.meta[META_NOT_MODIFIED]
+            notice: NotModified = response.meta[meta.NOT_MODIFIED]
             for state in notice.states.values():
                 for url in state.snapshot.entities or {}:
                     yield scrapy.Request(url, callback=self.parse_item, dont_filter=True)

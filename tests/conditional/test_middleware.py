@@ -10,9 +10,9 @@ import scrapy
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
-from changewatch.conditional import ConditionalRequestMiddleware
 from changewatch.core.compare import Kind, Snapshot
 from changewatch.core.validators import HttpValidators
+from changewatch.middlewares.conditional import ConditionalRequestMiddleware
 from changewatch.store import Outcome
 
 URL = "https://s.example/p"

@@ -18,8 +18,8 @@ from scrapy.utils.test import get_crawler
 
 from changewatch import Observation
 from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
-from changewatch.config import ChangewatchConfig, ConfigError
 from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
+from changewatch.runtime.config import ChangewatchConfig, ConfigError
 from changewatch.store.sqlite import SQLiteStore
 
 ARTICLE = "".join(f"<p>Paragraph {i}: " + "steady words about the subject " * 8 + "</p>" for i in range(30))
@@ -336,8 +336,8 @@ def test_bad_settings_are_refused(setting: str, value: Any) -> None:
 
 
 def test_response_origins_are_adopted_once_and_never_leak() -> None:
-    from changewatch.conditional import ResponseOrigins
     from changewatch.core.validators import HttpValidators
+    from changewatch.middlewares.origins import ResponseOrigins
     from changewatch.pipelines.adopt import Adopter
 
     origins = ResponseOrigins()

@@ -17,10 +17,10 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 
-from .config import ChangewatchConfig
-from .items import utc_now
-from .runtime import StoreRunner, spider_name
-from .stats import Stats
+from ..items import utc_now
+from ..runtime.config import ChangewatchConfig
+from ..runtime.stats import Stats
+from ..store.runner import StoreRunner, spider_name
 
 __all__ = ["RedeliveryMiddleware"]
 

@@ -1,7 +1,5 @@
-"""Per-crawler resources shared by the changewatch components: the store, used from one
-dedicated thread when its commits can block (network stores, fsync on every commit) and inline
-when they cannot, and the pool of worker processes that do the CPU-bound page normalisation on
-the machine's other cores."""
+"""The pool of worker processes that do the CPU-bound page normalisation on the machine's other
+cores."""
 
 from __future__ import annotations
 
@@ -13,77 +11,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from scrapy.crawler import Crawler
-
-from .config import ChangewatchConfig
-from .store import Store, store_from_uri
-from .store.sqlite import SQLiteStore
-
-__all__ = ["StoreRunner", "WorkerPool", "spider_name"]
+__all__ = ["WorkerPool"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def spider_name(crawler: Crawler) -> str:
-    """The store's namespace for the crawler's spider."""
-    spider = crawler.spider
-    return spider.name if spider is not None and spider.name else "default"
-
-
-class StoreRunner:
-    """The crawler's store, opened by the first component that needs it, closed by the last."""
-
-    _ATTR = "_changewatch_store_runner"
-
-    def __init__(self, store: Store):
-        self.store = store
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
-        self._users = 0
-
-    @classmethod
-    def of(cls, crawler: Crawler, config: ChangewatchConfig) -> StoreRunner:
-        runner: StoreRunner | None = getattr(crawler, cls._ATTR, None)
-        if runner is None:
-            store = store_from_uri(config.store)
-            if isinstance(store, SQLiteStore):
-                store.synchronous = config.store_synchronous
-            runner = cls(store)
-            setattr(crawler, cls._ATTR, runner)
-        return runner
-
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        if self.store.fast_commits:
-            # A local SQLite commit without fsync takes ~50 µs: handing it to a thread and back
-            # costs the reactor more than that (measured in bench/bench_crawl.py).
-            return fn(*args)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
-
-    async def call_opened(self, fn: Callable[..., T], *args: Any) -> T:
-        """Call *fn* with the store held open for the call: for work at a crawl's edges (before
-        the pipelines open it, or after they have closed it)."""
-        await self.acquire()
-        try:
-            return await self.call(fn, *args)
-        finally:
-            await self.release()
-
-    async def acquire(self) -> None:
-        if self._users == 0:
-            await self.call(self.store.open)
-        self._users += 1
-
-    async def release(self) -> None:
-        self._users -= 1
-        if self._users == 0:
-            await self.call(self.store.close)
-            self._executor.shutdown(wait=False)
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
 
 
 @contextmanager

@@ -12,12 +12,12 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from .core.normalise import RegionError, check_region
-from .core.urls import canonical_url
-from .core.values import FIELD_KINDS
-from .extract import SelectorError, check_selector
-from .reprs import short_repr
-from .vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
+from ..core.normalise import RegionError, check_region
+from ..core.reprs import short_repr
+from ..core.urls import canonical_url
+from ..core.values import FIELD_KINDS
+from ..extract.selectors import SelectorError, check_selector
+from ..middlewares.vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
 
 __all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
 

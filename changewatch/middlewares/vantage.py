@@ -20,12 +20,12 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 
-from .stats import Stats
+from .. import meta
+from ..runtime.stats import Stats
 
-__all__ = ["META_KEY", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
+__all__ = ["VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
            "vantage_from_setting"]
 
-META_KEY = "changewatch_vantage"
 VANTAGE_OPTIONS = ("proxy", "headers", "cookies", "accept_language")
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field and cookie names
@@ -154,8 +154,8 @@ class VantageMiddleware:
 
     def process_request(self, request: Request) -> None:
         vantage = self.default
-        if META_KEY in request.meta:
-            value = request.meta[META_KEY]
+        if meta.VANTAGE in request.meta:
+            value = request.meta[meta.VANTAGE]
             if value is None:  # opt-out
                 return
             try:

@@ -1,4 +1,4 @@
-"""Turning a response into an Observation: the helpers every changewatch spider uses."""
+"""Why a request failed, as the ``error`` of an observation: the helpers every changewatch spider uses."""
 
 from __future__ import annotations
 
@@ -6,20 +6,14 @@ import re
 
 from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.url import strip_url
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
-from .extract import binary_body
-from .guard import RefusedRequest
-from .items import Observation
-from .page import Page, undecodable
-from .specs import Entities, Field
-from .watchlist import Watch
+from ..guard import RefusedRequest
 
-__all__ = ["binary_body", "describe_failure", "failed_url", "observe_watch", "undecodable", "watch_specs"]
+__all__ = ["describe_failure", "failed_url"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 
@@ -88,37 +82,3 @@ def describe_failure(failure: Failure) -> str:
         if isinstance(exc, classes):
             return f"{prefix}: {exc}"
     return f"fetch: {type(exc).__name__}: {exc}"
-
-
-def watch_specs(watch: Watch) -> tuple[dict[str, Field], Entities | None]:
-    """The field and entity specs of a watch: JSON-LD (then microdata) paths and selectors."""
-    kinds = watch.kinds
-    fields: dict[str, Field] = {}
-    entities: Entities | None = None
-    spec = watch.jsonld
-    if spec is not None and spec.key is not None:
-        # Several products on one page (a category grid, per-size offers): one entity per node.
-        entities = Entities.structured(spec.types, key=spec.key, fields={
-            path: Field.path(path, kind=kinds.get(path)) for path in spec.fields})
-    elif spec is not None:
-        fields.update({path: Field.schema(spec.types, path, kind=kinds.get(path)) for path in spec.fields})
-    fields.update({name: Field.select(query, kind=kinds.get(name, "auto")) for name, query in watch.fields.items()})
-    if watch.entities is not None:
-        e = watch.entities
-        entities = Entities.select(e.selector, key=e.key, fields={
-            name: Field.select(query, kind=kinds.get(name, "auto")) for name, query in e.fields.items()})
-    return fields, entities
-
-
-def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
-    page = Page(response)
-    if watch.compares_text:
-        obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
-        return obs, 0
-    fields, entities = watch_specs(watch)
-    obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
-                       options=watch.options())
-    # Watches compared by fields do not compare their text: only the region's presence matters.
-    obs.html = None
-    return obs, page.invalid_jsonld_blocks

@@ -22,28 +22,18 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
-from .config import ChangewatchConfig
-from .core.validators import HttpValidators, accept_validators, revalidation
-from .items import Observation
-from .origins import (
-    META_CONDITIONAL,
-    META_KEY,
-    META_NOT_MODIFIED,
-    META_SPEC,
-    NotModified,
-    ResponseOrigins,
-    not_modified_callback,
-)
-from .runtime import StoreRunner, spider_name
-from .stats import Stats
+from .. import meta
+from ..core.validators import HttpValidators, accept_validators, revalidation
+from ..items import Observation
+from ..runtime.config import ChangewatchConfig
+from ..runtime.stats import Stats
+from ..store.runner import StoreRunner, spider_name
+from .origins import NotModified, ResponseOrigins, not_modified_callback
 
-__all__ = ["META_CONDITIONAL", "META_KEY", "META_NOT_MODIFIED", "META_SPEC", "ConditionalRequestMiddleware",
-           "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
+__all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
 
 logger = logging.getLogger(__name__)
 
-_META_SENT = "_changewatch_sent"
-_META_WIRE_SIZE = "_changewatch_wire_size"
 _VALIDATOR_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 _FULL_FETCH_STATS = {"no_validators": "full_fetch_no_validators", "keys_disagree": "full_fetch_keys_disagree",
                      "spec_changed": "full_fetch_spec_changed", "max_runs": "full_fetch_max_runs",
@@ -69,11 +59,11 @@ def _asked_for_304(request: Request, crawler: Crawler) -> bool:
     (meta, then the spider, then HTTPERROR_ALLOWED_CODES), so that what it lets through and what
     we hand to the callback agree. HTTPERROR_ALLOW_ALL does not count: a project that lets every
     status through did not ask for changewatch's 304s."""
-    meta = request.meta
-    if meta.get("handle_httpstatus_all"):
+    request_meta = request.meta
+    if request_meta.get("handle_httpstatus_all"):
         return True
-    if "handle_httpstatus_list" in meta:
-        return 304 in meta["handle_httpstatus_list"]
+    if "handle_httpstatus_list" in request_meta:
+        return 304 in request_meta["handle_httpstatus_list"]
     allowed = getattr(crawler.spider, "handle_httpstatus_list", None)
     if allowed is None:
         allowed = crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")
@@ -119,7 +109,7 @@ class ConditionalRequestMiddleware:
     def _eligible(self, request: Request) -> bool:
         if request.method not in ("GET", "HEAD"):
             return False
-        if request.meta.get(META_CONDITIONAL, True) is False:
+        if request.meta.get(meta.CONDITIONAL, True) is False:
             self.stats.inc("opt_out")
             return False
         if request.meta.get("playwright"):
@@ -133,7 +123,7 @@ class ConditionalRequestMiddleware:
         return True
 
     async def process_request(self, request: Request) -> None:
-        sent: _Sent | None = request.meta.pop(_META_SENT, None)
+        sent: _Sent | None = request.meta.pop(meta._SENT, None)
         if sent is not None:  # a redirect or retry copied our headers: they belonged to sent.url
             for name, value in zip(_VALIDATOR_HEADERS, (sent.etag, sent.last_modified), strict=True):
                 if value is not None and request.headers.get(name) == value.encode("latin-1"):
@@ -141,12 +131,12 @@ class ConditionalRequestMiddleware:
         if not self._eligible(request) or not self._opened:
             return
         rows = await self.runner.call(self.runner.store.validators, spider_name(self.crawler), request.url)
-        key = request.meta.get(META_KEY)
+        key = request.meta.get(meta.KEY)
         if key is not None:  # two watches of one URL (other regions, other fields) validate apart
             rows = [r for r in rows if r.key == key]
         if not rows:
             return
-        plan = revalidation(rows, now=datetime.now(UTC), spec=request.meta.get(META_SPEC),
+        plan = revalidation(rows, now=datetime.now(UTC), spec=request.meta.get(meta.SPEC),
                             max_runs=self.max_runs, max_age=self.max_age)
         if plan.full_fetch is not None:
             self.stats.inc(_FULL_FETCH_STATS[plan.full_fetch])
@@ -155,15 +145,15 @@ class ConditionalRequestMiddleware:
             request.headers[b"If-None-Match"] = plan.etag.encode("latin-1")
         if plan.last_modified is not None:
             request.headers[b"If-Modified-Since"] = plan.last_modified.encode("latin-1")
-        request.meta[_META_SENT] = _Sent(request.url, plan.etag, plan.last_modified, plan.keys, plan.size)
+        request.meta[meta._SENT] = _Sent(request.url, plan.etag, plan.last_modified, plan.keys, plan.size)
         self.stats.inc("sent")
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         if "cached" in response.flags:
             return response
-        sent: _Sent | None = request.meta.get(_META_SENT)
+        sent: _Sent | None = request.meta.get(meta._SENT)
         if 200 <= response.status < 300:
-            request.meta[_META_WIRE_SIZE] = len(response.body)  # before HttpCompressionMiddleware
+            request.meta[meta._WIRE_SIZE] = len(response.body)  # before HttpCompressionMiddleware
             if sent is not None:
                 self._count_ignored(sent, response)
             return response
@@ -177,8 +167,8 @@ class ConditionalRequestMiddleware:
             self.stats.inc("precondition_failed")
             retry = request.replace(dont_filter=True)
             _strip_validators(retry)
-            retry.meta.pop(_META_SENT, None)
-            retry.meta[META_CONDITIONAL] = False
+            retry.meta.pop(meta._SENT, None)
+            retry.meta[meta.CONDITIONAL] = False
             return retry
         if response.status != 304:
             return response
@@ -196,7 +186,7 @@ class ConditionalRequestMiddleware:
         self.stats.inc("bytes_saved", sent.size)
         request.meta["dont_cache"] = True  # a 304 is no page for HttpCacheMiddleware to keep
         notice = NotModified(url=sent.url, keys=sent.keys)
-        request.meta[META_NOT_MODIFIED] = notice
+        request.meta[meta.NOT_MODIFIED] = notice
         if _asked_for_304(request, self.crawler):
             for key in sent.keys:
                 state = await self.runner.call(self.runner.store.get, spider_name(self.crawler), key)
@@ -243,11 +233,11 @@ class ConditionalSpiderMiddleware:
             self.stats.inc("validator_refused", len(refused))
             logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
         return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
-                              size=int(response.meta.get(_META_WIRE_SIZE, len(response.body))),
-                              spec=response.meta.get(META_SPEC))
+                              size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
+                              spec=response.meta.get(meta.SPEC))
 
     def _unchanged(self, response: Response) -> Iterator[Observation]:
-        notice: NotModified | None = response.meta.get(META_NOT_MODIFIED)
+        notice: NotModified | None = response.meta.get(meta.NOT_MODIFIED)
         if notice is None or response.status != 304 or response.request is None:
             return
         if response.request.callback is not_modified_callback:
@@ -267,7 +257,7 @@ class ConditionalSpiderMiddleware:
         """A full response's keys are all known once its callback is done: validators of keys
         it no longer yields would disagree with the others for ever (a full fetch every run).
         Not for a request that names its one key: other requests of the URL observe other keys."""
-        if origin is None or not keys or response.meta.get(META_KEY) is not None:
+        if origin is None or not keys or response.meta.get(meta.KEY) is not None:
             return
         forget = self.runner.call_opened(self.runner.store.forget_validators, spider_name(self.crawler), origin.url,
                                          sorted(keys))

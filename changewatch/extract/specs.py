@@ -1,4 +1,4 @@
-"""What to extract: :class:`Field` (one value) and :class:`Entities` (a set of things on a page).
+"""What to extract: :class:`FieldSpec` (one value) and :class:`Entities` (a set of things on a page).
 
 A spec is checked when it is built, so a typo in a selector stops a spider at start with the
 field's name instead of turning into a quiet "matched nothing" on every page.
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from .core.values import FIELD_KINDS, infer_kind
-from .extract import SelectorError, check_selector, is_xpath
+from ..core.values import FIELD_KINDS, infer_kind
+from .selectors import SelectorError, check_selector, is_xpath
 
-__all__ = ["Entities", "Field", "FieldSpecError", "SOURCES", "as_field", "as_fields"]
+__all__ = ["SOURCES", "Entities", "FieldSpec", "FieldSpecError", "as_field", "as_fields"]
 
 #: where a value comes from: selectors, or structured data through extruct
 SOURCES = ("css", "xpath", "jsonld", "microdata", "schema", "opengraph")
@@ -25,7 +26,7 @@ class FieldSpecError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Field:
+class FieldSpec:
     """One tracked value.
 
     ``source``: ``css``/``xpath`` (a selector; an element gives its visible text), ``jsonld``,
@@ -60,46 +61,46 @@ class Field:
                 raise FieldSpecError(f"{self.query!r} is not a {self.source.upper()} selector")
 
     @classmethod
-    def select(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> Field:
+    def select(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> FieldSpec:
         """A CSS selector, or XPath when *query* starts with ``/`` or ``(`` (as in watchlists)."""
         return cls("xpath" if is_xpath(query) else "css", query, kind=kind, required=required, many=many)
 
     @classmethod
-    def css(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> Field:
+    def css(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> FieldSpec:
         return cls("css", query, kind=kind, required=required, many=many)
 
     @classmethod
-    def xpath(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> Field:
+    def xpath(cls, query: str, *, kind: str = "auto", required: bool = True, many: bool = False) -> FieldSpec:
         return cls("xpath", query, kind=kind, required=required, many=many)
 
     @classmethod
     def jsonld(cls, types: str | tuple[str, ...] | list[str], path: str, *, kind: str | None = None,
-               required: bool = True) -> Field:
+               required: bool = True) -> FieldSpec:
         return cls._structured("jsonld", types, path, kind, required)
 
     @classmethod
     def microdata(cls, types: str | tuple[str, ...] | list[str], path: str, *, kind: str | None = None,
-                  required: bool = True) -> Field:
+                  required: bool = True) -> FieldSpec:
         return cls._structured("microdata", types, path, kind, required)
 
     @classmethod
     def schema(cls, types: str | tuple[str, ...] | list[str], path: str, *, kind: str | None = None,
-               required: bool = True) -> Field:
+               required: bool = True) -> FieldSpec:
         """JSON-LD first, microdata when the page has no JSON-LD node of *types*."""
         return cls._structured("schema", types, path, kind, required)
 
     @classmethod
-    def path(cls, path: str, *, kind: str | None = None, required: bool = True) -> Field:
+    def path(cls, path: str, *, kind: str | None = None, required: bool = True) -> FieldSpec:
         """A dotted path relative to the node at hand (for the fields of structured entities)."""
         return cls._structured("schema", (), path, kind, required)
 
     @classmethod
-    def opengraph(cls, prop: str, *, kind: str = "auto", required: bool = True) -> Field:
+    def opengraph(cls, prop: str, *, kind: str = "auto", required: bool = True) -> FieldSpec:
         return cls("opengraph", prop, kind=kind, required=required)
 
     @classmethod
     def _structured(cls, source: str, types: str | tuple[str, ...] | list[str], path: str, kind: str | None,
-                    required: bool) -> Field:
+                    required: bool) -> FieldSpec:
         names = (types,) if isinstance(types, str) else tuple(types)
         return cls(source, path, names, kind or infer_kind(path), required)
 
@@ -116,18 +117,19 @@ class Field:
         return " ".join(filter(None, (_LABELS[self.source], "/".join(self.types), self.query)))
 
 
-def as_field(spec: Field | str, *, structured: bool = False) -> Field:
-    """*spec* as a Field: a string is a selector, or with *structured* a path in the node at hand."""
-    if isinstance(spec, Field):
+def as_field(spec: FieldSpec | str, *, structured: bool = False) -> FieldSpec:
+    """*spec* as a FieldSpec: a string is a selector, or with *structured* a path in the node at hand."""
+    if isinstance(spec, FieldSpec):
         return spec
     if isinstance(spec, str):
-        return Field.path(spec) if structured else Field.select(spec)
-    raise FieldSpecError(f"a field is a Field or a selector string, not {spec!r}")
+        return FieldSpec.path(spec) if structured else FieldSpec.select(spec)
+    raise FieldSpecError(f"a field is a FieldSpec or a selector string, not {spec!r}")
 
 
-def as_fields(specs: Mapping[str, Field | str], *, structured: bool = False, owner: str = "") -> dict[str, Field]:
-    """Every spec as a Field; an error names the field (and *owner*, e.g. ``spider 'shop'``)."""
-    out: dict[str, Field] = {}
+def as_fields(specs: Mapping[str, FieldSpec | str], *, structured: bool = False,
+              owner: str = "") -> dict[str, FieldSpec]:
+    """Every spec as a FieldSpec; an error names the field (and *owner*, e.g. ``spider 'shop'``)."""
+    out: dict[str, FieldSpec] = {}
     for name, spec in specs.items():
         try:
             out[str(name)] = as_field(spec, structured=structured)
@@ -147,13 +149,14 @@ class Entities:
     kept as they are.
     """
 
-    key: Field
-    fields: dict[str, Field] = field(default_factory=dict)
+    key: FieldSpec
+    fields: dict[str, FieldSpec] = field(default_factory=dict)
     selector: str | None = None
     types: tuple[str, ...] = ()
 
     @classmethod
-    def select(cls, selector: str, *, key: Field | str, fields: Mapping[str, Field | str] | None = None) -> Entities:
+    def select(cls, selector: str, *, key: FieldSpec | str,
+               fields: Mapping[str, FieldSpec | str] | None = None) -> Entities:
         try:
             check_selector(selector)
             key_field = as_field(key)
@@ -162,8 +165,8 @@ class Entities:
         return cls(key_field, as_fields(fields or {}), selector=selector)
 
     @classmethod
-    def structured(cls, types: str | tuple[str, ...] | list[str], *, key: Field | str,
-                   fields: Mapping[str, Field | str] | None = None) -> Entities:
+    def structured(cls, types: str | tuple[str, ...] | list[str], *, key: FieldSpec | str,
+                   fields: Mapping[str, FieldSpec | str] | None = None) -> Entities:
         names = (types,) if isinstance(types, str) else tuple(types)
         if not names:
             raise FieldSpecError("entities: structured entities need a type")
@@ -175,3 +178,13 @@ class Entities:
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items() if f.kind != "auto"}
 
+
+
+def __getattr__(name: str) -> Any:
+    # ``Field`` shadowed ``scrapy.Field`` in users' imports: it is FieldSpec now.
+    if name == "Field":
+        from .._deprecated import warn_moved
+
+        warn_moved("changewatch.extract.specs.Field", "changewatch.FieldSpec")
+        return FieldSpec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

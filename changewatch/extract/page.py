@@ -11,9 +11,9 @@ from typing import Any
 from parsel import Selector
 from scrapy.http import Response, TextResponse
 
-from .extract import SelectorError, binary_body, select, select_value, value_of
-from .items import Observation
-from .specs import Entities, Field, FieldSpecError, as_fields
+from ..items import Observation
+from .selectors import SelectorError, binary_body, select, select_value, value_of
+from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 
 __all__ = ["Extraction", "Page"]
@@ -98,7 +98,7 @@ class Page:
 
     # -- values -----------------------------------------------------------------------------------
 
-    def _structured_nodes(self, spec: Field) -> list[dict[str, Any]]:
+    def _structured_nodes(self, spec: FieldSpec) -> list[dict[str, Any]]:
         data = self.structured
         if not spec.types:  # no type named: the top-level items
             if spec.source == "microdata" or (spec.source == "schema" and not data.jsonld):
@@ -110,10 +110,10 @@ class Page:
             return find_nodes(data.jsonld, spec.types)
         return data.nodes(spec.types)
 
-    def value(self, spec: Field | str, *, context: Selector | dict[str, Any] | None = None) -> Any:
+    def value(self, spec: FieldSpec | str, *, context: Selector | dict[str, Any] | None = None) -> Any:
         """The raw value of *spec* (None: nothing matched). *context*: the entity element or
         node that selectors and paths are relative to. Raises SelectorError on a bad selector."""
-        spec = spec if isinstance(spec, Field) else Field.select(spec)
+        spec = spec if isinstance(spec, FieldSpec) else FieldSpec.select(spec)
         if spec.source in ("css", "xpath"):
             sel = context if isinstance(context, Selector) else self.selector
             if spec.many:
@@ -133,14 +133,14 @@ class Page:
                     return found
         return None
 
-    def _no_nodes(self, spec: Field) -> str:
+    def _no_nodes(self, spec: FieldSpec) -> str:
         data = self.structured
         what = {"jsonld": "JSON-LD", "microdata": "microdata"}.get(spec.source, "JSON-LD or microdata")
         of_type = f" of type {'/'.join(spec.types)}" if spec.types else ""
         return (f"no {what} node{of_type} on the page ({len(data.jsonld)} JSON-LD items, "
                 f"{data.invalid_blocks} invalid blocks, {len(data.microdata)} microdata items)")
 
-    def extract(self, fields: Mapping[str, Field | str] | None = None, *,
+    def extract(self, fields: Mapping[str, FieldSpec | str] | None = None, *,
                 entities: Entities | None = None) -> Extraction:
         """Values of *fields* and the entity set of *entities*, with one error per spec that
         matched nothing (required fields only) or that could not run (an invalid selector)."""
@@ -192,7 +192,7 @@ class Page:
 
     # -- observations -----------------------------------------------------------------------------
 
-    def observe(self, key: str, fields: Mapping[str, Field | str] | None = None, *,
+    def observe(self, key: str, fields: Mapping[str, FieldSpec | str] | None = None, *,
                 entities: Entities | None = None, text: bool = False, region: str | None = None,
                 kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
         """An Observation of this page under *key*: *fields* and *entities* extracted, and with

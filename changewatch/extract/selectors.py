@@ -8,7 +8,7 @@ from lxml import etree
 from parsel import Selector, SelectorList
 from parsel.csstranslator import HTMLTranslator
 
-from .reprs import short_repr
+from ..core.reprs import short_repr
 from .structured import find_nodes, resolve_path
 
 __all__ = ["SelectorError", "binary_body", "check_selector", "find_nodes", "is_xpath", "resolve_path", "select",

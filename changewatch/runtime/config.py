@@ -8,7 +8,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from .store import DEFAULT_STORE_URI
+from ..store import DEFAULT_STORE_URI
 
 __all__ = ["ChangewatchConfig", "ConfigError", "default_workers"]
 

@@ -10,17 +10,13 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from .core.validators import HttpValidators
-from .items import Observation
-from .store import StoredState
+from .. import meta
+from ..core.validators import HttpValidators
+from ..items import Observation
+from ..store import StoredState
 
-__all__ = ["META_CONDITIONAL", "META_KEY", "META_NOT_MODIFIED", "META_SPEC", "NotModified", "ResponseOrigins",
-           "not_modified_callback"]
+__all__ = ["NotModified", "ResponseOrigins", "not_modified_callback"]
 
-META_CONDITIONAL = "changewatch_conditional"  # False: always fetch this request in full
-META_SPEC = "changewatch_spec"  # what the page is extracted with; a new spec forces a full fetch
-META_NOT_MODIFIED = "changewatch_not_modified"  # set on a 304 that answered our validators
-META_KEY = "changewatch_key"  # the one key this request observes, when the spider knows it up front
 
 
 @dataclass(slots=True)
@@ -37,7 +33,7 @@ class NotModified:
 
 def not_modified_callback(response: Response, **_cb_kwargs: Any) -> Iterator[Observation]:
     """Stands in for the spider's callback on a 304 the spider did not ask for."""
-    notice: NotModified = response.meta[META_NOT_MODIFIED]
+    notice: NotModified = response.meta[meta.NOT_MODIFIED]
     for key in notice.keys:
         yield Observation(key=key, url=notice.url, not_modified=True)
 

@@ -1,0 +1,33 @@
+"""Every ``changewatch_*`` key changewatch reads from or writes to ``Request.meta``, in one place.
+
+Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditional.md):
+
+- :data:`KEY`: the key a request's observation will have, when the spider knows it before the
+  fetch. A failed fetch becomes an ``error`` of that key, and only that key's validators are sent.
+- :data:`CONDITIONAL`: ``False`` opts a request out of conditional requests (always a full fetch),
+  like Scrapy's ``dont_cache``.
+- :data:`SPEC`: what the page is extracted with; a new value forces one full fetch.
+- :data:`VANTAGE`: the request's vantage point (proxy, language, cookies, headers); ``None``
+  opts out of the project's.
+- :data:`NOT_MODIFIED`: set by changewatch on a 304 that answered its validators
+  (:class:`changewatch.middlewares.NotModified`).
+- :data:`WATCH`: the watchlist entry a request of the ``watch`` spider observes.
+
+The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CONDITIONAL", "KEY", "NOT_MODIFIED", "SPEC", "VANTAGE", "WATCH"]
+
+KEY = "changewatch_key"
+CONDITIONAL = "changewatch_conditional"
+SPEC = "changewatch_spec"
+VANTAGE = "changewatch_vantage"
+NOT_MODIFIED = "changewatch_not_modified"
+WATCH = "changewatch_watch"
+
+#: the validators a conditional request carried (ConditionalRequestMiddleware, private)
+_SENT = "_changewatch_sent"
+#: a response's body size on the wire, before decompression (ConditionalRequestMiddleware, private)
+_WIRE_SIZE = "_changewatch_wire_size"

@@ -1,0 +1,12 @@
+"""Downloader and spider middlewares: the vantage point, conditional requests, redelivery.
+
+The SSRF guard has its own package (:mod:`changewatch.guard`).
+"""
+
+from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
+from .delivery import RedeliveryMiddleware
+from .origins import NotModified
+from .vantage import Vantage, VantageMiddleware
+
+__all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
+           "Vantage", "VantageMiddleware"]
