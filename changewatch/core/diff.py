@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
-__all__ = ["line_diff"]
+__all__ = ["DiffOptions", "line_diff"]
+
+
+@dataclass(frozen=True, slots=True)
+class DiffOptions:
+    """How much of a content change's diff a record shows (CHANGEWATCH_DIFF_CONTEXT, _MAX_LINES)."""
+
+    context: int = 1
+    max_lines: int = 60
+    max_chars: int = 4000
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -1,23 +1,55 @@
-"""The store contract: what every backend keeps, and the one atomic operation it offers."""
+"""The store contract: what every backend keeps, and the semantics it guarantees with several
+writers (docs/architecture.md, "The store protocol"; tests/store/test_contract.py runs the same
+tests against every backend).
+
+- **Optimistic per-key updates.** :meth:`Store.read` returns a key's state with its ``version``;
+  the caller computes the new snapshot, the comparison and the diff outside any transaction;
+  :meth:`Store.commit` writes the new state and its change-log row in one short transaction only
+  if the key is still at the version read (``expected_version``; None: the key must not exist),
+  and raises :class:`VersionConflict` otherwise, writing nothing. The caller then reads again
+  and recomputes. No update is lost, no change is logged twice, and no lock is held while
+  computing. A backend may serialise writers with a database lock (SQLite does); the protocol
+  does not depend on it.
+- **Fetch order.** An observation fetched before the key's stored one (``observed_at`` earlier
+  than the state's ``last_seen``) never replaces it: :meth:`Store.commit` raises
+  :class:`StaleObservation` and writes nothing. Fetch times more than :data:`CLOCK_TOLERANCE`
+  ahead of the store's clock are clamped to the store's clock (and logged), so one node with a
+  skewed clock cannot freeze a key for everyone else.
+- **Leased redelivery.** A change-log row is undelivered until :meth:`Store.mark_delivered`.
+  Its writer holds a lease on it from the commit (``lease``); other processes claim only
+  undelivered rows whose lease is absent, expired, or held by an owner they know to be dead
+  (:meth:`Store.claim_undelivered`). Leases are renewed while a crawl runs
+  (:meth:`Store.renew_leases`) and released when a feed fails (:meth:`Store.release_leases`).
+- The snapshot is opaque bytes to the store (:mod:`changewatch.core.snapshot` encodes it).
+"""
 
 from __future__ import annotations
 
-import json
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-from ..core.compare import Kind, Snapshot
-from ..core.entities import Entity
+from ..core.comparisons import Kind
 from ..core.validators import HttpValidators
 
-__all__ = ["HttpValidators", "LoggedChange", "Outcome", "Store", "StoreError", "StoredState", "snapshot_from_columns",
-           "snapshot_to_columns"]
+__all__ = ["CLOCK_TOLERANCE", "Committed", "HttpValidators", "Lease", "LoggedChange", "Outcome", "StaleObservation",
+           "Store", "StoreError", "StoredState", "VersionConflict"]
+
+#: how far ahead of the store's clock an observation's fetch time may be before it is clamped
+CLOCK_TOLERANCE = timedelta(seconds=60)
 
 
 class StoreError(Exception):
-    """The store cannot be opened or used; the message says which file and why."""
+    """The store cannot be opened or written; the message says which and why. Fatal for a crawl."""
+
+
+class VersionConflict(Exception):
+    """Another writer committed the key since it was read: read it again and recompute."""
+
+
+class StaleObservation(Exception):  # noqa: N818 - a verdict on the observation, not a failure
+    """The observation was fetched before the key's stored one: it changes nothing."""
 
 
 @dataclass(slots=True)
@@ -26,7 +58,9 @@ class StoredState:
 
     key: str
     url: str
-    snapshot: Snapshot
+    version: int
+    #: the last good observation's snapshot (changewatch.core.snapshot); None: no good one yet
+    snapshot: bytes | None
     counters: dict[str, int] = field(default_factory=dict)
     first_seen: str | None = None
     last_seen: str | None = None
@@ -38,21 +72,39 @@ class StoredState:
 
 @dataclass(slots=True)
 class Outcome:
-    """What one observation does to the store, decided from the previous state."""
+    """What one observation does to a key, decided from its state."""
 
     kind: Kind
     url: str
     observed_at: str
-    snapshot: Snapshot | None = None  # the new baseline; None keeps the previous one
+    snapshot: bytes | None = None  # the new snapshot; None keeps the stored one
     record: dict[str, Any] | None = None  # appended to the change log when set
     error: str | None = None
     #: the validators of the full response this observation came from: they replace the key's
-    #: stored ones in the same transaction (so a crash before the commit never leaves validators
+    #: stored ones in the same transaction (a crash before the commit never leaves validators
     #: for a page whose observation was lost). None leaves them as they are.
     http: HttpValidators | None = None
     #: a 304 answered the conditional request for ``url``: count it against the safety net
     not_modified: bool = False
-    change_id: int | None = None  # set by the store once the record is logged
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What :meth:`Store.commit` did: the key's new version, the change-log id of the record
+    (None without a record), and the fetch time it stored (clamped when it was ahead)."""
+
+    version: int
+    change_id: int | None
+    observed_at: str
+    clamped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A claim on change-log rows: by *owner* (``host:pid:nonce``), for *seconds* of the store's clock."""
+
+    owner: str
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +115,13 @@ class LoggedChange:
     kind: str
     observed_at: str
     record: dict[str, Any]
-
-
-Decide = Callable[[StoredState | None], Outcome]
+    lease_owner: str | None = None
 
 
 @runtime_checkable
 class Store(Protocol):
-    """A keyed store, namespaced per spider. Implementations are used from one thread at a time."""
+    """A keyed store, namespaced per spider. An instance is used from one thread at a time;
+    several instances (threads, processes, machines) may share one database."""
 
     @property
     def fast_commits(self) -> bool:
@@ -78,21 +129,53 @@ class Store(Protocol):
         the crawl then commits on the reactor thread instead of handing off to a thread."""
         ...
 
-    def open(self) -> None: ...
+    def open(self) -> None:
+        """Connect, create or upgrade the schema. Raises StoreError for a store that is not
+        ours, corrupt, of a newer schema, or cannot be written; never deletes or resets one."""
+        ...
 
     def close(self) -> None: ...
 
-    def get(self, spider: str, key: str) -> StoredState | None: ...
-
-    def apply(self, spider: str, key: str, decide: Decide) -> Outcome:
-        """Atomically: read the key's state, call *decide* with it, write the new state and
-        the change record (if any). Two writers of one key never interleave."""
+    def now(self) -> datetime:
+        """The store's clock (aware, UTC): the reference for clamping and leases."""
         ...
 
-    def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]: ...
+    def read(self, spider: str, key: str) -> StoredState | None: ...
+
+    def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
+               lease: Lease | None = None) -> Committed:
+        """In one transaction, if *key* is at *expected_version* (None: absent) and *outcome*
+        is not stale: write the state (counters, times, error streak, snapshot when given,
+        validators when given), append ``outcome.record`` to the change log (leased to
+        *lease* when given) and bump the version. Raises VersionConflict or StaleObservation
+        (writing nothing), or StoreError."""
+        ...
+
+    def keys(self, spider: str) -> list[str]: ...
+
+    def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
+        """The change log, oldest first."""
+        ...
 
     def undelivered(self, spider: str) -> list[LoggedChange]:
-        """Logged changes of *spider* not yet confirmed as exported, oldest first."""
+        """Logged changes of *spider* not yet confirmed as exported, oldest first, whoever holds them."""
+        ...
+
+    def lease_owners(self, spider: str) -> set[str]:
+        """Owners of unexpired leases on *spider*'s undelivered changes."""
+        ...
+
+    def claim_undelivered(self, spider: str, lease: Lease, *, dead_owners: Collection[str] = ()) -> list[LoggedChange]:
+        """Atomically take the lease on every undelivered change of *spider* that nobody holds
+        (no lease, an expired one, or one of *dead_owners*) and return them, oldest first."""
+        ...
+
+    def renew_leases(self, spider: str, lease: Lease) -> int:
+        """Extend the lease of every undelivered change *lease.owner* holds; how many."""
+        ...
+
+    def release_leases(self, spider: str, owner: str, ids: Sequence[int] | None = None) -> None:
+        """Let others claim *owner*'s undelivered changes (*ids*, or all) now."""
         ...
 
     def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
@@ -109,38 +192,6 @@ class Store(Protocol):
         can only mean a full fetch."""
         ...
 
-    def keys(self, spider: str) -> list[str]: ...
 
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def snapshot_to_columns(s: Snapshot) -> dict[str, Any]:
-    return {
-        "fields": None if s.norm_fields is None else _dumps({"raw": s.fields or {}, "norm": s.norm_fields}),
-        "entities": None if s.entities is None else _dumps({k: e.to_json() for k, e in s.entities.items()}),
-        "text": None if s.text is None else zlib.compress(s.text.encode("utf-8", "surrogatepass"), 6),
-        "raw_hash": s.raw_hash,
-        "content_hash": s.content_hash,
-        # two's complement: SQLite and PostgreSQL integers are signed 64-bit
-        "fingerprint": None if s.fingerprint is None else s.fingerprint - (1 << 64) * (s.fingerprint >> 63),
-    }
-
-
-def snapshot_from_columns(row: dict[str, Any]) -> Snapshot:
-    fields = json.loads(row["fields"]) if row["fields"] else None
-    entities = json.loads(row["entities"]) if row["entities"] else None
-    fp = row["fingerprint"]
-    return Snapshot(
-        fields=fields["raw"] if fields is not None else None,
-        norm_fields=fields["norm"] if fields is not None else None,
-        text=zlib.decompress(row["text"]).decode("utf-8", "surrogatepass") if row["text"] is not None else None,
-        raw_hash=row["raw_hash"],
-        content_hash=row["content_hash"],
-        fingerprint=None if fp is None else fp & ((1 << 64) - 1),
-        entities=None if entities is None else {k: Entity.from_json(k, v) for k, v in entities.items()},
-    )
-
-
-dumps = _dumps
+#: options a store URI may carry (``?synchronous=FULL``) override the settings they name
+StoreOptions = Mapping[str, str]

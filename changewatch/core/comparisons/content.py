@@ -1,0 +1,174 @@
+"""Content: a page's stable text (visible text, volatile fragments removed), compared by hash,
+then measured by simhash distance, then shown as a capped line diff."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Mapping
+from hashlib import blake2b
+from typing import Any, ClassVar
+
+from ..diff import line_diff
+from ..normalise import RegionError, VisibleText, normalise_text, visible_text
+from ..observation import Observation
+from ..simhash import distance as hamming
+from ..simhash import simhash
+from .base import CompareContext, Difference, Kind, Status, Unobservable
+
+__all__ = ["ContentComparison", "ContentPart", "blocked"]
+
+_BLOCKED = re.compile(
+    r"access denied|access to this page has been denied|captcha|are you a robot|are you human"
+    r"|verify you are (?:a )?human|unusual traffic|request (?:was )?blocked|you have been blocked"
+    r"|attention required|just a moment\.\.\.|enable javascript and cookies|too many requests"
+    r"|403 forbidden|pardon our interruption|bot detection|checking your browser|security check"
+)
+BLOCKED_MAX_CHARS = 3000
+COLLAPSE_MIN_CHARS = 400
+COLLAPSE_RATIO = 0.1
+_ZLIB_LEVEL = 6
+
+
+def _digest(text: str) -> str:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+class ContentPart:
+    """The stable text's hashes and simhash, and the text itself for diffs: kept compressed as
+    stored and decompressed only when a diff needs it (or a block phrase must be checked)."""
+
+    __slots__ = ("_compressed", "_text", "content_hash", "fingerprint", "length", "raw_hash")
+
+    def __init__(self, *, raw_hash: str, content_hash: str, fingerprint: int, length: int,
+                 text: str | None = None, compressed: bytes | None = None):
+        if text is None and compressed is None:
+            raise ValueError("a content part needs its text, plain or compressed")
+        self.raw_hash = raw_hash
+        self.content_hash = content_hash
+        self.fingerprint = fingerprint
+        self.length = length
+        self._text = text
+        self._compressed = compressed
+
+    @classmethod
+    def of(cls, visible: VisibleText) -> ContentPart:
+        return cls(raw_hash=_digest(visible.raw), content_hash=_digest(visible.stable),
+                   fingerprint=simhash(visible.stable), length=len(visible.stable), text=visible.stable)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            assert self._compressed is not None
+            self._text = zlib.decompress(self._compressed).decode("utf-8", "surrogatepass")
+        return self._text
+
+    def compressed(self) -> bytes:
+        if self._compressed is None:
+            self._compressed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
+        return self._compressed
+
+    def with_raw_hash(self, raw_hash: str) -> ContentPart:
+        """This text under another raw hash (the same stable text: its compressed form is reused)."""
+        return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self.fingerprint,
+                           length=self.length, text=self._text, compressed=self._compressed)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentPart):
+            return NotImplemented
+        return (self.raw_hash, self.content_hash, self.fingerprint) == (
+            other.raw_hash, other.content_hash, other.fingerprint)
+
+    def __hash__(self) -> int:
+        return hash((self.raw_hash, self.content_hash, self.fingerprint))
+
+    def __repr__(self) -> str:
+        return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
+
+
+def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
+    """Why a short page looks like a block page. A phrase the last good page said too is part of
+    the page (a form that mentions its captcha), not a block."""
+    if len(text) <= BLOCKED_MAX_CHARS and (m := _BLOCKED.search(text)):
+        if baseline is not None and m.group(0) in baseline.text:
+            return None
+        return f"blocked: page says {m.group(0)!r}"
+    return None
+
+
+def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool) -> VisibleText:
+    """The visible text of a page's HTML, or of text a spider extracted. CPU-bound."""
+    if html is not None:
+        return visible_text(html, region, sort_lines=sort_lines)
+    return normalise_text(text or "", sort_lines=sort_lines)
+
+
+class ContentComparison:
+    name: ClassVar[str] = "content"
+    kind: ClassVar[Kind] = Kind.CONTENT
+    rank: ClassVar[int] = 30
+    part_version: ClassVar[int] = 1
+
+    def digest(self, obs: Observation) -> ContentPart | None:
+        if obs.html is None and obs.text is None:
+            return None
+        sort_lines = bool(obs.options.get("sort_lines", False))
+        try:
+            visible = page_text(obs.html, obs.text, obs.region, sort_lines)
+        except RegionError as exc:
+            raise Unobservable(f"region: {exc}") from None
+        if not visible.stable and obs.html is not None and obs.region:
+            self._explain_empty_region(obs.html, obs.region)
+        return ContentPart.of(visible)
+
+    @staticmethod
+    def _explain_empty_region(html: str | bytes, region: str) -> None:
+        """A region with no text: a blocked page says so outside the region; a redesign leaves
+        the region matching nothing. Either is an error, never a change to empty."""
+        whole = visible_text(html).stable
+        if whole and (why := blocked(whole)):
+            raise Unobservable(why)
+        if whole:
+            raise Unobservable(f"extraction: region {region!r} matched nothing")
+
+    def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        text = new.text
+        if not text.strip():
+            return "empty: no visible text"
+        if why := blocked(text, old):
+            return why
+        if old is not None and old.length >= COLLAPSE_MIN_CHARS and new.length < COLLAPSE_RATIO * old.length:
+            return (f"collapsed: visible text fell to {new.length} characters "
+                    f"from {old.length} on the last good page")
+        return None
+
+    def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        if old.content_hash == new.content_hash:
+            if old.raw_hash == new.raw_hash:
+                return Difference(Status.NONE, keep=old)
+            return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash))
+        dist = hamming(old.fingerprint, new.fingerprint)
+        threshold = context.option("threshold", context.threshold)
+        if threshold is not None and dist <= threshold:
+            # Keep the old text as the baseline, so slow drift adds up until it is reported.
+            return Difference(Status.NOISE, {"distance": dist}, keep=old)
+        options = context.diff
+        diff = line_diff(old.text, new.text, context=options.context, max_lines=options.max_lines,
+                         max_chars=options.max_chars)
+        return Difference(Status.CHANGED, {"distance": dist, "diff": diff})
+
+    def counters(self, part: ContentPart) -> Mapping[str, int]:
+        return {}
+
+    def encode(self, part: ContentPart) -> tuple[Any, bytes | None]:
+        # Two's complement: SQLite and PostgreSQL integers (and most JSON readers) are signed 64-bit.
+        fp = part.fingerprint - (1 << 64) * (part.fingerprint >> 63)
+        return {"raw_hash": part.raw_hash, "content_hash": part.content_hash, "fingerprint": fp,
+                "length": part.length}, part.compressed()
+
+    def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
+        if version != self.part_version or not isinstance(data, dict) or blob is None:
+            return None
+        return ContentPart(raw_hash=data["raw_hash"], content_hash=data["content_hash"],
+                           fingerprint=int(data["fingerprint"]) & ((1 << 64) - 1), length=int(data["length"]),
+                           compressed=blob)
