@@ -34,7 +34,7 @@ class ChangewatchDeprecationWarning(Warning):
 #: old module → the module its names moved to (names not in MOVED_ATTRIBUTES keep their name)
 MOVED_MODULES: dict[str, str] = {
     "changewatch.conditional": "changewatch.middlewares.conditional",
-    "changewatch.origins": "changewatch.middlewares.origins",
+    "changewatch.origins": "changewatch.middlewares.notmodified",
     "changewatch.vantage": "changewatch.middlewares.vantage",
     "changewatch.delivery": "changewatch.middlewares.delivery",
     "changewatch.page": "changewatch.extract.page",
@@ -55,6 +55,8 @@ MOVED_ATTRIBUTES: dict[str, str] = {
     **{f"changewatch.conditional.{old}": f"changewatch.meta.{new}" for old, new in _META_KEYS.items()},
     **{f"changewatch.origins.{old}": f"changewatch.meta.{new}" for old, new in _META_KEYS.items()},
     "changewatch.vantage.META_KEY": "changewatch.meta.VANTAGE",
+    "changewatch.origins.ResponseOrigins": "changewatch.runtime.origins.ResponseOrigins",
+    "changewatch.conditional.ResponseOrigins": "changewatch.runtime.origins.ResponseOrigins",
     "changewatch.spider.KEY_META": "changewatch.meta.KEY",
     "changewatch.Field": "changewatch.extract.specs.FieldSpec",
     "changewatch.specs.Field": "changewatch.extract.specs.FieldSpec",
@@ -141,6 +143,10 @@ MOVED_COMPONENTS: dict[str, str | None] = {
     "changewatch.conditional.ConditionalSpiderMiddleware": "changewatch.middlewares.ConditionalSpiderMiddleware",
     "changewatch.vantage.VantageMiddleware": "changewatch.middlewares.VantageMiddleware",
     "changewatch.delivery.RedeliveryMiddleware": "changewatch.middlewares.RedeliveryMiddleware",
+    "changewatch.pipelines.CommitPipeline": "changewatch.pipelines.ChangewatchPipeline",
+    "changewatch.pipelines.FieldPipeline": None,
+    "changewatch.pipelines.EntitySetPipeline": None,
+    "changewatch.pipelines.ContentPipeline": None,
 }
 
 

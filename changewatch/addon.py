@@ -6,13 +6,15 @@ from scrapy.settings import BaseSettings
 
 from ._deprecated import translate_components
 
-__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "PIPELINE_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon"]
+__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon"]
 
 PIPELINE_ORDER = {
-    "changewatch.pipelines.FieldPipeline": 710,
-    "changewatch.pipelines.EntitySetPipeline": 720,
-    "changewatch.pipelines.ContentPipeline": 730,
-    "changewatch.pipelines.CommitPipeline": 790,
+    # Late: the user's own pipelines before 790 see their items as they made them, those after
+    # it see change records.
+    "changewatch.pipelines.ChangewatchPipeline": 790,
+}
+EXTENSION_ORDER = {
+    "changewatch.runtime.ChangewatchRuntime": 0,
 }
 DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
@@ -37,7 +39,7 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
-                            ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER)):
+                            ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER), ("EXTENSIONS", EXTENSION_ORDER)):
             # Into the component dict, at "addon" priority: the user's own entries (settings,
             # -s on the command line, custom_settings) stay, and win for the same component.
             components = settings[name]

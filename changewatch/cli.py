@@ -8,8 +8,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .core.compare import Kind, Verdict, classify, page_digest
-from .core.normalise import RegionError
+from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
+from .core.normalise import RegionError, check_region
+from .core.observation import Observation
+from .core.snapshot import Snapshot
+from .core.verdict import Verdict, classify, digest
 
 __all__ = ["main"]
 
@@ -20,21 +23,39 @@ def _read(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
+def _snapshot(path: str, args: argparse.Namespace) -> Snapshot:
+    obs = Observation(key=path, url=path, html=_read(path), region=args.region,
+                      options={"sort_lines": args.sort_lines})
+    return digest(obs, load_comparisons())
+
+
+def _verdict(args: argparse.Namespace) -> Verdict:
+    comparisons = load_comparisons()
+    try:
+        old = _snapshot(args.old, args)
+    except Unobservable as exc:
+        return Verdict(Kind.ERROR, error=f"old page: {exc}")
+    if (baseline := classify(None, old, comparisons)).error:
+        return Verdict(Kind.ERROR, error=f"old page: {baseline.error}")
+    try:
+        new = _snapshot(args.new, args)
+    except Unobservable as exc:
+        return Verdict(Kind.ERROR, error=str(exc))
+    return classify(old, new, comparisons, context=CompareContext(threshold=args.threshold))
+
+
 def compare(args: argparse.Namespace) -> int:
     """Classify OLD → NEW with the crawl's engine. Exit 0: none/noise; 1: a change; 2: error."""
     try:
-        old, old_error = page_digest(_read(args.old), None, args.region, args.sort_lines)
-        new, new_error = page_digest(_read(args.new), None, args.region, args.sort_lines)
+        if args.region:
+            check_region(args.region)
+        verdict = _verdict(args)
     except RegionError as exc:
         print(f"changewatch compare: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:  # a SystemExit(message) would exit 1, which means "changed"
         print(f"changewatch compare: cannot read {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
-    baseline_error = old_error or classify(None, old).error
-    verdict = classify(old, new, threshold=args.threshold, error=new_error)
-    if baseline_error:
-        verdict = Verdict(Kind.ERROR, error=f"old page: {baseline_error}")
     result = {"kind": verdict.kind.value, "distance": verdict.distance, "diff": verdict.diff, "error": verdict.error}
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if v is not None}, ensure_ascii=False))

@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, NotRequired, TypedDict
 
 from itemadapter import ItemAdapter
 
+from .core.observation import Observation, utc_now
+
 __all__ = ["ChangeRecord", "Observation", "as_observation", "utc_now"]
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class Observation:
-    """One look at one watched thing. ``key`` is its identity in the store (a SKU, a canonical
-    URL, anything stable); ``fields``, ``text``/``html`` and ``entities`` are what is compared.
-    ``error`` set means the thing could not be observed: reported, never a new baseline."""
-
-    key: str
-    url: str
-    fields: dict[str, Any] | None = None
-    text: str | None = None
-    html: str | None = None
-    region: str | None = None
-    entities: list[dict[str, Any]] | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    observed_at: str = field(default_factory=utc_now)
-    #: the server answered 304 Not Modified: the thing is as it was at its last full fetch
-    not_modified: bool = False
-    #: filled in by the changewatch pipelines; not part of the spider's contract
-    digest: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 _OBSERVATION_FIELDS = ("fields", "text", "html", "entities", "error")
@@ -55,6 +29,7 @@ def as_observation(item: Any) -> Observation | None:
         return None
     if not any(adapter.get(name) is not None for name in _OBSERVATION_FIELDS):
         return None
+    # Copied, never adopted: the user's item stays as the user made it.
     obs = Observation(key=str(adapter["key"]), url=str(adapter["url"]), fields=adapter.get("fields"),
                       text=adapter.get("text"), html=adapter.get("html"), region=adapter.get("region"),
                       entities=adapter.get("entities"), error=adapter.get("error"),
@@ -85,3 +60,5 @@ class ChangeRecord(TypedDict):
     previous_observed_at: NotRequired[str]
     change_id: NotRequired[int]
     redelivery: NotRequired[bool]
+    moved_to: NotRequired[str]
+    summary: NotRequired[str]

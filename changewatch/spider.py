@@ -54,6 +54,9 @@ class ChangewatchSpider(scrapy.Spider):
     default_site: ClassVar[str | None] = None
     #: the spider's vantage point (proxy, accept_language, cookies, headers): CHANGEWATCH_VANTAGE
     vantage: ClassVar[Mapping[str, Any] | None] = None
+    #: a fixture site of ``changewatch/examples/fixtures`` that ``scrapy check`` serves on
+    #: 127.0.0.1 when no ``-a site=`` is given (the example spiders set it)
+    fixture_site: ClassVar[str | None] = None
     #: bump when the spider's parsing changes: the next run fetches every page in full once,
     #: instead of being told "304 Not Modified" about pages it would now read differently
     spec_version: ClassVar[str | None] = None

@@ -1,30 +1,26 @@
-"""The comparison core: plain typed functions, no Scrapy imports.
+"""The comparison core: plain typed functions and small comparison classes, no Scrapy imports.
 
-Usable from spiders, pipelines, the CLI and tests alike.
+Usable from spiders, pipelines, worker processes, the CLI and tests alike: normalising
+(:mod:`.normalise`), fingerprints (:mod:`.simhash`), diffs (:mod:`.diff`), values and URLs
+(:mod:`.values`, :mod:`.fields`, :mod:`.urls`, :mod:`.entities`), the comparisons
+(:mod:`.comparisons`), the per-key snapshot (:mod:`.snapshot`) and the decision
+(:mod:`.classify`).
 """
 
-from .compare import (
-    DiffOptions,
-    Kind,
-    Snapshot,
-    Verdict,
-    check_observable,
-    classify,
-    page_digest,
-    page_snapshot,
-    text_snapshot,
-)
-from .diff import line_diff
+from .comparisons import CompareContext, Comparison, Kind, Unobservable, load_comparisons
+from .diff import DiffOptions, line_diff
 from .entities import Entity, build_entities, compare_entities
 from .fields import compare_fields, normalise_value
 from .normalise import RegionError, VisibleText, check_region, normalise, normalise_text, visible_text
+from .observation import Observation
 from .simhash import distance, simhash, simhash_reference
+from .snapshot import Snapshot
 from .urls import TRACKING_PARAMS, canonical_url
+from .verdict import Verdict, classify, digest, observe
 
 __all__ = [
-    "TRACKING_PARAMS", "DiffOptions", "Entity", "Kind", "RegionError", "Snapshot", "Verdict", "VisibleText",
-    "build_entities", "canonical_url", "check_observable", "check_region", "classify",
-    "compare_entities", "compare_fields", "distance", "line_diff", "normalise", "normalise_text",
-    "normalise_value", "page_digest", "page_snapshot", "simhash", "simhash_reference", "text_snapshot",
-    "visible_text",
+    "TRACKING_PARAMS", "CompareContext", "Comparison", "DiffOptions", "Entity", "Kind", "Observation", "RegionError",
+    "Snapshot", "Unobservable", "Verdict", "VisibleText", "build_entities", "canonical_url", "check_region",
+    "classify", "compare_entities", "compare_fields", "digest", "distance", "line_diff", "load_comparisons",
+    "normalise", "normalise_text", "normalise_value", "observe", "simhash", "simhash_reference", "visible_text",
 ]

@@ -39,6 +39,26 @@ class Snapshot:
     def part(self, name: str) -> Any | None:
         return self.parts.get(name)
 
+    # Views of the built-in parts, for spiders (a 304 callback re-visiting a listing's entities).
+
+    @property
+    def fields(self) -> dict[str, Any] | None:
+        """The tracked values as the page showed them, or None."""
+        part = self.parts.get("fields")
+        return None if part is None else dict(part.raw)
+
+    @property
+    def entities(self) -> dict[str, Any] | None:
+        """The entity set (canonical key → Entity, in page order), or None."""
+        part = self.parts.get("entities")
+        return None if part is None else dict(part.entities)
+
+    @property
+    def text(self) -> str | None:
+        """The stable text (decompressed on use), or None."""
+        part = self.parts.get("content")
+        return None if part is None else str(part.text)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.parts)
 

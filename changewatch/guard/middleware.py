@@ -57,6 +57,7 @@ class SSRFGuardMiddleware:
         self.config = config
         self.stats = Stats(crawler, "ssrf")
         self._resolver_checked = False
+        self._runtime: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SSRFGuardMiddleware:
@@ -69,6 +70,8 @@ class SSRFGuardMiddleware:
         if not self._resolver_checked:
             self._resolver_checked = True
             self._ensure_resolver()
+        if self._trusted(request):
+            return
         refusal = self.config.policy.url_refusal(request.url)
         if refusal is not None:
             self.stats.inc("refused_url")
@@ -80,7 +83,8 @@ class SSRFGuardMiddleware:
             self.stats.inc("refused_redirect")
             raise RefusedRequest(_in_context(refusal, request))
         ip = response.ip_address
-        if ip is not None and not request.meta.get("proxy") and self.config.policy.checks_addresses:
+        if ip is not None and not request.meta.get("proxy") and self.config.policy.checks_addresses \
+                and not self._trusted(request):
             refusal = self.config.policy.address_refusal(ip, urlparse_cached(request).hostname or "")
             if refusal is not None:
                 self.stats.inc("refused_peer")
@@ -101,6 +105,14 @@ class SSRFGuardMiddleware:
         if refusal is not None:
             self.stats.inc("refused_dns")
             raise RefusedRequest(_in_context(refusal, request)) from exception
+
+    def _trusted(self, request: Request) -> bool:
+        """A local site changewatch itself serves for this crawl (``ChangewatchRuntime.trust_origin``)."""
+        if self._runtime is None:
+            from ..runtime.extension import ChangewatchRuntime  # not at import: the guard is imported by it
+
+            self._runtime = self.crawler.get_extension(ChangewatchRuntime) or False
+        return bool(self._runtime) and self._runtime.trusts(request.url)
 
     def _redirect_refusal(self, request: Request, response: Response) -> Refusal | None:
         """A redirect to another scheme (file:, ftp:, gopher:...) that RedirectMiddleware would

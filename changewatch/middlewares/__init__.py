@@ -5,7 +5,7 @@ The SSRF guard has its own package (:mod:`changewatch.guard`).
 
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
-from .origins import NotModified
+from .notmodified import NotModified
 from .vantage import Vantage, VantageMiddleware
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",

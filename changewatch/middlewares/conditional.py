@@ -25,10 +25,10 @@ from scrapy.http import Response
 from .. import meta
 from ..core.validators import HttpValidators, accept_validators, revalidation
 from ..items import Observation
-from ..runtime.config import ChangewatchConfig
+from ..runtime.extension import ChangewatchRuntime
+from ..runtime.origins import ResponseOrigins
 from ..runtime.stats import Stats
-from ..store.runner import StoreRunner, spider_name
-from .origins import NotModified, ResponseOrigins, not_modified_callback
+from .notmodified import KnownState, NotModified, not_modified_callback
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
 
@@ -75,36 +75,24 @@ class ConditionalRequestMiddleware:
     adds If-None-Match / If-Modified-Since from the store; turns a 304 into unchanged
     observations; retries a 412 in full. ``changewatch_conditional: False`` in meta opts out."""
 
-    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
-        self.runner = StoreRunner.of(crawler, config)
+        self.runtime = runtime
+        self.runner = runtime.runner
         self.stats = Stats(crawler, "conditional")
-        self.max_runs = config.conditional_full_fetch_runs
-        self.max_age = timedelta(days=config.conditional_full_fetch_days)
-        self._opened = False
+        self.max_runs = runtime.config.conditional_full_fetch_runs
+        self.max_age = timedelta(days=runtime.config.conditional_full_fetch_days)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
-        config = ChangewatchConfig.from_settings(crawler.settings)
-        if not config.conditional_enabled:
+        runtime = ChangewatchRuntime.of(crawler)
+        if not runtime.config.conditional_enabled:
             raise NotConfigured("CHANGEWATCH_CONDITIONAL_ENABLED is off: every request is a full fetch")
         settings = crawler.settings
         if settings.getbool("HTTPCACHE_ENABLED") and str(settings.get("HTTPCACHE_POLICY", "")).endswith("DummyPolicy"):
             logger.warning("HTTPCACHE_ENABLED with DummyPolicy answers every re-visit from the cache: changewatch "
                            "will see no change. Use scrapy.extensions.httpcache.RFC2616Policy (docs/conditional.md)")
-        mw = cls(crawler, config)
-        crawler.signals.connect(mw._open, signal=signals.spider_opened)
-        crawler.signals.connect(mw._close, signal=signals.spider_closed)
-        return mw
-
-    async def _open(self) -> None:
-        await self.runner.acquire()
-        self._opened = True
-
-    async def _close(self) -> None:
-        if self._opened:
-            self._opened = False
-            await self.runner.release()
+        return cls(crawler, runtime)
 
     def _eligible(self, request: Request) -> bool:
         if request.method not in ("GET", "HEAD"):
@@ -128,9 +116,9 @@ class ConditionalRequestMiddleware:
             for name, value in zip(_VALIDATOR_HEADERS, (sent.etag, sent.last_modified), strict=True):
                 if value is not None and request.headers.get(name) == value.encode("latin-1"):
                     request.headers.pop(name, None)
-        if not self._eligible(request) or not self._opened:
+        if not self._eligible(request) or not self.runtime.is_open:
             return
-        rows = await self.runner.call(self.runner.store.validators, spider_name(self.crawler), request.url)
+        rows = await self.runner.call(self.runner.store.validators, self.runtime.spider, request.url)
         key = request.meta.get(meta.KEY)
         if key is not None:  # two watches of one URL (other regions, other fields) validate apart
             rows = [r for r in rows if r.key == key]
@@ -189,9 +177,9 @@ class ConditionalRequestMiddleware:
         request.meta[meta.NOT_MODIFIED] = notice
         if _asked_for_304(request, self.crawler):
             for key in sent.keys:
-                state = await self.runner.call(self.runner.store.get, spider_name(self.crawler), key)
+                state = await self.runner.call(self.runner.store.read, self.runtime.spider, key)
                 if state is not None:
-                    notice.states[key] = state
+                    notice.states[key] = KnownState.of(state, self.runtime.comparisons)
             return response
         quiet = request.replace(callback=not_modified_callback, errback=None, dont_filter=True, cb_kwargs={})
         quiet.meta["handle_httpstatus_list"] = [304]
@@ -203,16 +191,17 @@ class ConditionalSpiderMiddleware:
     go to the store with the observation), drops the validators of keys a page no longer
     yields, and adds the unchanged observations after a callback that asked to see a 304."""
 
-    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
-        self.origins = ResponseOrigins.of(crawler)
-        self.runner = StoreRunner.of(crawler, config)
+        self.runtime = runtime
+        self.origins: ResponseOrigins = runtime.origins
+        self.runner = runtime.runner
         self.stats = Stats(crawler, "conditional")
         self._pending: set[asyncio.Task[None]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalSpiderMiddleware:
-        mw = cls(crawler, ChangewatchConfig.from_settings(crawler.settings))
+        mw = cls(crawler, ChangewatchRuntime.of(crawler))
         crawler.signals.connect(mw.origins.forget, signal=signals.item_dropped)
         crawler.signals.connect(mw.origins.forget, signal=signals.item_error)
         crawler.signals.connect(mw._closed, signal=signals.spider_closed)
@@ -259,7 +248,7 @@ class ConditionalSpiderMiddleware:
         Not for a request that names its one key: other requests of the URL observe other keys."""
         if origin is None or not keys or response.meta.get(meta.KEY) is not None:
             return
-        forget = self.runner.call_opened(self.runner.store.forget_validators, spider_name(self.crawler), origin.url,
+        forget = self.runner.call(self.runner.store.forget_validators, self.runtime.spider, origin.url,
                                          sorted(keys))
         task = asyncio.get_running_loop().create_task(forget)
         self._pending.add(task)

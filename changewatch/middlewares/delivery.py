@@ -1,15 +1,18 @@
 """At-least-once delivery of change records.
 
-A change is logged in the store in the same transaction as the state it moves to; that it left
-the crawl is only known when the feeds that carried it were closed cleanly. Until then the change
-is *undelivered*: the next run of the spider exports it again, first, marked ``"redelivery":
-true`` with the same ``change_id``, so consumers can drop what they already have. A crawl killed
-at any instant therefore loses no change, and a consumer that dedupes by ``change_id`` sees each
-exactly once.
+A change is logged in the store in the same transaction as the state it moves to, leased to the
+process that logged it; that it left the crawl is only known when the feeds that carried it were
+closed cleanly. Until then the change is *undelivered*: the next run of the spider that finds it
+unclaimed (its owner's lease expired, or its owner is a dead process on this host) exports it
+again, first, marked ``"redelivery": true`` with the same ``change_id``, so consumers can drop
+what they already have. A crawl killed at any instant therefore loses no change; two live
+processes never both re-export one; a consumer that dedupes by ``change_id`` sees each exactly
+once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,9 +21,10 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from ..items import utc_now
-from ..runtime.config import ChangewatchConfig
+from ..runtime.extension import ChangewatchRuntime
 from ..runtime.stats import Stats
-from ..store.runner import StoreRunner, spider_name
+from ..store import LoggedChange, StoreError
+from ..store.leases import dead_owners
 
 __all__ = ["RedeliveryMiddleware"]
 
@@ -36,20 +40,23 @@ def change_id_of(item: Any) -> int | None:
 
 
 class RedeliveryMiddleware:
-    """Spider middleware: exports the spider's undelivered changes at the start of a run, and
-    confirms a run's changes as delivered once its feeds are closed cleanly (or, without feeds,
-    once the crawl closes: then the item pipelines were the consumers)."""
+    """Spider middleware: exports, at the start of a run, the spider's undelivered changes that no
+    live process holds (claiming them with this process's lease), renews the lease while the
+    crawl runs, and confirms a run's changes as delivered once its feeds are closed cleanly (or,
+    without feeds, once the crawl closes: then the item pipelines were the consumers)."""
 
-    def __init__(self, crawler: Crawler, config: ChangewatchConfig):
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
-        self.runner = StoreRunner.of(crawler, config)
+        self.runtime = runtime
+        self.runner = runtime.runner
         self.stats = Stats(crawler, "delivery")
         self.ids: list[int] = []
         self.has_feeds = bool(crawler.settings.getdict("FEEDS"))
+        self._renewal: asyncio.Task[None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedeliveryMiddleware:
-        mw = cls(crawler, ChangewatchConfig.from_settings(crawler.settings))
+        mw = cls(crawler, ChangewatchRuntime.of(crawler))
         crawler.signals.connect(mw._handled, signal=signals.item_scraped)
         # a pipeline that drops a record (the user's filter) has consumed it: never redeliver it
         crawler.signals.connect(mw._handled, signal=signals.item_dropped)
@@ -58,15 +65,34 @@ class RedeliveryMiddleware:
         return mw
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        pending = await self.runner.call_opened(self.runner.store.undelivered, spider_name(self.crawler))
+        await self.runtime.open()
+        pending = await self.runner.call(self._claim)
+        self._renewal = asyncio.ensure_future(self._renew())
         if pending:
             logger.info("changewatch: exporting %d change(s) again whose delivery was never confirmed "
-                        "(the previous run did not close its feeds)", len(pending))
+                        "(a run that did not close its feeds)", len(pending))
         for change in pending:
             self.stats.inc("redelivered")
             yield {**change.record, "change_id": change.id, "redelivery": True}
         async for item in start:
             yield item
+
+    def _claim(self) -> list[LoggedChange]:
+        store, spider = self.runner.store, self.runtime.spider
+        dead = dead_owners(store.lease_owners(spider))
+        if dead:
+            self.stats.inc("dead_owners", len(dead))
+        return store.claim_undelivered(spider, self.runtime.lease, dead_owners=dead)
+
+    async def _renew(self) -> None:
+        """Keep this process's claim alive while the crawl runs: its changes are not for others."""
+        lease = self.runtime.lease
+        while True:
+            await asyncio.sleep(max(1.0, lease.seconds / 3))
+            try:
+                await self.runner.call(self.runner.store.renew_leases, self.runtime.spider, lease)
+            except StoreError as exc:  # the pipeline stops the crawl when the store fails for good
+                logger.warning("changewatch: could not renew the delivery lease: %s", exc)
 
     def _handled(self, item: Any) -> None:
         change_id = change_id_of(item)
@@ -77,20 +103,26 @@ class RedeliveryMiddleware:
         ids, self.ids = self.ids, []
         if not ids:
             return
-        await self.runner.call_opened(self.runner.store.mark_delivered, spider_name(self.crawler), ids, utc_now())
+        await self.runner.call(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now())
         self.stats.inc("confirmed", len(ids))
 
     async def _feeds_closed(self) -> None:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         failed = sorted(k for k, v in stats.items() if k.startswith("feedexport/failed_count/") and v)
         if failed:
-            self.stats.inc("unconfirmed", len(self.ids))
+            ids, self.ids = self.ids, []
+            self.stats.inc("unconfirmed", len(ids))
             logger.warning("changewatch: a feed failed to store (%s): its %d change(s) will be exported again by "
-                           "the next run", ", ".join(failed), len(self.ids))
-            self.ids = []
+                           "the next run", ", ".join(failed), len(ids))
+            # Released, not left to expire: the next run may start before the lease would end.
+            await self.runner.call(self.runner.store.release_leases, self.runtime.spider,
+                                          self.runtime.lease.owner, ids)
             return
         await self._confirm()
 
     async def _spider_closed(self) -> None:
+        if self._renewal is not None:
+            self._renewal.cancel()
+            self._renewal = None
         if not self.has_feeds:
             await self._confirm()

@@ -1,6 +1,28 @@
-"""What a crawl runs on besides Scrapy: settings parsed once, stats, worker processes."""
+"""What a crawl runs on besides Scrapy: the per-crawler :class:`ChangewatchRuntime` extension,
+settings parsed once, stats, worker processes and what crosses to them.
+
+Imported lazily: worker processes import ``changewatch.runtime.offload`` and must not pay for
+importing Scrapy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .._deprecated import module_getattr
 
+if TYPE_CHECKING:
+    from .extension import ChangewatchRuntime
+
+__all__ = ["ChangewatchRuntime"]
+
 # ``changewatch.runtime`` was one module (StoreRunner, WorkerPool, spider_name): they still resolve.
-__getattr__ = module_getattr(__name__)
+_moved = module_getattr(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ChangewatchRuntime":
+        from .extension import ChangewatchRuntime
+
+        return ChangewatchRuntime
+    return _moved(name)

@@ -29,6 +29,7 @@ __all__ = ["BoardSpider"]
 
 class BoardSpider(ChangewatchSpider):
     name = "board"
+    fixture_site = "board"  # bare `scrapy check` serves it and checks the contracts against it
     # One vantage point: British English, and the region the board shows set by its cookie.
     vantage: ClassVar[dict[str, Any]] = {"accept_language": "en-GB", "cookies": {"region": "all"}}
 

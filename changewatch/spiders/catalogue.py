@@ -27,6 +27,7 @@ __all__ = ["CatalogueSpider"]
 
 class CatalogueSpider(ChangewatchSpider):
     name = "catalogue"
+    fixture_site = "catalogue"  # bare `scrapy check` serves it and checks the contracts against it
     # The same language on every run: a shop that guesses from the IP would otherwise switch
     # currency or translation between runs and every product would "change".
     vantage: ClassVar[dict[str, Any]] = {"accept_language": "en-GB,en;q=0.8"}

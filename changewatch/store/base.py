@@ -48,7 +48,7 @@ class VersionConflict(Exception):
     """Another writer committed the key since it was read: read it again and recompute."""
 
 
-class StaleObservation(Exception):  # noqa: N818 - a verdict on the observation, not a failure
+class StaleObservation(Exception):
     """The observation was fetched before the key's stored one: it changes nothing."""
 
 

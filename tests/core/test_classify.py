@@ -10,40 +10,47 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from changewatch.core import (
-    Kind,
-    Snapshot,
-    build_entities,
-    classify,
-    distance,
-    normalise_value,
-    page_digest,
-    page_snapshot,
-    simhash,
-    text_snapshot,
-    visible_text,
-)
+from changewatch.core import verdict as engine
+from changewatch.core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
+from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.normalise import visible_text
+from changewatch.core.observation import Observation
+from changewatch.core.simhash import distance, simhash
+from changewatch.core.snapshot import Snapshot
 
 from ._support import article_html, prose_paragraphs, prose_words
 
 EDIT = "The committee unexpectedly withdrew its approval of the whole plan."
+COMPARISONS = load_comparisons()
+
+
+def digest(**kw: Any) -> Snapshot:
+    kw.setdefault("key", "k")
+    kw.setdefault("url", "https://list.example/")
+    return engine.digest(Observation(**kw), COMPARISONS)
 
 
 def snap(html: str | bytes, *, region: str | None = None, sort_lines: bool = False) -> Snapshot:
-    return page_snapshot(html, None, region, sort_lines)
+    return digest(html=html, region=region, options={"sort_lines": sort_lines})
 
 
 def fields_snap(fields: dict[str, Any], text: str | None = None) -> Snapshot:
-    base = page_snapshot(None, text, None, False) if text is not None else Snapshot()
-    return Snapshot(fields=fields, norm_fields={k: normalise_value(v) for k, v in fields.items()}, text=base.text,
-                    raw_hash=base.raw_hash, content_hash=base.content_hash, fingerprint=base.fingerprint)
+    return digest(fields=fields, text=text)
 
 
 def entities_snap(items: list[tuple[str, dict[str, Any]]], text: str | None = None) -> Snapshot:
-    base = page_snapshot(None, text, None, False) if text is not None else Snapshot()
-    entities = build_entities([{"key": k, "fields": f} for k, f in items], base_url="https://list.example/")
-    return Snapshot(entities=entities, text=base.text, raw_hash=base.raw_hash, content_hash=base.content_hash,
-                    fingerprint=base.fingerprint)
+    return digest(entities=[{"key": k, "fields": f} for k, f in items], text=text)
+
+
+def classify(old: Snapshot | None, new: Snapshot, *, threshold: int | None = None,
+             error: str | None = None) -> engine.Verdict:
+    return engine.classify(old, new, COMPARISONS, context=CompareContext(threshold=threshold), error=error)
+
+
+def content(snapshot: Snapshot) -> ContentPart:
+    part = snapshot.part("content")
+    assert isinstance(part, ContentPart)
+    return part
 
 
 PARAGRAPHS = prose_paragraphs(3000, 60, seed=1)
@@ -72,7 +79,7 @@ def test_none_for_identical_pages() -> None:
     verdict = classify(old, new)
     assert verdict.kind is Kind.NONE
     assert verdict.distance is None and verdict.diff is None and verdict.error is None
-    assert verdict.keep == new
+    assert verdict.keep is None  # identical: nothing to rewrite
     assert not verdict.kind.reported
 
 
@@ -107,7 +114,7 @@ def test_noise_when_only_volatile_fragments_differ() -> None:
     assert verdict.kind is Kind.NOISE
     assert verdict.diff is None
     assert not verdict.kind.reported
-    assert verdict.keep is not None and verdict.keep.raw_hash == snap(new_html).raw_hash
+    assert verdict.keep is not None and content(verdict.keep).raw_hash == content(snap(new_html)).raw_hash
 
 
 def test_noise_for_shuffled_lines_with_sort_lines_content_without() -> None:
@@ -159,8 +166,9 @@ def test_threshold_noise_keeps_the_old_text_and_content_above_it() -> None:
     at = classify(old, new, threshold=d)
     assert at.kind is Kind.NOISE and at.distance == d and at.diff is None
     assert at.keep is not None
-    assert (at.keep.text, at.keep.content_hash, at.keep.fingerprint, at.keep.raw_hash) == \
-        (old.text, old.content_hash, old.fingerprint, old.raw_hash)
+    kept, was = content(at.keep), content(old)
+    assert (kept.text, kept.content_hash, kept.fingerprint, kept.raw_hash) == \
+        (was.text, was.content_hash, was.fingerprint, was.raw_hash)
 
     above = classify(old, new, threshold=d - 1)
     assert above.kind is Kind.CONTENT and above.distance == d and above.diff
@@ -177,7 +185,7 @@ def test_slow_drift_adds_up_until_it_is_reported() -> None:
         words[10:16] = replacements[step * 6 : step * 6 + 6]
         current[step] = " ".join(words)
         page = snap(article_html(current))
-        assert distance(previous.fingerprint or 0, page.fingerprint or 0) <= threshold, \
+        assert distance(content(previous).fingerprint, content(page).fingerprint) <= threshold, \
             "each step must be small for this test to mean anything"
         verdict = classify(baseline, page, threshold=threshold)
         if verdict.kind is Kind.CONTENT:
@@ -232,8 +240,8 @@ def test_entity_change_wins_over_text_field_wins_over_entities() -> None:
     old = entities_snap([("/a", {})], text="list of flats\none flat")
     new = entities_snap([("/a", {}), ("/b", {})], text="list of flats\ntwo flats")
     assert classify(old, new).kind is Kind.ENTITIES
-    both_old = Snapshot(fields={"count": "1"}, norm_fields={"count": "1"}, entities=old.entities)
-    both_new = Snapshot(fields={"count": "2"}, norm_fields={"count": "2"}, entities=new.entities)
+    both_old = Snapshot({**fields_snap({"count": "1"}).parts, "entities": old.part("entities")})
+    both_new = Snapshot({**fields_snap({"count": "2"}).parts, "entities": new.part("entities")})
     verdict = classify(both_old, both_new)
     assert verdict.kind is Kind.FIELD
     assert verdict.added and verdict.changes
@@ -337,25 +345,31 @@ def test_kinds_that_leave_the_crawl() -> None:
     assert {k for k in Kind if k.reported} == {Kind.FIELD, Kind.ENTITIES, Kind.CONTENT, Kind.ERROR}
 
 
-# --- page_digest: errors the region hides ------------------------------------------------------------------
+# --- digest: errors the region hides ------------------------------------------------------------------------
 
 def test_digest_of_a_region_that_matches_nothing_is_an_error() -> None:
-    snapshot, error = page_digest(ARTICLE, None, "div.moved", False)
-    assert snapshot.text == ""
-    assert error and "div.moved" in error
-    _, fine = page_digest(ARTICLE, None, "main", False)
-    assert fine is None
+    with pytest.raises(Unobservable, match="div.moved"):
+        snap(ARTICLE, region="div.moved")
+    assert snap(ARTICLE, region="main").text
 
 
 def test_digest_sees_a_block_page_outside_the_region() -> None:
-    _, error = page_digest("<h1>Access denied</h1><p>Reference #18.2f</p>", None, "main article", False)
-    assert error and error.startswith("blocked")
+    with pytest.raises(Unobservable, match="^blocked"):
+        snap("<h1>Access denied</h1><p>Reference #18.2f</p>", region="main article")
+
+
+def test_observe_turns_an_unobservable_page_into_an_error_and_counts_it() -> None:
+    obs = Observation(key="k", url="https://list.example/", html=ARTICLE, region="div.moved")
+    verdict = engine.observe(obs, snap(ARTICLE), COMPARISONS)
+    assert verdict.kind is Kind.ERROR and verdict.keep is None
+    assert verdict.error and "div.moved" in verdict.error
+    assert verdict.counters == {"content/unobservable": 1}
 
 
 def test_text_snapshot_hashes_tell_raw_and_stable_apart() -> None:
-    a = text_snapshot(visible_text("<p>Updated 10:32</p><p>Body</p>"))
-    b = text_snapshot(visible_text("<p>Updated 11:47</p><p>Body</p>"))
-    c = text_snapshot(visible_text("<p>Updated 11:47</p><p>Body changed</p>"))
+    a = ContentPart.of(visible_text("<p>Updated 10:32</p><p>Body</p>"))
+    b = ContentPart.of(visible_text("<p>Updated 11:47</p><p>Body</p>"))
+    c = ContentPart.of(visible_text("<p>Updated 11:47</p><p>Body changed</p>"))
     assert a.content_hash == b.content_hash and a.raw_hash != b.raw_hash
     assert b.content_hash != c.content_hash
-    assert a.fingerprint == simhash(a.text or "")
+    assert a.fingerprint == simhash(a.text)

@@ -101,8 +101,8 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
             kept[comparison.name] = difference.keep
         if difference.status is Status.CHANGED:
             changed.append(comparison)
-            members.update(difference.members)
         noise |= difference.status is Status.NOISE
+        members.update(difference.members)  # a sub-threshold distance too: the record shows what applies
     kind = changed[0].kind if changed else Kind.NOISE if noise else Kind.NONE
     keep = Snapshot(kept, old.foreign)
     if kind is Kind.NONE and keep == old:

@@ -1,0 +1,173 @@
+"""``ChangewatchPipeline``: the one comparison step. Only changes leave the crawl.
+
+For each observation (any item with ``key``, ``url`` and something to compare): read the key's
+stored state and version; judge the observation against the stored snapshot in a worker process
+(digest with every comparison, check, compare, diff); commit the new state and the change-log
+row in one short transaction if the key is still at the version read, else judge again against
+the newer state. A change or an error leaves as a change record; a baseline, noise or nothing
+is dropped and counted. It cannot be split or reordered into a chain that turns a change into
+``none``: it is one step.
+
+Subclasses may override the hooks, as with Scrapy's FilesPipeline:
+
+- :meth:`observation`: which items are observations, and how they read (default: any item
+  with key, url and fields/text/html/entities/error; the item itself is never modified);
+- :meth:`comparisons_for`: the comparisons an observation is judged with;
+- :meth:`compare_context`: their options (threshold, diff size…);
+- :meth:`change_record`: the record of a reported observation (None: not reported);
+- :meth:`exported`: the item that leaves the crawl for a logged change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+
+from ..core.comparisons import CompareContext, Comparison, Kind
+from ..core.observation import Observation
+from ..core.validators import HttpValidators
+from ..items import ChangeRecord, as_observation
+from ..runtime.extension import ChangewatchRuntime
+from ..runtime.offload import Judged, ObserveTask, judge
+from ..runtime.stats import Stats
+from ..store import Outcome, StoredState, StoreError
+from .records import change_record, repeated_error
+
+__all__ = ["ChangewatchPipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+class ChangewatchPipeline:
+    """Item pipeline; ``changewatch.Addon`` enables it at 750."""
+
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.stats = Stats(crawler, "commit")
+        self.kinds: Counter[str] = Counter()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
+        pipeline = cls(crawler, ChangewatchRuntime.of(crawler))
+        crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        return pipeline
+
+    async def open_spider(self) -> None:
+        await self.runtime.open()
+        self.runtime.pool.start()
+
+    def close_spider(self) -> None:
+        self.runtime.pool.stop()
+
+    # -- hooks ------------------------------------------------------------------------------------
+
+    def observation(self, item: Any) -> Observation | None:
+        """*item* as an observation, or None to let it pass through untouched."""
+        return as_observation(item)
+
+    def comparisons_for(self, obs: Observation) -> Sequence[Comparison]:
+        return self.runtime.comparisons
+
+    def compare_context(self, obs: Observation) -> CompareContext:
+        return CompareContext(options=obs.options, threshold=self.runtime.config.threshold, diff=self.runtime.diff)
+
+    def change_record(self, obs: Observation, judged: Judged, state: StoredState | None) -> ChangeRecord | None:
+        """The record of a judged observation, or None when it is not reported: baselines, noise
+        and nothing are not, and an error only when the key starts failing or fails differently."""
+        if judged.kind is Kind.ERROR:
+            if repeated_error(state, judged.error) and not self.runtime.config.report_repeated_errors:
+                return None
+        elif not judged.kind.reported:
+            return None
+        return change_record(self.runtime.spider, obs, judged.kind, judged.members, judged.error, state)
+
+    def exported(self, record: ChangeRecord, change_id: int) -> Any:
+        # the change log's id: stable across a redelivery, so consumers can drop duplicates
+        return {**record, "change_id": change_id}
+
+    # -- the step ---------------------------------------------------------------------------------
+
+    async def process_item(self, item: Any) -> Any:
+        origin = self.runtime.origins.pop(item)  # for every item: the others need no origin either
+        obs = self.observation(item)
+        if obs is None:
+            return item
+        if self.runtime.failure is not None:
+            raise DropItem(f"changewatch: not compared, the crawl is stopping ({self.runtime.failure})",
+                           log_level="DEBUG")
+        judgement: dict[str, Judged] = {}
+
+        async def compute(state: StoredState | None) -> Outcome | None:
+            if state is not None and state.last_seen is not None and obs.observed_at < state.last_seen:
+                return None  # fetched before the stored observation: it changes nothing
+            judged = await self._judge(obs, state)
+            judgement["last"] = judged
+            return self._outcome(obs, judged, state, origin)
+
+        try:
+            update = await self.runtime.runner.update(self.runtime.spider, obs.key, compute, lease=self.runtime.lease)
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be written: {exc}")
+            raise DropItem(f"changewatch: {obs.key}: not committed: {exc}", log_level="DEBUG") from None
+        self.stats.inc("conflicts", update.conflicts)
+        if update.stale or update.outcome is None or update.committed is None:
+            self.stats.inc("stale")
+            raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
+        return self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
+                            update.committed.observed_at, update.committed.clamped)
+
+    async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
+        # A key seen only through errors has no snapshot: no baseline yet.
+        old = state.snapshot if state is not None else None
+        task = ObserveTask(obs, old, self.runtime.config.comparisons, self.compare_context(obs))
+        return await judge(self.runtime.pool, task)
+
+    def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,
+                 origin: HttpValidators | None) -> Outcome:
+        record = self.change_record(obs, judged, state)
+        error = judged.kind is Kind.ERROR
+        return Outcome(judged.kind, obs.url, obs.observed_at, snapshot=None if error else judged.snapshot,
+                       record=dict(record) if record is not None else None, error=judged.error,
+                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified)
+
+    def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
+                observed_at: str, clamped: bool) -> Any:
+        kind = outcome.kind.value
+        self.kinds[kind] += 1
+        self.stats.inc(kind)
+        if obs.not_modified:
+            self.stats.inc("not_modified")
+        if clamped:
+            self.stats.inc("clamped")
+        for event, count in judged.counters.items():
+            component, _, name = event.partition("/")
+            Stats(self.crawler, component).inc(name, count)
+        logger.debug("changewatch %s %s: %s", self.runtime.spider, obs.key, kind)
+        if outcome.record is None or change_id is None:
+            if outcome.kind is Kind.ERROR:
+                self.stats.inc("error_repeated")
+            raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
+        self.stats.inc("exported")
+        record: ChangeRecord = {**outcome.record, "observed_at": observed_at}  # type: ignore[typeddict-item]
+        return self.exported(record, change_id)
+
+    def _log_summary(self) -> None:
+        if self.kinds:
+            summary = ", ".join(f"{k}={v}" for k, v in sorted(self.kinds.items()))
+            logger.info("changewatch: %s observations: %s (store %s)", sum(self.kinds.values()), summary,
+                        self.runtime.runner.store)
+
+
+def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:
+    """The validators to keep with this observation: those of the full response it came from."""
+    if origin is None:
+        return None
+    return HttpValidators(url=origin.url, key=obs.key, etag=origin.etag, last_modified=origin.last_modified,
+                          size=origin.size, full_at=obs.observed_at, spec=origin.spec)

@@ -1,0 +1,171 @@
+"""``ChangewatchRuntime``: the one extension that holds a crawl's changewatch state.
+
+Every changewatch component finds it with ``crawler.get_extension`` (:meth:`ChangewatchRuntime.of`):
+the settings parsed once, the store (through its runner), the comparisons, the worker pool, which
+response each item came from, and this process's lease on the changes it exports. Building it
+checks everything that could make the crawl fail open: every setting, the reactor, and that no
+changewatch component was left out of the user's component settings without its ``*_ENABLED``
+setting saying so. A store that cannot be written mid-crawl stops the crawl (:meth:`fail`) and
+the process exits non-zero.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+
+from ..core.comparisons import Comparison, ComparisonError, load_comparisons
+from ..core.diff import DiffOptions
+from ..store import StoreError, store_from_uri
+from ..store.base import Lease
+from ..store.leases import new_owner
+from ..store.runner import StoreRunner, spider_name
+from .config import ChangewatchConfig, ConfigError
+from .origins import ResponseOrigins
+from .stats import Stats
+from .workers import WorkerPool
+
+__all__ = ["ChangewatchRuntime", "check_components"]
+
+logger = logging.getLogger(__name__)
+
+#: (setting, component, the setting that turns it off, or None: it cannot be left out)
+REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
+    ("ITEM_PIPELINES", "changewatch.pipelines.ChangewatchPipeline", None),
+    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.RedeliveryMiddleware", None),
+    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ConditionalSpiderMiddleware", None),
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.VantageMiddleware", None),
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
+     "CHANGEWATCH_CONDITIONAL_ENABLED"),
+)
+
+
+def check_components(settings: BaseSettings) -> None:
+    """Raise ConfigError when a changewatch component is missing from the crawl: removed from its
+    component setting (``None``) without the ``*_ENABLED`` setting that turns it off. A missing
+    comparison step would export raw observations, a missing delivery step would re-export every
+    change on every run, a missing guard would fetch what it should refuse."""
+    enabled: dict[str, list[type]] = {}
+    for setting, path, switch in REQUIRED_COMPONENTS:
+        if switch is not None and not settings.getbool(switch, True):
+            continue
+        if setting not in enabled:
+            enabled[setting] = [_class(c) for c in build_component_list(settings.getwithbase(setting))]
+        required = load_object(path)
+        if not any(isinstance(cls, type) and issubclass(cls, required) for cls in enabled[setting]):
+            how = f"set {switch} = False to turn it off" if switch else "it cannot be turned off on its own"
+            raise ConfigError(f"{setting} lacks {path} (or a subclass), which changewatch.Addon enables: {how}; "
+                              "to turn changewatch off, remove changewatch.Addon from ADDONS")
+
+
+def origin_of(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+def _class(component: Any) -> Any:
+    return load_object(component) if isinstance(component, str) else component
+
+
+class ChangewatchRuntime:
+    """Extension (``EXTENSIONS``; the add-on enables it). Components call :meth:`of`."""
+
+    def __init__(self, crawler: Crawler, config: ChangewatchConfig, runner: StoreRunner,
+                 comparisons: Sequence[Comparison]):
+        self.crawler = crawler
+        self.config = config
+        self.runner = runner
+        self.comparisons = tuple(comparisons)
+        self.pool = WorkerPool(config.workers, task_timeout=config.worker_timeout)
+        self.origins = ResponseOrigins()
+        self.lease = Lease(new_owner(), config.delivery_lease)
+        self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
+        self.stats = Stats(crawler, "runtime")
+        self.failure: str | None = None
+        self._closing: asyncio.Future[None] | None = None
+        self._open = False
+        self.trusted_origins: set[tuple[str, str, int | None]] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
+        config = ChangewatchConfig.from_settings(crawler.settings)
+        check_components(crawler.settings)
+        try:
+            store = store_from_uri(config.store, config.store_schemes, {"synchronous": config.store_synchronous})
+        except StoreError as exc:
+            raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
+        try:
+            comparisons = load_comparisons(config.comparisons)
+        except ComparisonError as exc:
+            raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
+        runtime = cls(crawler, config, StoreRunner(store), comparisons)
+        crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
+        return runtime
+
+    def trust_origin(self, url: str) -> None:
+        """Let this crawl's SSRF guard through to the origin (scheme, host, port) of *url*: for
+        a local site that changewatch itself serves (the example spiders' fixtures in ``scrapy
+        check``). Nothing else is trusted by it."""
+        self.trusted_origins.add(origin_of(url))
+
+    def trusts(self, url: str) -> bool:
+        return bool(self.trusted_origins) and origin_of(url) in self.trusted_origins
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    async def open(self) -> None:
+        """Open the store (the comparison step does, before anything else needs it; others may
+        call it too). It stays open until the engine stops: feeds confirm their changes after
+        the spider closed."""
+        if not self._open:
+            await self.runner.acquire()
+            self._open = True
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> ChangewatchRuntime:
+        """The crawler's runtime; ConfigError when a component was enabled without it."""
+        runtime = crawler.get_extension(cls)
+        if runtime is None:
+            raise ConfigError("changewatch components need the changewatch.runtime.ChangewatchRuntime extension: "
+                              "enable changewatch.Addon in ADDONS (it adds it), or add the extension to EXTENSIONS")
+        return runtime
+
+    @property
+    def spider(self) -> str:
+        """The store's namespace for this crawl."""
+        return spider_name(self.crawler)
+
+    def fail(self, why: str) -> None:
+        """Stop the crawl because changewatch cannot go on (the store cannot be written): once,
+        loudly, and so that the process exits non-zero. The spider is closed in a task of its
+        own: closing waits for the items in flight, the caller among them."""
+        if self.failure is not None:
+            return
+        self.failure = why
+        self.stats.inc("failed")
+        logger.critical("changewatch: stopping the crawl: %s", why)
+        engine = self.crawler.engine
+        if engine.spider is not None:
+            self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
+
+    async def _engine_stopped(self) -> None:
+        if self._open:
+            self._open = False
+            await self.runner.release()
+        if self.failure is not None:
+            # Scrapy's crawl command exits 1 when a crawl ends without a spider (its
+            # "bootstrap failed" check): the only way a component can make a crawl that ran
+            # exit non-zero, which a cron job or Scrapyd must see.
+            self.crawler.spider = None

@@ -1,0 +1,105 @@
+"""What crosses the boundary to the worker processes, how often, and how it is encoded.
+
+One round trip per observation that has something to digest: the crawl process sends the
+observation (its page text, fields, entities and options), the key's stored snapshot as the
+store gave it (opaque bytes: the crawl process never decompresses or decodes it), the names of
+the comparisons and the compare context; the worker digests, checks, compares, diffs and
+encodes the snapshot to keep (compressing text only when it changed), and sends back the
+verdict's members and that snapshot. Both directions are one pickle (protocol 5) of plain data.
+A 304 or an error the spider reported needs no worker and never crosses.
+
+``bench/bench_crawl.py`` measures the whole path; ``bench/bench_workers.py`` the hand-off.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.comparisons import CompareContext, Kind, load_comparisons
+from ..core.observation import Observation
+from ..core.snapshot import Snapshot, SnapshotError
+from ..core.verdict import Verdict, observe
+from .workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
+
+__all__ = ["Judged", "ObserveTask", "judge", "judge_in_worker"]
+
+logger = logging.getLogger(__name__)
+_PROTOCOL = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveTask:
+    """Everything the worker needs to judge one observation."""
+
+    obs: Observation
+    old: bytes | None  # the stored snapshot, as stored
+    comparisons: Mapping[str, str | None]  # CHANGEWATCH_COMPARISONS, merged over the built-ins there
+    context: CompareContext
+
+
+@dataclass(slots=True)
+class Judged:
+    """The verdict as it comes back: kind, record members, error, counters, and the encoded
+    snapshot to keep (None: keep the stored one)."""
+
+    kind: Kind
+    members: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    snapshot: bytes | None = None
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+def _judge(task: ObserveTask) -> Judged:
+    comparisons = load_comparisons(task.comparisons)
+    counters: dict[str, int] = {}
+    old = None
+    if task.old is not None:
+        try:
+            old = Snapshot.decode(task.old, comparisons)
+        except SnapshotError as exc:
+            # Unreadable: the key starts again from this observation (a silent baseline), which
+            # can miss one change but never invents one.
+            logger.warning("changewatch: the stored snapshot of %r cannot be read (%s): starting it again",
+                           task.obs.key, exc)
+            counters["store/snapshot_unreadable"] = 1
+    verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
+    verdict.counters.update(counters)
+    snapshot = verdict.keep.encode(comparisons) if verdict.keep is not None else None
+    return Judged(verdict.kind, verdict.members, verdict.error, snapshot, verdict.counters)
+
+
+def judge_in_worker(payload: bytes) -> bytes:
+    """The worker side: an encoded :class:`ObserveTask` in, an encoded :class:`Judged` out."""
+    task: ObserveTask = pickle.loads(payload)
+    return pickle.dumps(_judge(task), protocol=_PROTOCOL)
+
+
+async def judge(pool: WorkerPool, task: ObserveTask) -> Judged:
+    """Judge *task* in a worker process (or the pool's thread). A page that hangs or kills its
+    worker, or that the worker cannot handle, becomes an ``error`` of its key: the baseline is
+    kept and the crawl goes on."""
+    if task.obs.not_modified:
+        return Judged(Kind.NONE)  # the server vouches for it: nothing to digest, no round trip
+    if task.obs.error:
+        return Judged(Kind.ERROR, error=task.obs.error)
+    try:
+        payload = pickle.dumps(task, protocol=_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+        return Judged(Kind.ERROR, error=f"unprocessable: the observation cannot be handed to a worker ({exc})")
+    try:
+        result: Judged = pickle.loads(await pool.run(judge_in_worker, payload))
+    except WorkerTimeout as exc:
+        return Judged(Kind.ERROR, error=f"unprocessable: {exc}", counters={"workers/timeout": 1})
+    except WorkerCrashed as exc:
+        return Judged(Kind.ERROR, error=f"unprocessable: {exc}", counters={"workers/crashed": 1})
+    except WorkerTaskError as exc:
+        logger.error("changewatch: judging %s failed in a worker: %s", task.obs.url, exc)
+        return Judged(Kind.ERROR, error="unprocessable: changewatch failed on this page (see the crawl log)",
+                      counters={"workers/failed": 1})
+    except WorkerError as exc:
+        return Judged(Kind.ERROR, error=f"unprocessable: {exc}", counters={"workers/failed": 1})
+    return result

@@ -1,0 +1,95 @@
+"""The comparison registry: built-ins by name, a new comparison as one class, bad entries refused."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import pytest
+
+from changewatch.core.comparisons import (
+    BUILTIN_COMPARISONS,
+    CompareContext,
+    ComparisonError,
+    Difference,
+    Kind,
+    Status,
+    load_comparisons,
+)
+from changewatch.core.observation import Observation
+from changewatch.core.snapshot import Snapshot
+from changewatch.core.verdict import observe
+
+
+class WordCount:
+    """A comparison a user could add: the number of words of the page's text, reported as a
+    field-like change when it moves by more than a tenth."""
+
+    name: ClassVar[str] = "word_count"
+    kind: ClassVar[Kind] = Kind.FIELD
+    rank: ClassVar[int] = 5
+    part_version: ClassVar[int] = 1
+
+    def digest(self, obs: Observation) -> int | None:
+        return None if obs.text is None else len(obs.text.split())
+
+    def check(self, old: int | None, new: int) -> str | None:
+        return None
+
+    def compare(self, old: int, new: int, context: CompareContext) -> Difference:
+        if abs(new - old) > old / 10:
+            return Difference(Status.CHANGED, {"changes": {"words": {"old": old, "new": new}}})
+        return Difference(Status.NOISE if new != old else Status.NONE)
+
+    def counters(self, part: int) -> Mapping[str, int]:
+        return {}
+
+    def encode(self, part: int) -> tuple[Any, bytes | None]:
+        return part, None
+
+    def decode(self, data: Any, blob: bytes | None, version: int) -> int | None:
+        return data if version == self.part_version and isinstance(data, int) else None
+
+
+class Nameless(WordCount):
+    name: ClassVar[str] = "other"
+
+
+class Incomplete:
+    name: ClassVar[str] = "incomplete"
+
+    def digest(self, obs: Observation) -> None:
+        return None
+
+
+def test_builtins_in_order() -> None:
+    assert [c.name for c in load_comparisons()] == ["content", "fields", "entities"]
+    assert list(BUILTIN_COMPARISONS) == ["content", "fields", "entities"]
+
+
+def test_a_new_comparison_is_one_class_registered_by_name() -> None:
+    comparisons = load_comparisons({"word_count": f"{__name__}.WordCount"})
+    assert [c.name for c in comparisons] == ["content", "fields", "entities", "word_count"]
+    page = " ".join(["word"] * 100)
+    first = observe(Observation(key="k", url="u", text=page), None, comparisons)
+    assert first.kind is Kind.BASELINE and first.counters == {"content/digested": 1, "word_count/digested": 1}
+    old = Snapshot.decode(first.keep.encode(comparisons), comparisons)  # type: ignore[union-attr]
+    assert old.part("word_count") == 100
+    grown = observe(Observation(key="k", url="u", text=page + " more" * 30), old, comparisons)
+    # it ranks before the content comparison, so it names the record; content's diff comes along
+    assert grown.kind is Kind.FIELD and grown.changes == {"words": {"old": 100, "new": 130}} and grown.diff
+
+
+def test_none_removes_a_builtin() -> None:
+    assert [c.name for c in load_comparisons({"content": None})] == ["fields", "entities"]
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"x": "no.such.module.Comparison"}, "cannot import"),
+    ({"x": f"{__name__}.NoSuchClass"}, "cannot import"),
+    ({"word_count": f"{__name__}.Nameless"}, "registered as"),
+    ({"incomplete": f"{__name__}.Incomplete"}, "lacks check, compare, counters, encode, decode"),
+])
+def test_bad_entries_are_refused_naming_them(table: dict[str, str], message: str) -> None:
+    with pytest.raises(ComparisonError, match=message):
+        load_comparisons(table)
