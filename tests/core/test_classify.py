@@ -348,13 +348,13 @@ def test_kinds_that_leave_the_crawl() -> None:
 # --- digest: errors the region hides ------------------------------------------------------------------------
 
 def test_digest_of_a_region_that_matches_nothing_is_an_error() -> None:
-    with pytest.raises(Unobservable, match="div.moved"):
+    with pytest.raises(Unobservable, match=r"div\.moved"):
         snap(ARTICLE, region="div.moved")
     assert snap(ARTICLE, region="main").text
 
 
 def test_digest_sees_a_block_page_outside_the_region() -> None:
-    with pytest.raises(Unobservable, match="^blocked"):
+    with pytest.raises(Unobservable, match=r"^blocked"):
         snap("<h1>Access denied</h1><p>Reference #18.2f</p>", region="main article")
 
 

@@ -17,7 +17,8 @@ from changewatch.core.snapshot import Snapshot, SnapshotError
 from changewatch.core.verdict import digest
 
 COMPARISONS = load_comparisons()
-PAGE = "<main>" + "".join(f"<p>Paragraph {i}: steady words about the subject, é ü 漢字.</p>" for i in range(50)) + "</main>"
+PAGE = "<main>" + "".join(f"<p>Paragraph {i}: steady words about the subject, é ü 漢字.</p>"
+                          for i in range(50)) + "</main>"
 
 
 def full() -> Snapshot:
