@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from changewatch.core.compare import Kind
+from changewatch.core.comparisons import Kind, load_comparisons
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "changewatch").rglob("*.py"))
@@ -29,8 +29,14 @@ def used_stats() -> set[str]:
             events += re.findall(r':\s*"(\w+)"', table)
         assert len(set(components)) <= 1, "one stats component per module keeps this check exact"
         stats |= {f"changewatch/{c}/{e}" for c in components for e in events}
-    # the commit pipeline counts each kind by its value
+    # the comparison step counts each kind by its value, and what each comparison and the worker
+    # hand-off report (``component/event`` strings)
     stats |= {f"changewatch/commit/{k.value}" for k in Kind}
+    for comparison in load_comparisons():
+        stats |= {f"changewatch/{comparison.name}/digested", f"changewatch/{comparison.name}/unobservable"}
+    stats.add("changewatch/entities/duplicates")
+    offload = (ROOT / "changewatch" / "runtime" / "offload.py").read_text(encoding="utf-8")
+    stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', offload)}
     return stats
 
 

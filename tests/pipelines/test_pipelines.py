@@ -30,41 +30,25 @@ class UnitSpider(scrapy.Spider):
 
 
 class Chain:
-    """The four pipelines in the add-on's order, opened on one crawler."""
+    """The comparison step, on a real crawler with the add-on (and so the runtime extension)."""
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
-        self.pipelines = [build_from_crawler(cls, crawler)
-                          for cls in (FieldPipeline, EntitySetPipeline, ContentPipeline, CommitPipeline)]
-
-    async def _each(self, method: str) -> None:
-        for p in self.pipelines:
-            if hasattr(p, method):
-                result = getattr(p, method)()
-                if asyncio.iscoroutine(result):
-                    await result
-
-    async def _open(self) -> None:
-        await self._each("open_spider")
-
-    async def _close(self) -> None:
-        await self._each("close_spider")
+        self.runtime = ChangewatchRuntime.of(crawler)
+        self.pipeline = build_from_crawler(ChangewatchPipeline, crawler)
 
     async def _run(self, items: list[Any]) -> list[Any]:
-        await self._open()
+        await self.pipeline.open_spider()
         out: list[Any] = []
         try:
             for item in items:
                 try:
-                    for p in self.pipelines:
-                        item = p.process_item(item)
-                        if asyncio.iscoroutine(item):
-                            item = await item
-                    out.append(item)
+                    out.append(await self.pipeline.process_item(item))
                 except DropItem:
                     out.append(None)
         finally:
-            await self._close()
+            self.pipeline.close_spider()
+            await self.runtime._engine_stopped()
         return out
 
     def run(self, *items: Any) -> list[Any]:
@@ -78,7 +62,8 @@ class Chain:
 @pytest.fixture
 def make_chain(tmp_path: Path) -> Iterator[Any]:
     def make(**settings: Any) -> Chain:
-        crawler = get_crawler(UnitSpider, {"CHANGEWATCH_STORE": f"sqlite:///{tmp_path}/state.db",
+        crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                           "CHANGEWATCH_STORE": f"sqlite:///{tmp_path}/state.db",
                                            "CHANGEWATCH_WORKERS": 0, **settings})
         crawler.spider = UnitSpider.from_crawler(crawler)
         return Chain(crawler)
@@ -174,7 +159,7 @@ def test_unknown_kind_is_an_error_record(make_chain: Any) -> None:
     chain = make_chain()
     [record] = chain.run(obs(fields={"p": "1"}, options={"kinds": {"p": "money"}}))
     assert record["kind"] == "error" and "unknown field kind 'money'" in record["error"]
-    assert chain.stat("fields/bad_kind") == 1
+    assert chain.stat("fields/unobservable") == 1
 
 
 def test_entity_fields_compare_by_kind(make_chain: Any) -> None:
@@ -308,14 +293,14 @@ def test_addon_enables_the_pipelines_in_order() -> None:
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}})
     pipelines = crawler.settings.getdict("ITEM_PIPELINES")
     assert {k: pipelines[k] for k in PIPELINE_ORDER} == PIPELINE_ORDER
-    assert sorted(PIPELINE_ORDER, key=PIPELINE_ORDER.__getitem__)[-1].endswith("CommitPipeline")
+    assert list(PIPELINE_ORDER) == ["changewatch.pipelines.ChangewatchPipeline"]
 
 
 def test_addon_enables_the_middlewares_and_keeps_the_users_own_components() -> None:
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
                                        "ITEM_PIPELINES": {"myproject.pipelines.Mine": 300}})
     pipelines = crawler.settings.getdict("ITEM_PIPELINES")
-    assert pipelines["myproject.pipelines.Mine"] == 300 and "changewatch.pipelines.CommitPipeline" in pipelines
+    assert pipelines["myproject.pipelines.Mine"] == 300 and "changewatch.pipelines.ChangewatchPipeline" in pipelines
     for name, order in (("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
                         ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER)):
         assert {k: crawler.settings.getdict(name)[k] for k in order} == order
@@ -323,8 +308,8 @@ def test_addon_enables_the_middlewares_and_keeps_the_users_own_components() -> N
 
 def test_user_settings_override_the_addon() -> None:
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
-                                       "ITEM_PIPELINES": {"changewatch.pipelines.CommitPipeline": 999}})
-    assert crawler.settings.getdict("ITEM_PIPELINES")["changewatch.pipelines.CommitPipeline"] == 999
+                                       "ITEM_PIPELINES": {"changewatch.pipelines.ChangewatchPipeline": 999}})
+    assert crawler.settings.getdict("ITEM_PIPELINES")["changewatch.pipelines.ChangewatchPipeline"] == 999
 
 
 @pytest.mark.parametrize("setting,value", [("CHANGEWATCH_THRESHOLD", 65), ("CHANGEWATCH_WORKERS", -1),
@@ -335,21 +320,29 @@ def test_bad_settings_are_refused(setting: str, value: Any) -> None:
         ChangewatchConfig.from_settings(crawler.settings)
 
 
-def test_response_origins_are_adopted_once_and_never_leak() -> None:
+def test_response_origins_are_taken_once_and_never_leak(make_chain: Any) -> None:
+    """Every item's origin leaves the table when the comparison step sees the item, observation
+    or not; an equal but different item does not get another's origin."""
     from changewatch.core.validators import HttpValidators
-    from changewatch.middlewares.origins import ResponseOrigins
-    from changewatch.pipelines.adopt import Adopter
 
-    origins = ResponseOrigins()
-    adopt = Adopter(origins)
+    chain = make_chain()
     origin = HttpValidators(url="https://s.example/p", key="", etag='"a"')
     observation = {"key": "k", "url": "https://s.example/p", "fields": {"a": 1}}
     other = {"title": "not an observation"}
-    twin = dict(observation)  # equal, but another item
     for item in (observation, other):
-        origins.register(item, origin)
-    assert adopt(twin) is not None and "origin" not in adopt(twin).digest  # type: ignore[union-attr]
-    obs = adopt(observation)
-    assert obs is not None and obs.digest["origin"] is origin
-    assert adopt(other) is None
-    assert len(origins) == 0
+        chain.runtime.origins.register(item, origin)
+    twin = dict(observation)
+    assert chain.run(twin, other) == [None, other]
+    assert len(chain.runtime.origins) == 1  # the observation's own is still there: the twin did not take it
+    chain.run(observation)
+    assert len(chain.runtime.origins) == 0
+
+
+def test_users_items_are_left_as_they_made_them(make_chain: Any) -> None:
+    chain = make_chain()
+    item = {"key": "k", "url": "https://s.example/p", "fields": {"price": "1"}, "kinds": {"price": "price"}}
+    snapshot = {**item, "fields": dict(item["fields"]), "kinds": dict(item["kinds"])}
+    observation = Observation(key="o", url="https://s.example/o", html=ARTICLE)
+    chain.run(item, observation)
+    assert item == snapshot
+    assert observation.html == ARTICLE and observation.error is None

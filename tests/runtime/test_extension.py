@@ -1,0 +1,74 @@
+"""The runtime extension: one place for per-crawler state, and a crawl that refuses to start
+with a changewatch component left out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from changewatch.pipelines import ChangewatchPipeline
+from changewatch.runtime.config import ConfigError
+from changewatch.runtime.extension import REQUIRED_COMPONENTS, ChangewatchRuntime
+
+ADDON = {"ADDONS": {"changewatch.Addon": 0}}
+
+
+class UnitSpider(scrapy.Spider):
+    name = "unit"
+
+
+class MyPipeline(ChangewatchPipeline):
+    """A user's subclass with a hook overridden: it stands for ours."""
+
+    def exported(self, record: Any, change_id: int) -> Any:
+        return {**record, "change_id": change_id, "mine": True}
+
+
+def crawler(**settings: Any) -> Any:
+    return get_crawler(UnitSpider, {**ADDON, **settings})
+
+
+def test_components_find_the_runtime_with_get_extension() -> None:
+    c = crawler()
+    runtime = c.get_extension(ChangewatchRuntime)
+    assert runtime is not None and ChangewatchRuntime.of(c) is runtime
+    assert not [name for name in vars(c) if name.startswith("_changewatch")]  # nothing hangs off the crawler
+
+
+@pytest.mark.parametrize(("setting", "path", "switch"), REQUIRED_COMPONENTS)
+def test_a_component_left_out_stops_the_crawl_unless_switched_off(setting: str, path: str, switch: str | None) -> None:
+    with pytest.raises(ConfigError, match=path.replace(".", r"\.")) as caught:
+        crawler(**{setting: {path: None}})
+    assert "\n" not in str(caught.value)
+    if switch is not None:
+        assert switch in str(caught.value)
+        crawler(**{setting: {path: None}, switch: False})  # said so: fine
+
+
+def test_a_subclass_stands_for_the_component() -> None:
+    c = crawler(ITEM_PIPELINES={"changewatch.pipelines.ChangewatchPipeline": None, MyPipeline: 790})
+    assert c.get_extension(ChangewatchRuntime) is not None
+
+
+def test_components_without_the_runtime_say_how_to_enable_it() -> None:
+    c = get_crawler(UnitSpider, {"ITEM_PIPELINES": {ChangewatchPipeline: 790}})
+    with pytest.raises(ConfigError, match=r"changewatch\.Addon"):
+        ChangewatchPipeline.from_crawler(c)
+
+
+def test_the_addon_leaves_scrapy_settings_alone() -> None:
+    plain = get_crawler(UnitSpider, {})
+    with_addon = crawler()
+    for name in ("DEFAULT_DROPITEM_LOG_LEVEL", "LOG_LEVEL", "CONCURRENT_ITEMS", "USER_AGENT", "ROBOTSTXT_OBEY"):
+        assert with_addon.settings.get(name) == plain.settings.get(name), name
+
+
+def test_trusted_origins_are_exact() -> None:
+    runtime = ChangewatchRuntime.of(crawler())
+    runtime.trust_origin("http://127.0.0.1:8123/")
+    assert runtime.trusts("http://127.0.0.1:8123/c/lamps/")
+    assert not runtime.trusts("http://127.0.0.1:8124/") and not runtime.trusts("https://127.0.0.1:8123/")
+    assert not runtime.trusts("http://localhost:8123/")
