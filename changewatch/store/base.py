@@ -152,7 +152,7 @@ class Store(Protocol):
         is not stale: write the state (counters, times, error streak, snapshot when given,
         validators when given), append ``outcome.record`` to the change log (leased to
         *lease* when given) and bump the version. Raises VersionConflict or StaleObservation
-        (writing nothing), or StoreError."""
+        (writing nothing), StoreError, or ValueError for a fetch time that is not ISO 8601."""
         ...
 
     def keys(self, spider: str) -> list[str]: ...

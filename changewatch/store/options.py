@@ -14,6 +14,8 @@ from .base import StoreError, StoreOptions
 
 __all__ = ["Option", "choice", "redact", "resolve_options", "seconds", "split_query"]
 
+_SETTINGS = "CHANGEWATCH_STORE"  # the prefix of the settings that give the options their defaults
+
 
 @dataclass(frozen=True, slots=True)
 class Option:
@@ -79,7 +81,7 @@ def split_query(uri: str) -> tuple[str, dict[str, str]]:
 def resolve_options(uri: str, accepted: Mapping[str, Option], defaults: StoreOptions,
                     query: Mapping[str, str]) -> dict[str, Any]:
     """Every option in *accepted*: its value from *query* (the URI's), else from *defaults* (the
-    crawl's settings ``CHANGEWATCH_STORE_<NAME>``; options of other backends there are ignored),
+    crawl's settings; options of other backends there are ignored),
     else its own default.
     Raises StoreError naming an unknown option of the URI, or a value that is not accepted."""
     unknown = sorted(set(query) - set(accepted))
@@ -90,7 +92,7 @@ def resolve_options(uri: str, accepted: Mapping[str, Option], defaults: StoreOpt
     resolved: dict[str, Any] = {}
     for name, option in accepted.items():
         source, value = (("the URI", query[name]) if name in query
-                         else (f"CHANGEWATCH_STORE_{name.upper()}", defaults.get(name)))
+                         else (f"{_SETTINGS}_{name.upper()}", defaults.get(name)))
         if value is None:
             resolved[name] = option.default
             continue

@@ -48,7 +48,11 @@ class SQLiteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", timeout: float = 30.0):
         self.path = Path(path)
-        self.synchronous = synchronous
+        try:  # it goes into a PRAGMA: only the names SQLite knows
+            self.synchronous: str = OPTIONS["synchronous"].parse(synchronous)
+        except ValueError:
+            raise StoreError(f"SQLite store {path}: synchronous={synchronous!r} is not accepted: expected "
+                             f"{OPTIONS['synchronous'].accepts}") from None
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
 
