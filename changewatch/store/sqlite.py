@@ -89,7 +89,7 @@ class SQLiteStore:
             raise store_error(self.path, "open it", exc) from exc
         db.row_factory = sqlite3.Row
         try:
-            prepare(db, self.path, self.synchronous)
+            prepare(db, self.path, self.synchronous, self.timeout)
         except BaseException:
             db.close()
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -137,22 +138,19 @@ def check_file(path: Path) -> None:
                          "it was left untouched: point CHANGEWATCH_STORE elsewhere or move it")
 
 
-def prepare(db: sqlite3.Connection, path: Path, synchronous: str) -> None:
+def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float) -> None:
     """Create the schema in an empty database or upgrade an older one, after refusing a database
-    that is not ours, newer or corrupt; then make sure the store can be written."""
-    try:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as exc:
-        raise store_error(path, "read its tables", exc) from exc
-    wrote = not tables
-    if not tables:
-        _in_transaction(db, path, "create the schema", lambda: _create(db))
-    elif "changewatch_meta" not in tables:
+    that is not ours, newer or corrupt; then make sure the store can be written. Several crawls
+    may open one store at once: each step checks again, under the write lock, that it is due."""
+    if not _tables(db, path):
+        _in_transaction(db, path, "create the schema", partial(_create, db))
+    tables = _tables(db, path)
+    if "changewatch_meta" not in tables:
         raise StoreError(f"{path} is an SQLite database of another application (tables: "
                          f"{', '.join(sorted(tables)[:5])}); it was left untouched")
     version = _schema_version(db, path)
+    _use_wal(db, path, timeout)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={synchronous}")
         check = db.execute("PRAGMA quick_check").fetchone()[0]
     except sqlite3.Error as exc:
@@ -162,13 +160,43 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str) -> None:
                          "it was left untouched: restore a backup or move it aside")
     for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3)):
         if version == old:
-            _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", partial(migrate, db))
-            version, wrote = old + 1, True
-    if not wrote:
-        # SQLite opens a file it may not write read-only without a word: find out now, not at
-        # the first commit of a crawl.
-        _in_transaction(db, path, "write to it", lambda: db.execute(
-            "UPDATE changewatch_meta SET value=value WHERE name='app'"), rollback=True)
+            step = partial(_migrate_if_at, db, path, old, migrate)
+            _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
+            version = old + 1
+    # SQLite opens a file it may not write read-only without a word: find out now, not at the
+    # first commit of a crawl.
+    _in_transaction(db, path, "write to it", partial(db.execute, "UPDATE changewatch_meta SET value=value "
+                                                                "WHERE name='app'"), rollback=True)
+
+
+def _use_wal(db: sqlite3.Connection, path: Path, timeout: float) -> None:
+    """Put the file in WAL mode (it stays so). The switch needs the database to itself and SQLite
+    does not wait for it as it waits for a write lock: another crawl opening the new store at the
+    same moment is waited for here."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() in ("wal", "memory"):
+                return
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                raise store_error(path, "switch it to WAL mode", exc) from exc
+            time.sleep(0.01)
+
+
+def _tables(db: sqlite3.Connection, path: Path) -> set[str]:
+    try:
+        return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        raise store_error(path, "read its tables", exc) from exc
+
+
+def _migrate_if_at(db: sqlite3.Connection, path: Path, version: int, migrate: Callable[[sqlite3.Connection], None]
+                   ) -> None:
+    if _schema_version(db, path) == version:  # not upgraded by another crawl meanwhile
+        migrate(db)
 
 
 def _schema_version(db: sqlite3.Connection, path: Path) -> int:
@@ -210,6 +238,8 @@ def _in_transaction(db: sqlite3.Connection, path: Path, doing: str, work: Callab
 
 
 def _create(db: sqlite3.Connection) -> None:
+    if db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]:
+        return  # another crawl created it since we looked
     for statement in _statements(SCHEMA):
         db.execute(statement)
     db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",

@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -146,3 +147,31 @@ def test_survives_sigkill_mid_write(tmp_path: Path) -> None:
         assert sum(s.version for s in states if s) == len(changes)
     finally:
         store.close()
+
+
+def open_at_once(path: Path, n: int = 4) -> list[str]:
+    """Open the store at *path* from *n* connections released together; the errors."""
+    barrier = threading.Barrier(n)
+    errors: list[str] = []
+
+    def open_one() -> None:
+        store = SQLiteStore(path)
+        barrier.wait()
+        try:
+            store.open()
+        except StoreError as exc:
+            errors.append(str(exc))
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=open_one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_crawls_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    for i in range(10):
+        assert open_at_once(tmp_path / f"state{i}.db") == []

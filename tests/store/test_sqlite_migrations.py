@@ -17,6 +17,7 @@ from changewatch.store import Outcome, StoreError
 from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 from ._support import FINGERPRINT, decoded
+from .test_sqlite import open_at_once
 
 SCHEMA_1 = """
 CREATE TABLE changewatch_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -153,3 +154,16 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     message = str(caught.value)
     assert str(path) in message and "schema 4" in message and "(3)" in message and "newer" in message
     assert path.read_bytes() == before
+
+
+def test_crawls_opening_an_old_store_at_once_upgrade_it_once(tmp_path: Path) -> None:
+    for i in range(5):
+        path = tmp_path / f"state{i}.db"
+        _old_store(path, SCHEMA_1, 1)
+        assert open_at_once(path) == []
+        store = SQLiteStore(path)
+        store.open()
+        try:
+            assert _schema_version(store) == "3" and len(store.keys("spider")) == 2
+        finally:
+            store.close()
