@@ -1,31 +1,82 @@
-"""Keyed stores, chosen by URI scheme (as Scrapy's FILES_STORE is)."""
+"""Keyed stores, chosen by URI scheme: a scheme names a class by dotted path, imported only when
+a URI uses it (as Scrapy's FILES_STORE_SCHEMES). The crawl merges ``CHANGEWATCH_STORE_SCHEMES``
+over :data:`BUILTIN_STORE_SCHEMES`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import import_module
+from typing import Any
 
-from .base import HttpValidators, LoggedChange, Outcome, Store, StoredState, StoreError
-from .sqlite import SQLiteStore
+from .base import (
+    CLOCK_TOLERANCE,
+    Committed,
+    HttpValidators,
+    Lease,
+    LoggedChange,
+    Outcome,
+    StaleObservation,
+    Store,
+    StoredState,
+    StoreError,
+    StoreFactory,
+    StoreOptions,
+    VersionConflict,
+)
+from .options import redact
 
-__all__ = ["DEFAULT_STORE_URI", "STORE_SCHEMES", "HttpValidators", "LoggedChange", "Outcome", "SQLiteStore", "Store",
-           "StoreError", "StoredState", "open_store"]
+__all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "Committed", "HttpValidators", "Lease",
+           "LoggedChange", "Outcome", "StaleObservation", "Store", "StoreError", "StoreFactory", "StoreOptions",
+           "StoredState", "VersionConflict", "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 
-STORE_SCHEMES: dict[str, Callable[[str], Store]] = {"sqlite": SQLiteStore.from_uri}
+#: scheme → dotted path of a class with ``from_uri(uri, options)`` (:class:`StoreFactory`)
+BUILTIN_STORE_SCHEMES: dict[str, str] = {
+    "sqlite": "changewatch.store.sqlite.SQLiteStore",
+}
+
+_PROTOCOL = ("open", "close", "now", "read", "commit", "keys", "changes", "undelivered", "lease_owners",
+             "claim_undelivered", "renew_leases", "release_leases", "mark_delivered", "validators",
+             "forget_validators")
 
 
-def store_from_uri(uri: str, schemes: Mapping[str, Callable[[str], Store]] | None = None) -> Store:
-    """Build (not open) the store named by *uri*."""
-    table = {**STORE_SCHEMES, **(schemes or {})}
+def store_from_uri(uri: str, schemes: Mapping[str, str | None] | None = None,
+                   options: StoreOptions | None = None) -> Store:
+    """Build (not open) the store named by *uri*. *schemes* are merged over the built-in ones
+    (None removes one); *options* are the crawl's defaults, which the URI's query overrides."""
+    table = {name.lower(): path for name, path in {**BUILTIN_STORE_SCHEMES, **(schemes or {})}.items() if path}
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
     if scheme not in table:
-        known = ", ".join(sorted(table))
-        raise StoreError(f"unknown store URI scheme in {uri!r}; known schemes: {known}")
-    return table[scheme](uri)
+        known = ", ".join(f"{name}:" for name in sorted(table))
+        raise StoreError(f"unknown store URI scheme in {redact(uri)!r}; known schemes: {known} "
+                         "(add one with CHANGEWATCH_STORE_SCHEMES)")
+    factory = _factory(scheme, table[scheme])
+    store = factory.from_uri(uri, options or {})
+    missing = [name for name in _PROTOCOL if not callable(getattr(store, name, None))]
+    if missing:
+        raise StoreError(f"store class {table[scheme]} (scheme {scheme}:) does not implement the store "
+                         f"protocol: no {', '.join(missing)}")
+    return store
 
 
-def open_store(uri: str = DEFAULT_STORE_URI) -> Store:
-    store = store_from_uri(uri)
+@lru_cache(maxsize=32)
+def _factory(scheme: str, path: str) -> type[StoreFactory]:
+    module, _, name = path.rpartition(".")
+    try:
+        cls: Any = getattr(import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise StoreError(f"store scheme {scheme}: cannot import {path!r}: {exc}") from exc
+    if not callable(getattr(cls, "from_uri", None)):
+        raise StoreError(f"store scheme {scheme}: {path} has no from_uri(uri, options)")
+    factory: type[StoreFactory] = cls
+    return factory
+
+
+def open_store(uri: str = DEFAULT_STORE_URI, options: StoreOptions | None = None) -> Store:
+    """The store named by *uri*, opened (for scripts and the command line; a crawl opens its
+    store on spider signals)."""
+    store = store_from_uri(uri, options=options)
     store.open()
     return store

@@ -11,10 +11,13 @@ tests against every backend).
   computing. A backend may serialise writers with a database lock (SQLite does); the protocol
   does not depend on it.
 - **Fetch order.** An observation fetched before the key's stored one (``observed_at`` earlier
-  than the state's ``last_seen``) never replaces it: :meth:`Store.commit` raises
-  :class:`StaleObservation` and writes nothing. Fetch times more than :data:`CLOCK_TOLERANCE`
-  ahead of the store's clock are clamped to the store's clock (and logged), so one node with a
-  skewed clock cannot freeze a key for everyone else.
+  than the state's ``last_seen``, compared as times; an equal time is not earlier) never
+  replaces it: :meth:`Store.commit` raises :class:`StaleObservation` and writes nothing. Fetch
+  times more than :data:`CLOCK_TOLERANCE` ahead of the store's clock are clamped to the store's
+  clock (logged once per commit, stored as ``last_seen``, as the change-log row's and as the
+  record's ``observed_at``, returned in :class:`Committed`), so one node with a skewed clock
+  cannot freeze a key for everyone else. The rules are in :mod:`changewatch.store.semantics`,
+  shared by every backend.
 - **Leased redelivery.** A change-log row is undelivered until :meth:`Store.mark_delivered`.
   Its writer holds a lease on it from the commit (``lease``); other processes claim only
   undelivered rows whose lease is absent, expired, or held by an owner they know to be dead
@@ -34,7 +37,7 @@ from ..core.comparisons import Kind
 from ..core.validators import HttpValidators
 
 __all__ = ["CLOCK_TOLERANCE", "Committed", "HttpValidators", "Lease", "LoggedChange", "Outcome", "StaleObservation",
-           "Store", "StoreError", "StoredState", "VersionConflict"]
+           "Store", "StoreError", "StoreFactory", "StoreOptions", "StoredState", "VersionConflict"]
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
@@ -48,7 +51,7 @@ class VersionConflict(Exception):
     """Another writer committed the key since it was read: read it again and recompute."""
 
 
-class StaleObservation(Exception):
+class StaleObservation(Exception):  # a verdict on the observation, not a failure: no "Error"
     """The observation was fetched before the key's stored one: it changes nothing."""
 
 
@@ -101,7 +104,8 @@ class Committed:
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """A claim on change-log rows: by *owner* (``host:pid:nonce``), for *seconds* of the store's clock."""
+    """A claim on change-log rows: by *owner* (:func:`changewatch.store.leases.new_owner`:
+    ``host:scope:pid:start:nonce``), for *seconds* of the store's clock."""
 
     owner: str
     seconds: float
@@ -148,7 +152,7 @@ class Store(Protocol):
         is not stale: write the state (counters, times, error streak, snapshot when given,
         validators when given), append ``outcome.record`` to the change log (leased to
         *lease* when given) and bump the version. Raises VersionConflict or StaleObservation
-        (writing nothing), or StoreError."""
+        (writing nothing), StoreError, or ValueError for a fetch time that is not ISO 8601."""
         ...
 
     def keys(self, spider: str) -> list[str]: ...
@@ -193,5 +197,18 @@ class Store(Protocol):
         ...
 
 
-#: options a store URI may carry (``?synchronous=FULL``) override the settings they name
-StoreOptions = Mapping[str, str]
+#: a store's options: the crawl's settings give defaults, a URI's query (``?synchronous=FULL``)
+#: overrides them (values from a URI are strings; from settings, whatever the setting holds)
+StoreOptions = Mapping[str, Any]
+
+
+class StoreFactory(Protocol):
+    """What a class named in ``CHANGEWATCH_STORE_SCHEMES`` provides (changewatch.store.store_from_uri)."""
+
+    @classmethod
+    def from_uri(cls, uri: str, options: StoreOptions) -> Store:
+        """Build (not open) the store *uri* names. *options* are the crawl's defaults: one this
+        backend does not know is ignored (it is another backend's); an option in the URI's query
+        overrides its default, and an unknown or invalid one raises StoreError naming it, its value
+        and what is accepted. Messages never quote a URI's password."""
+        ...

@@ -1,23 +1,27 @@
 """The crawl's store, opened by the first component that needs it and closed by the last: used
 from one dedicated thread when its commits can block (network stores, fsync on every commit) and
-inline when they cannot."""
+inline when they cannot; and the optimistic update loop every observation goes through."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from scrapy.crawler import Crawler
+from .base import Committed, Lease, Outcome, StaleObservation, Store, StoredState, StoreError, VersionConflict
 
-from ..runtime.config import ChangewatchConfig
-from . import Store, store_from_uri
-from .sqlite import SQLiteStore
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
-__all__ = ["StoreRunner", "spider_name"]
+__all__ = ["StoreRunner", "Update", "spider_name"]
 
 T = TypeVar("T")
+
+#: what an observation does to a key, computed from its stored state (None: nothing to commit)
+Compute = Callable[[StoredState | None], Awaitable[Outcome | None]]
 
 
 def spider_name(crawler: Crawler) -> str:
@@ -26,33 +30,32 @@ def spider_name(crawler: Crawler) -> str:
     return spider.name if spider is not None and spider.name else "default"
 
 
-class StoreRunner:
-    """The crawler's store, opened by the first component that needs it, closed by the last."""
+@dataclass(frozen=True, slots=True)
+class Update:
+    """What :meth:`StoreRunner.update` did with one observation."""
 
-    _ATTR = "_changewatch_store_runner"
+    outcome: Outcome | None  # what was committed (clamped as stored); None: nothing
+    committed: Committed | None
+    stale: bool = False  # the observation was older than the stored one: nothing written
+    conflicts: int = 0  # how many times it recomputed after a VersionConflict
+
+
+class StoreRunner:
+    """One crawler's store (owned by a per-crawler extension): opened by the first component
+    that acquires it, closed by the last."""
 
     def __init__(self, store: Store):
         self.store = store
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
         self._users = 0
 
-    @classmethod
-    def of(cls, crawler: Crawler, config: ChangewatchConfig) -> StoreRunner:
-        runner: StoreRunner | None = getattr(crawler, cls._ATTR, None)
-        if runner is None:
-            store = store_from_uri(config.store)
-            if isinstance(store, SQLiteStore):
-                store.synchronous = config.store_synchronous
-            runner = cls(store)
-            setattr(crawler, cls._ATTR, runner)
-        return runner
-
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self.store.fast_commits:
             # A local SQLite commit without fsync takes ~50 µs: handing it to a thread and back
             # costs the reactor more than that (measured in bench/bench_crawl.py).
-            return fn(*args)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+            return fn(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
 
     async def call_opened(self, fn: Callable[..., T], *args: Any) -> T:
         """Call *fn* with the store held open for the call: for work at a crawl's edges (before
@@ -74,3 +77,35 @@ class StoreRunner:
             await self.call(self.store.close)
             self._executor.shutdown(wait=False)
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
+
+    async def update(self, spider: str, key: str, compute: Compute, *, lease: Lease | None = None,
+                     attempts: int = 20) -> Update:
+        """Read *key*, ``await compute(state)`` outside any transaction, and commit its outcome if
+        the key has not moved since; else read it again and recompute. Raises StoreError when
+        *attempts* reads all lost to other writers, and whatever *compute* raises (nothing is
+        written then)."""
+        for conflicts in range(attempts):
+            state = await self.call(self.store.read, spider, key)
+            outcome = await compute(state)
+            if outcome is None:
+                return Update(None, None, conflicts=conflicts)
+            try:
+                committed = await self.call(self.store.commit, spider, key, state.version if state else None,
+                                            outcome, lease=lease)
+            except VersionConflict:
+                continue
+            except StaleObservation:
+                return Update(None, None, stale=True, conflicts=conflicts)
+            return Update(_as_stored(outcome, committed), committed, conflicts=conflicts)
+        raise StoreError(f"key {key!r} of spider {spider!r}: another writer committed it first {attempts} times "
+                         "in a row; no observation can be that slow and still be useful")
+
+
+def _as_stored(outcome: Outcome, committed: Committed) -> Outcome:
+    """*outcome* with the fetch time the store kept (and its record's, when it was clamped)."""
+    if not committed.clamped:
+        return outcome
+    record = outcome.record
+    if record is not None and "observed_at" in record:
+        record = {**record, "observed_at": committed.observed_at}
+    return dataclasses.replace(outcome, observed_at=committed.observed_at, record=record)

@@ -1,87 +1,45 @@
-"""SQLite store: the embedded default. WAL journal, one transaction per observation."""
+"""SQLite store: the embedded default. WAL journal; one short transaction per commit, whose
+correctness comes from the version check (``UPDATE … WHERE version=?``, an ``INSERT`` failing on
+the primary key), not from SQLite's write lock: the same logic holds with row locks elsewhere."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.compare import Kind
 from .base import (
-    Decide,
+    Committed,
     HttpValidators,
+    Lease,
     LoggedChange,
     Outcome,
+    StaleObservation,
     StoredState,
     StoreError,
-    dumps,
-    snapshot_from_columns,
-    snapshot_to_columns,
+    StoreOptions,
+    VersionConflict,
 )
+from .options import Option, choice, resolve_options, seconds, split_query
+from .semantics import clamp, dumps, is_stale, logged_record, next_state
+from .sqlite_schema import SCHEMA_VERSION, check_file, prepare, store_error
 
-__all__ = ["SQLiteStore", "SCHEMA_VERSION"]
+__all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
-APP_ID = "changewatch"
-SCHEMA_VERSION = 2
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+logger = logging.getLogger(__name__)
 
-_SCHEMA = """
-CREATE TABLE changewatch_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE observations (
-    spider TEXT NOT NULL,
-    key TEXT NOT NULL,
-    url TEXT NOT NULL,
-    fields TEXT,
-    entities TEXT,
-    text BLOB,
-    raw_hash TEXT,
-    content_hash TEXT,
-    fingerprint INTEGER,
-    http TEXT NOT NULL DEFAULT '{}',
-    counters TEXT NOT NULL DEFAULT '{}',
-    first_seen TEXT,
-    last_seen TEXT,
-    last_good TEXT,
-    last_changed TEXT,
-    last_error TEXT,
-    error_streak INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (spider, key)
-);
-CREATE TABLE changes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    spider TEXT NOT NULL,
-    key TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    observed_at TEXT NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX changes_by_key ON changes (spider, key, id);
-"""
-
-# Version 2: HTTP validators per (URL, key), looked up by the URL a request is for; and when each
-# logged change was confirmed as exported (NULL: not yet, so the next run exports it again).
-_SCHEMA_V2 = """
-ALTER TABLE changes ADD COLUMN delivered_at TEXT;
-CREATE INDEX changes_undelivered ON changes (spider, id) WHERE delivered_at IS NULL;
-CREATE TABLE IF NOT EXISTS validators (
-    spider TEXT NOT NULL,
-    url TEXT NOT NULL,
-    key TEXT NOT NULL,
-    etag TEXT,
-    last_modified TEXT,
-    size INTEGER NOT NULL DEFAULT 0,
-    full_at TEXT,
-    runs INTEGER NOT NULL DEFAULT 0,
-    spec TEXT,
-    PRIMARY KEY (spider, url, key)
-);
-CREATE INDEX IF NOT EXISTS validators_by_key ON validators (spider, key);
-"""
-
-_STATE_COLUMNS = ("fields", "entities", "text", "raw_hash", "content_hash", "fingerprint")
+#: what a ``sqlite:///`` URI's query may set (and the crawl's settings default)
+OPTIONS: dict[str, Option] = {
+    "synchronous": choice("OFF", "NORMAL", "FULL", "EXTRA", default="NORMAL"),
+    "timeout": seconds(default=30.0),  # how long a commit waits for another writer's lock
+}
+_CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 
 
 class SQLiteStore:
@@ -90,17 +48,23 @@ class SQLiteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", timeout: float = 30.0):
         self.path = Path(path)
-        self.synchronous = synchronous
+        try:  # it goes into a PRAGMA: only the names SQLite knows
+            self.synchronous: str = OPTIONS["synchronous"].parse(synchronous)
+        except ValueError:
+            raise StoreError(f"SQLite store {path}: synchronous={synchronous!r} is not accepted: expected "
+                             f"{OPTIONS['synchronous'].accepts}") from None
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
 
     @classmethod
-    def from_uri(cls, uri: str) -> SQLiteStore:
-        """``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``."""
+    def from_uri(cls, uri: str, options: StoreOptions | None = None) -> SQLiteStore:
+        """``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or ``sqlite:///:memory:``,
+        with options in the query (``?synchronous=FULL&timeout=10``) overriding *options*."""
+        base, query = split_query(uri)
         prefix = "sqlite:///"
-        if not uri.startswith(prefix) or len(uri) == len(prefix):
+        if base[:len(prefix)].lower() != prefix or len(base) == len(prefix):
             raise StoreError(f"bad SQLite store URI {uri!r}: expected sqlite:///path/to/state.db")
-        return cls(uri[len(prefix):])
+        return cls(base[len(prefix):], **resolve_options(uri, OPTIONS, options or {}, query))
 
     @property
     def fast_commits(self) -> bool:
@@ -115,7 +79,23 @@ class SQLiteStore:
     def open(self) -> None:
         if self._db is not None:
             return
-        self._check_file()
+        memory = str(self.path) == ":memory:"
+        if not memory:
+            check_file(self.path)
+            self._make_directory()
+        try:
+            db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, "open it", exc) from exc
+        db.row_factory = sqlite3.Row
+        try:
+            prepare(db, self.path, self.synchronous, self.timeout)
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+
+    def _make_directory(self) -> None:
         try:
             for parent in (self.path.parent, *self.path.parent.parents):
                 if parent.exists() and not parent.is_dir():
@@ -123,88 +103,6 @@ class SQLiteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the store's directory {self.path.parent}: {exc.strerror or exc}") from exc
-        try:
-            db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-        db.row_factory = sqlite3.Row
-        try:
-            self._prepare(db)
-        except BaseException:
-            db.close()
-            raise
-        self._db = db
-
-    def _check_file(self) -> None:
-        if self.path.is_dir():
-            raise StoreError(f"store path {self.path} is a directory, not a file")
-        try:
-            with self.path.open("rb") as f:
-                head = f.read(16)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except OSError as exc:
-            raise StoreError(f"cannot read store {self.path}: {exc.strerror or exc}") from exc
-        if head and head != _SQLITE_MAGIC:
-            raise StoreError(f"{self.path} is not a changewatch store (not an SQLite database); "
-                             "it was left untouched: point CHANGEWATCH_STORE elsewhere or move it")
-
-    def _prepare(self, db: sqlite3.Connection) -> None:
-        try:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if not tables:
-                self._create(db)
-            elif "changewatch_meta" not in tables:
-                raise StoreError(f"{self.path} is an SQLite database of another application (tables: "
-                                 f"{', '.join(sorted(tables)[:5])}); it was left untouched")
-            meta = dict(db.execute("SELECT name, value FROM changewatch_meta").fetchall())
-            if meta.get("app") != APP_ID:
-                raise StoreError(f"{self.path} is not a changewatch store (app={meta.get('app')!r})")
-            version = int(meta.get("schema_version", "0"))
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has store schema {version}, newer than this changewatch "
-                                 f"understands ({SCHEMA_VERSION}): upgrade changewatch")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(f"PRAGMA synchronous={self.synchronous}")
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
-                raise StoreError(f"store {self.path} failed SQLite's integrity check ({check}); "
-                                 "it was left untouched: restore a backup or move it aside")
-            if version < SCHEMA_VERSION:
-                self._migrate(db)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"store {self.path} is corrupt or unreadable ({exc}); it was left untouched") from exc
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            for statement in filter(str.strip, (_SCHEMA + _SCHEMA_V2).split(";")):
-                db.execute(statement)
-            db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",
-                           [("app", APP_ID), ("schema_version", str(SCHEMA_VERSION))])
-            db.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            if "readonly" in str(exc) or "read-only" in str(exc):
-                raise StoreError(f"store {self.path} is read-only: {exc}") from exc
-            raise StoreError(f"cannot create store {self.path}: {exc}") from exc
-
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        """Version 1 → 2, in one transaction: the validators table (version 1 kept none), and
-        delivery times, with every change logged so far taken as delivered (version 1 had no
-        way to know otherwise, and re-exporting a whole history would be the worse error)."""
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            for statement in filter(str.strip, _SCHEMA_V2.split(";")):
-                db.execute(statement)
-            db.execute("UPDATE changes SET delivered_at='before-schema-2' WHERE delivered_at IS NULL")
-            db.execute("UPDATE changewatch_meta SET value=? WHERE name='schema_version'", (str(SCHEMA_VERSION),))
-            db.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise StoreError(f"cannot upgrade store {self.path} to schema {SCHEMA_VERSION}: {exc}") from exc
 
     def close(self) -> None:
         if self._db is not None:
@@ -217,122 +115,197 @@ class SQLiteStore:
             raise StoreError(f"store {self.path} is not open")
         return self._db
 
-    # -- reading ---------------------------------------------------------------------------------
+    def now(self) -> datetime:
+        # One file on one machine: the store's clock is this machine's.
+        return datetime.now(UTC)
 
-    def _state(self, row: sqlite3.Row | None) -> StoredState | None:
-        if row is None:
-            return None
-        data = dict(row)
-        return StoredState(
-            key=data["key"], url=data["url"], snapshot=snapshot_from_columns(data),
-            counters=json.loads(data["counters"]), first_seen=data["first_seen"],
-            last_seen=data["last_seen"], last_good=data["last_good"], last_changed=data["last_changed"],
-            last_error=data["last_error"], error_streak=data["error_streak"],
-        )
-
-    def get(self, spider: str, key: str) -> StoredState | None:
-        row = self.db.execute("SELECT * FROM observations WHERE spider=? AND key=?", (spider, key)).fetchone()
-        return self._state(row)
-
-    def keys(self, spider: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT key FROM observations WHERE spider=? ORDER BY key", (spider,))]
-
-    def validators(self, spider: str, url: str) -> list[HttpValidators]:
-        rows = self.db.execute("SELECT * FROM validators WHERE spider=? AND url=? ORDER BY key", (spider, url))
-        return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
-                               size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
-                for r in rows.fetchall()]
-
-    def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
-        kept = list(keep)
-        marks = ", ".join("?" * len(kept))
-        self.db.execute(f"DELETE FROM validators WHERE spider=? AND url=? AND key NOT IN ({marks})",
-                        (spider, url, *kept))
-
-    def undelivered(self, spider: str) -> list[LoggedChange]:
-        rows = self.db.execute("SELECT * FROM changes WHERE spider=? AND delivered_at IS NULL ORDER BY id", (spider,))
-        return [LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]))
-                for r in rows.fetchall()]
-
-    def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
+    @contextmanager
+    def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction; rolled back on any failure (SQLite rolls back a full disk
+        itself), and an SQLite failure becomes a StoreError that says what and why."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            for start in range(0, len(ids), 500):
-                chunk = list(ids[start:start + 500])
-                db.execute(f"UPDATE changes SET delivered_at=? WHERE spider=? AND delivered_at IS NULL "
-                           f"AND id IN ({', '.join('?' * len(chunk))})", (at, spider, *chunk))
+            db.execute("BEGIN IMMEDIATE")  # wait for the write lock here, not between read and write
+            yield db
             db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(self.path, doing, exc) from exc
             raise
+
+    @contextmanager
+    def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:
+        try:
+            yield self.db
+        except sqlite3.Error as exc:
+            raise store_error(self.path, doing, exc) from exc
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _state(row: sqlite3.Row | None) -> StoredState | None:
+        if row is None:
+            return None
+        return StoredState(
+            key=row["key"], url=row["url"], version=row["version"],
+            snapshot=None if row["snapshot"] is None else bytes(row["snapshot"]),
+            counters=json.loads(row["counters"]), first_seen=row["first_seen"], last_seen=row["last_seen"],
+            last_good=row["last_good"], last_changed=row["last_changed"], last_error=row["last_error"],
+            error_streak=row["error_streak"],
+        )
+
+    @staticmethod
+    def _change(row: sqlite3.Row) -> LoggedChange:
+        return LoggedChange(row["id"], row["spider"], row["key"], row["kind"], row["observed_at"],
+                            json.loads(row["record"]), row["lease_owner"])
+
+    def read(self, spider: str, key: str) -> StoredState | None:
+        with self._reading(f"read key {key!r}") as db:
+            return self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
+                                          (spider, key)).fetchone())
+
+    def keys(self, spider: str) -> list[str]:
+        with self._reading("list keys") as db:
+            return [r[0] for r in db.execute("SELECT key FROM observations WHERE spider=? ORDER BY key", (spider,))]
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
         sql = "SELECT * FROM changes WHERE id > ?" + (" AND spider = ?" if spider is not None else "") + " ORDER BY id"
         args: tuple[Any, ...] = (after_id, spider) if spider is not None else (after_id,)
-        for r in self.db.execute(sql, args).fetchall():
-            yield LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]))
+        with self._reading("read the change log") as db:
+            rows = db.execute(sql, args).fetchall()
+        return iter([self._change(r) for r in rows])
 
-    # -- writing ---------------------------------------------------------------------------------
+    def undelivered(self, spider: str) -> list[LoggedChange]:
+        with self._reading("read undelivered changes") as db:
+            rows = db.execute("SELECT * FROM changes WHERE spider=? AND delivered_at IS NULL ORDER BY id", (spider,))
+            return [self._change(r) for r in rows.fetchall()]
 
-    def apply(self, spider: str, key: str, decide: Decide) -> Outcome:
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")  # take the write lock before reading: no lost update
-        try:
-            row = db.execute("SELECT * FROM observations WHERE spider=? AND key=?", (spider, key)).fetchone()
-            state = self._state(row)
-            outcome = decide(state)
-            self._write(spider, key, state, outcome)
-            if outcome.record is not None:
-                cur = db.execute("INSERT INTO changes (spider, key, kind, observed_at, record) VALUES (?,?,?,?,?)",
-                                 (spider, key, outcome.kind.value, outcome.observed_at, dumps(outcome.record)))
-                outcome.change_id = cur.lastrowid
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        return outcome
+    def validators(self, spider: str, url: str) -> list[HttpValidators]:
+        with self._reading("read validators") as db:
+            rows = db.execute("SELECT * FROM validators WHERE spider=? AND url=? ORDER BY key", (spider, url))
+            return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
+                                   size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
+                    for r in rows.fetchall()]
 
-    def _write(self, spider: str, key: str, state: StoredState | None, outcome: Outcome) -> None:
-        counters = dict(state.counters) if state else {}
-        counters[outcome.kind.value] = counters.get(outcome.kind.value, 0) + 1
+    # -- committing an observation ---------------------------------------------------------------
+
+    def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
+               lease: Lease | None = None) -> Committed:
+        now = self.now()
+        observed_at, clamped = clamp(outcome.observed_at, now)
+        with self._transaction(f"commit an observation of key {key!r}") as db:
+            previous = self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
+                                              (spider, key)).fetchone())
+            found = previous.version if previous else None
+            if found != expected_version:
+                raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, "
+                                      f"not {expected_version}")
+            if previous is not None and is_stale(observed_at, previous.last_seen):
+                raise StaleObservation(f"key {key!r} of spider {spider!r}: fetched at {observed_at}, before "
+                                       f"the stored observation ({previous.last_seen})")
+            version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
+            self._write_validators(db, spider, key, outcome, observed_at)
+            change_id = None
+            if (record := logged_record(outcome, observed_at, clamped)) is not None:
+                change_id = db.execute(
+                    "INSERT INTO changes (spider, key, kind, observed_at, record, lease_owner, lease_expires) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (spider, key, outcome.kind.value, observed_at, dumps(record),
+                     lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
+        if clamped:
+            logger.warning("key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
+                           "fetched at %s; check the clock of the machine that fetched it",
+                           key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+        return Committed(version, change_id, observed_at, clamped)
+
+    @staticmethod
+    def _write_state(db: sqlite3.Connection, spider: str, key: str, expected: int | None,
+                     values: dict[str, Any]) -> int:
+        """Write the key's columns if it is still at *expected*; its new version."""
+        if expected is None:
+            values.update(spider=spider, key=key, version=1)
+            try:
+                db.execute(f"INSERT INTO observations ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                           tuple(values.values()))
+            except sqlite3.IntegrityError as exc:  # another writer created the key first
+                raise VersionConflict(f"key {key!r} of spider {spider!r} exists already") from exc
+            return 1
+        sets = ", ".join(f"{column}=?" for column in values)
+        cursor = db.execute(f"UPDATE observations SET {sets}, version=? WHERE spider=? AND key=? AND version=?",
+                            (*values.values(), expected + 1, spider, key, expected))
+        if cursor.rowcount != 1:
+            raise VersionConflict(f"key {key!r} of spider {spider!r} moved past version {expected}")
+        return expected + 1
+
+    @staticmethod
+    def _write_validators(db: sqlite3.Connection, spider: str, key: str, outcome: Outcome, observed_at: str) -> None:
         if outcome.not_modified:
-            counters["not_modified"] = counters.get("not_modified", 0) + 1
-        now = outcome.observed_at
-        values: dict[str, Any] = {
-            "url": outcome.url, "counters": dumps(counters), "last_seen": now,
-            "last_error": outcome.error if outcome.kind is Kind.ERROR else None,
-            "error_streak": (state.error_streak + 1 if state else 1) if outcome.kind is Kind.ERROR else 0,
-        }
-        if outcome.snapshot is not None:
-            values.update(snapshot_to_columns(outcome.snapshot))
-            values["last_good"] = now
-        self._write_validators(spider, key, outcome)
-        if outcome.record is not None and outcome.kind is not Kind.ERROR:
-            values["last_changed"] = now
-        if state is None:
-            values.update(spider=spider, key=key, first_seen=now)
-            cols = ", ".join(values)
-            self.db.execute(f"INSERT INTO observations ({cols}) VALUES ({', '.join('?' * len(values))})",
-                            tuple(values.values()))
-        else:
-            sets = ", ".join(f"{c}=?" for c in values)
-            self.db.execute(f"UPDATE observations SET {sets} WHERE spider=? AND key=?",
-                            (*values.values(), spider, key))
-
-    def _write_validators(self, spider: str, key: str, outcome: Outcome) -> None:
-        if outcome.not_modified:
-            self.db.execute("UPDATE validators SET runs=runs+1 WHERE spider=? AND url=? AND key=?",
-                            (spider, outcome.url, key))
+            db.execute("UPDATE validators SET runs=runs+1 WHERE spider=? AND url=? AND key=?",
+                       (spider, outcome.url, key))
         v = outcome.http
         if v is None:
             return
         # A full response replaces whatever the key had, from any URL: the key may have moved.
         # A row without validators is kept too: it says the page had none (a full fetch next time).
-        self.db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
-        self.db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
-                        "VALUES (?,?,?,?,?,?,?,?,?)",
-                        (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or outcome.observed_at,
-                         v.runs, v.spec))
+        db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
+        db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)",
+                   (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec))
+
+    def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
+        kept = list(keep)
+        with self._transaction("forget validators") as db:
+            db.execute(f"DELETE FROM validators WHERE spider=? AND url=? AND key NOT IN ({', '.join('?' * len(kept))})",
+                       (spider, url, *kept))
+
+    # -- delivery and leases ---------------------------------------------------------------------
+
+    def lease_owners(self, spider: str) -> set[str]:
+        with self._reading("read lease owners") as db:
+            rows = db.execute("SELECT DISTINCT lease_owner FROM changes WHERE spider=? AND delivered_at IS NULL "
+                              "AND lease_owner IS NOT NULL AND lease_expires > ?", (spider, self.now().timestamp()))
+            return {r[0] for r in rows}
+
+    def claim_undelivered(self, spider: str, lease: Lease, *, dead_owners: Collection[str] = ()) -> list[LoggedChange]:
+        now = self.now().timestamp()
+        dead = sorted(set(dead_owners))
+        free = ("delivered_at IS NULL AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= ?"
+                + (f" OR lease_owner IN ({', '.join('?' * len(dead))})" if dead else "") + ")")
+        with self._transaction("claim undelivered changes") as db:
+            rows = db.execute(f"SELECT * FROM changes WHERE spider=? AND {free} ORDER BY id",
+                              (spider, now, *dead)).fetchall()
+            for chunk in _chunks([r["id"] for r in rows]):
+                # the same condition again: the claim holds without SQLite's lock too
+                db.execute(f"UPDATE changes SET lease_owner=?, lease_expires=? WHERE spider=? AND {free} "
+                           f"AND id IN ({', '.join('?' * len(chunk))})",
+                           (lease.owner, now + lease.seconds, spider, now, *dead, *chunk))
+        return [LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]),
+                             lease.owner) for r in rows]
+
+    def renew_leases(self, spider: str, lease: Lease) -> int:
+        with self._transaction("renew leases") as db:
+            return db.execute("UPDATE changes SET lease_expires=? WHERE spider=? AND lease_owner=? "
+                              "AND delivered_at IS NULL",
+                              (self.now().timestamp() + lease.seconds, spider, lease.owner)).rowcount
+
+    def release_leases(self, spider: str, owner: str, ids: Sequence[int] | None = None) -> None:
+        sql = ("UPDATE changes SET lease_owner=NULL, lease_expires=NULL WHERE spider=? AND lease_owner=? "
+               "AND delivered_at IS NULL")
+        with self._transaction("release leases") as db:
+            if ids is None:
+                db.execute(sql, (spider, owner))
+            for chunk in _chunks(ids or ()):
+                db.execute(f"{sql} AND id IN ({', '.join('?' * len(chunk))})", (spider, owner, *chunk))
+
+    def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
+        with self._transaction("mark changes delivered") as db:
+            for chunk in _chunks(ids):
+                db.execute(f"UPDATE changes SET delivered_at=? WHERE spider=? AND delivered_at IS NULL "
+                           f"AND id IN ({', '.join('?' * len(chunk))})", (at, spider, *chunk))
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield list(ids[start:start + _CHUNK])

@@ -1,228 +1,286 @@
-"""The store contract, run against every backend."""
+"""The store contract, run against every backend (tests/store/conftest.py): state, versions,
+conflicts, fetch order and clocks. Delivery and leases: test_contract_delivery.py."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from changewatch.core.compare import Kind, Snapshot, page_snapshot
-from changewatch.core.entities import build_entities
-from changewatch.store import HttpValidators, Outcome, Store, StoredState
-from changewatch.store.sqlite import SQLiteStore
+from changewatch.core.comparisons import Kind
+from changewatch.core.comparisons.content import ContentPart
+from changewatch.store import StaleObservation, Store, StoredState, StoreError, VersionConflict
+from changewatch.store.base import Outcome
+from changewatch.store.runner import StoreRunner, Update
+from changewatch.store.semantics import parse_time
 
-BACKENDS = ["sqlite"]
-
-
-def _make(backend: str, tmp_path: Path) -> Callable[[], Store]:
-    if backend == "sqlite":
-        return lambda: SQLiteStore(tmp_path / "state.db")
-    raise AssertionError(backend)
+from ._support import FINGERPRINT, T0, T1, T2, T3, decoded, encoded, full_snapshot, outcome
 
 
-@pytest.fixture(params=BACKENDS)
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
-    return _make(request.param, tmp_path)
-
-
-@pytest.fixture
-def store(new_store: Callable[[], Store]) -> Iterator[Store]:
-    s = new_store()
-    s.open()
-    yield s
-    s.close()
-
-
-def _full_snapshot() -> Snapshot:
-    text = page_snapshot("<p>Hello   World</p><p>second line é</p>", None, None, False)
-    entities = build_entities([{"key": "/a?utm_source=x", "fields": {"t": "A"}}], base_url="https://s.example/")
-    return Snapshot(fields={"price": "89.00"}, norm_fields={"price": "89"}, text=text.text,
-                    raw_hash=text.raw_hash, content_hash=text.content_hash,
-                    fingerprint=(1 << 63) | 12345, entities=entities)
-
-
-def _outcome(kind: Kind, snapshot: Snapshot | None = None, record: dict | None = None, *,
-             at: str = "2026-11-30T00:00:00Z", error: str | None = None) -> Callable[[StoredState | None], Outcome]:
-    return lambda state: Outcome(kind, "https://s.example/p", at, snapshot=snapshot, record=record, error=error)
+def _update(store: Store, key: str, compute: Callable[[StoredState | None], Outcome | None]) -> Update:
+    """StoreRunner.update with a compute that needs no await."""
+    async def computed(state: StoredState | None) -> Outcome | None:
+        return compute(state)
+    return asyncio.run(StoreRunner(store).update("spider", key, computed))
 
 
 def test_missing_key_is_none(store: Store) -> None:
-    assert store.get("spider", "nothing") is None
+    assert store.read("spider", "nothing") is None
     assert store.keys("spider") == []
 
 
-def test_snapshot_round_trips(store: Store) -> None:
-    snap = _full_snapshot()
-    store.apply("spider", "k", _outcome(Kind.BASELINE, snap))
-    state = store.get("spider", "k")
-    assert state is not None
-    assert state.snapshot == snap  # every part, including a fingerprint with the top bit set
-    assert state.counters == {"baseline": 1}
-    assert state.first_seen == state.last_seen == state.last_good == "2026-11-30T00:00:00Z"
-    assert state.last_changed is None
+def test_snapshot_round_trips_as_bytes(store: Store) -> None:
+    data = encoded()
+    committed = store.commit("spider", "k", None, outcome(Kind.BASELINE, data))
+    assert (committed.version, committed.change_id, committed.observed_at, committed.clamped) == (1, None, T0, False)
+    state = store.read("spider", "k")
+    assert state is not None and state.snapshot == data and isinstance(state.snapshot, bytes)
+    snapshot = decoded(state.snapshot)
+    assert snapshot == full_snapshot()  # every part
+    content = snapshot.part("content")
+    assert isinstance(content, ContentPart) and content.fingerprint == FINGERPRINT
+    assert content.text == full_snapshot().parts["content"].text
+    assert state.counters == {"baseline": 1} and state.version == 1
+    assert state.first_seen == state.last_seen == state.last_good == T0
+    assert state.last_changed is None and state.last_error is None and state.error_streak == 0
+
+
+def test_versions_count_commits(store: Store) -> None:
+    for version, at in enumerate((T0, T1, T2), start=1):
+        assert store.commit("spider", "k", version - 1 or None, outcome(Kind.NONE, at=at)).version == version
+    state = store.read("spider", "k")
+    assert state is not None and state.version == 3 and state.counters == {"none": 3}
+    assert state.snapshot is None  # never a good snapshot: none kept
 
 
 def test_change_log_written_with_state(store: Store) -> None:
-    store.apply("spider", "k", _outcome(Kind.BASELINE, _full_snapshot()))
-    out = store.apply("spider", "k", _outcome(Kind.FIELD, _full_snapshot(), {"kind": "field", "n": 1},
-                                              at="2026-11-30T01:00:00Z"))
-    assert out.change_id is not None
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    committed = store.commit("spider", "k", 1, outcome(Kind.FIELD, encoded(), {"kind": "field", "n": 1}, at=T1))
+    assert committed.change_id is not None and committed.version == 2
     logged = list(store.changes("spider"))
-    assert [(c.key, c.kind, c.record) for c in logged] == [("k", "field", {"kind": "field", "n": 1})]
-    assert logged[0].id == out.change_id
-    state = store.get("spider", "k")
-    assert state is not None and state.last_changed == "2026-11-30T01:00:00Z"
+    assert [(c.id, c.key, c.kind, c.observed_at, c.record) for c in logged] == [
+        (committed.change_id, "k", "field", T1, {"kind": "field", "n": 1})]
+    state = store.read("spider", "k")
+    assert state is not None and state.last_changed == T1 and state.last_good == T1
     assert state.counters == {"baseline": 1, "field": 1}
-    assert list(store.changes("spider", after_id=out.change_id)) == []
+    assert list(store.changes("spider", after_id=committed.change_id)) == []
+    assert [c.id for c in store.changes()] == [committed.change_id]  # every spider
 
 
-def test_decide_failure_writes_nothing(store: Store) -> None:
-    store.apply("spider", "k", _outcome(Kind.BASELINE, _full_snapshot()))
+def test_a_failed_compute_writes_nothing(store: Store) -> None:
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
 
     def boom(state: StoredState | None) -> Outcome:
-        raise RuntimeError("decide failed")
+        raise RuntimeError("compute failed")
 
-    with pytest.raises(RuntimeError):
-        store.apply("spider", "k", boom)
-    state = store.get("spider", "k")
-    assert state is not None and state.counters == {"baseline": 1}
-    # the store is still usable afterwards
-    store.apply("spider", "k", _outcome(Kind.NONE))
-    assert store.get("spider", "k").counters == {"baseline": 1, "none": 1}  # type: ignore[union-attr]
+    with pytest.raises(RuntimeError, match="compute failed"):
+        _update(store, "k", boom)
+    state = store.read("spider", "k")
+    assert state is not None and state.counters == {"baseline": 1} and state.version == 1
+    update = _update(store, "k", lambda state: outcome(Kind.NONE, at=T1))  # still usable
+    assert update.committed is not None and update.committed.version == 2
 
 
-def test_no_snapshot_keeps_the_baseline(store: Store) -> None:
-    snap = _full_snapshot()
-    store.apply("spider", "k", _outcome(Kind.BASELINE, snap))
-    store.apply("spider", "k", _outcome(Kind.ERROR, None, {"kind": "error"}, error="blocked: x",
-                                        at="2026-11-30T02:00:00Z"))
-    store.apply("spider", "k", _outcome(Kind.ERROR, None, None, error="blocked: x", at="2026-11-30T03:00:00Z"))
-    state = store.get("spider", "k")
-    assert state is not None
-    assert state.snapshot == snap
+def test_compute_returning_none_commits_nothing(store: Store) -> None:
+    update = _update(store, "k", lambda state: None)
+    assert (update.outcome, update.committed, update.stale, update.conflicts) == (None, None, False, 0)
+    assert store.read("spider", "k") is None
+
+
+def test_an_error_keeps_the_snapshot(store: Store) -> None:
+    data = encoded()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, data))
+    store.commit("spider", "k", 1, outcome(Kind.ERROR, None, {"kind": "error"}, error="blocked: x", at=T1))
+    store.commit("spider", "k", 2, outcome(Kind.ERROR, None, None, error="blocked: x", at=T2))
+    state = store.read("spider", "k")
+    assert state is not None and state.snapshot == data
     assert state.error_streak == 2 and state.last_error == "blocked: x"
-    assert state.last_good == "2026-11-30T00:00:00Z" and state.last_seen == "2026-11-30T03:00:00Z"
+    assert state.last_good == T0 and state.last_seen == T2
     assert state.last_changed is None  # an error is not a change
-    store.apply("spider", "k", _outcome(Kind.NONE))
-    state = store.get("spider", "k")
+    store.commit("spider", "k", 3, outcome(Kind.NONE, at=T3))
+    state = store.read("spider", "k")
     assert state is not None and state.error_streak == 0 and state.last_error is None
 
 
 def test_spiders_are_namespaced(store: Store) -> None:
-    store.apply("a", "k", _outcome(Kind.BASELINE, _full_snapshot()))
-    assert store.get("b", "k") is None
+    store.commit("a", "k", None, outcome(Kind.BASELINE, encoded()))
+    assert store.read("b", "k") is None
     assert store.keys("a") == ["k"] and store.keys("b") == []
+    store.commit("b", "k", None, outcome(Kind.BASELINE, encoded()))  # its own version 1
 
 
-def test_state_survives_reopen(new_store: Callable[[], Store]) -> None:
-    s = new_store()
-    s.open()
-    s.apply("spider", "k", _outcome(Kind.BASELINE, _full_snapshot()))
-    s.close()
-    again = new_store()
-    again.open()
-    try:
-        assert again.get("spider", "k") is not None
-    finally:
-        again.close()
+def test_state_survives_reopen(store_uri: str, new_store: Callable[[], Store]) -> None:
+    first = new_store()
+    first.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    first.close()
+    state = new_store().read("spider", "k")
+    assert state is not None and state.snapshot == encoded() and state.version == 1
 
 
-def test_concurrent_writers_lose_no_update(new_store: Callable[[], Store]) -> None:
-    """Two connections (as two processes would have) updating one key: every update counts."""
-    stores = [new_store() for _ in range(2)]
-    for s in stores:
-        s.open()
-    errors: list[BaseException] = []
+# -- conflicts -------------------------------------------------------------------------------------
 
-    def work(s: Store) -> None:
+def test_two_commits_against_one_version_one_wins(new_store: Callable[[], Store]) -> None:
+    a, b = new_store(), new_store()
+    a.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    assert a.read("spider", "k").version == b.read("spider", "k").version == 1  # type: ignore[union-attr]
+    a.commit("spider", "k", 1, outcome(Kind.FIELD, encoded(), {"by": "a"}, at=T1))
+    with pytest.raises(VersionConflict):
+        b.commit("spider", "k", 1, outcome(Kind.FIELD, encoded(), {"by": "b"}, at=T1))
+    state = b.read("spider", "k")
+    assert state is not None and state.version == 2 and state.counters == {"baseline": 1, "field": 1}
+    assert [c.record for c in b.changes("spider")] == [{"by": "a"}]
+
+
+def test_two_inserts_of_a_new_key_one_wins(new_store: Callable[[], Store]) -> None:
+    a, b = new_store(), new_store()
+    a.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), {"by": "a"}))
+    with pytest.raises(VersionConflict):
+        b.commit("spider", "k", None, outcome(Kind.BASELINE, None, {"by": "b"}))
+    assert [c.record for c in b.changes("spider")] == [{"by": "a"}]
+    assert b.read("spider", "k").snapshot == encoded()  # type: ignore[union-attr]
+
+
+def _race(writers: list[Store], key: str, expected: int | None) -> list[str]:
+    """Release one commit per writer at once; what each got."""
+    barrier = threading.Barrier(len(writers))
+    results: list[str] = []
+
+    def write(store: Store, name: str) -> None:
+        barrier.wait()
         try:
-            for _ in range(40):
-                s.apply("spider", "k", _outcome(Kind.NONE))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+            store.commit("spider", key, expected, outcome(Kind.FIELD, encoded(), {"by": name}, at=T1))
+            results.append("won")
+        except VersionConflict:
+            results.append("conflict")
+
+    threads = [threading.Thread(target=write, args=(s, str(i))) for i, s in enumerate(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(results)
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["insert", "update"])
+def test_simultaneous_commits_against_one_version_one_wins(new_store: Callable[[], Store], existing: bool) -> None:
+    """Writers released at once, many times: exactly one commit per version, one change logged."""
+    writers = [new_store(), new_store(), new_store()]
+    for round_ in range(20):
+        key = f"k{round_}"
+        if existing:
+            writers[0].commit("spider", key, None, outcome(Kind.BASELINE, encoded()))
+        assert _race(writers, key, 1 if existing else None) == ["conflict", "conflict", "won"]
+        assert len([c for c in writers[0].changes("spider") if c.key == key]) == 1
+        assert writers[1].read("spider", key).version == (2 if existing else 1)  # type: ignore[union-attr]
+
+
+def test_update_recomputes_after_a_conflict(new_store: Callable[[], Store]) -> None:
+    store, other = new_store(), new_store()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    seen: list[int | None] = []
+
+    async def compute(state: StoredState | None) -> Outcome:
+        seen.append(state.version if state else None)
+        if len(seen) == 1:  # another process commits while this one computes
+            other.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
+        return outcome(Kind.FIELD, encoded(), {"kind": "field"}, at=T2)
+
+    update = asyncio.run(StoreRunner(store).update("spider", "k", compute))
+    assert seen == [1, 2] and update.conflicts == 1 and not update.stale
+    assert update.committed is not None and update.committed.version == 3
+    assert update.outcome is not None and update.outcome.record == {"kind": "field"}
+    assert [c.record for c in store.changes("spider")] == [{"kind": "field"}]  # logged once
+    assert store.read("spider", "k").counters == {"baseline": 1, "none": 1, "field": 1}  # type: ignore[union-attr]
+
+
+def test_update_gives_up_when_every_attempt_conflicts(new_store: Callable[[], Store]) -> None:
+    store, other = new_store(), new_store()
+
+    async def compute(state: StoredState | None) -> Outcome:
+        version = state.version if state else None
+        other.commit("spider", "k", version, outcome(Kind.NONE, at=T0))
+        return outcome(Kind.NONE, at=T0)
+
+    with pytest.raises(StoreError, match="'k'"):
+        asyncio.run(StoreRunner(store).update("spider", "k", compute, attempts=3))
+    assert store.read("spider", "k").version == 3  # type: ignore[union-attr]  # only the other's commits
+
+
+def test_threads_updating_one_key_lose_no_update(new_store: Callable[[], Store]) -> None:
+    """Two connections (as two processes would have) updating one key: every update counts."""
+    stores = [new_store(), new_store()]
+    conflicts: list[int] = []
+
+    def work(store: Store) -> None:
+        for _ in range(40):
+            conflicts.append(_update(store, "k", lambda state: outcome(Kind.NONE)).conflicts)
 
     threads = [threading.Thread(target=work, args=(s,)) for s in stores]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert not errors
-    state = stores[0].get("spider", "k")
-    assert state is not None and state.counters == {"none": 80}
-    for s in stores:
-        s.close()
+    assert len(conflicts) == 80
+    state = stores[0].read("spider", "k")
+    assert state is not None and state.counters == {"none": 80} and state.version == 80
 
 
-# -- HTTP validators -------------------------------------------------------------------------------
+# -- fetch order and clocks ------------------------------------------------------------------------
 
-def _with_http(kind: Kind, url: str, etag: str | None, *, not_modified: bool = False,
-               snapshot: Snapshot | None = None, at: str = "2026-11-30T00:00:00Z",
-               fail: bool = False) -> Callable[[StoredState | None], Outcome]:
-    def decide(state: StoredState | None) -> Outcome:
-        http = None if not_modified else HttpValidators(url=url, key="", etag=etag, size=1234, spec="s1")
-        outcome = Outcome(kind, url, at, snapshot=snapshot, http=http, not_modified=not_modified,
-                          record={"kind": kind.value} if kind.reported else None)
-        if fail:
-            raise RuntimeError("decide failed")
-        return outcome
-    return decide
-
-
-def test_validators_are_written_with_the_observation(store: Store) -> None:
-    url = "https://s.example/p"
-    assert store.validators("spider", url) == []
-    store.apply("spider", "k", _with_http(Kind.BASELINE, url, '"a"', snapshot=_full_snapshot()))
-    [v] = store.validators("spider", url)
-    assert (v.key, v.etag, v.last_modified, v.size, v.runs, v.spec) == ("k", '"a"', None, 1234, 0, "s1")
-    assert v.full_at == "2026-11-30T00:00:00Z"
-    assert store.validators("other-spider", url) == []
-
-    store.apply("spider", "k", _with_http(Kind.NONE, url, None, not_modified=True))
-    store.apply("spider", "k", _with_http(Kind.NONE, url, None, not_modified=True))
-    [v] = store.validators("spider", url)
-    assert v.runs == 2 and v.etag == '"a"'
-    state = store.get("spider", "k")
-    assert state is not None and state.counters["not_modified"] == 2 and state.counters["none"] == 2
-
-    # a new full response replaces them and restarts the count
-    store.apply("spider", "k", _with_http(Kind.NONE, url, '"b"', at="2026-12-01T00:00:00Z"))
-    [v] = store.validators("spider", url)
-    assert (v.etag, v.runs, v.full_at) == ('"b"', 0, "2026-12-01T00:00:00Z")
+def test_an_older_observation_is_stale_and_writes_nothing(store: Store) -> None:
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=T1))
+    store.commit("spider", "k", 1, outcome(Kind.FIELD, encoded(), {"n": 1}, at=T2))
+    with pytest.raises(StaleObservation):
+        store.commit("spider", "k", 2, outcome(Kind.FIELD, None, {"n": 2}, at=T1, url="https://s.example/old"))
+    state = store.read("spider", "k")
+    assert state is not None and state.version == 2 and state.last_seen == T2 and state.url.endswith("/p")
+    assert [c.record for c in store.changes("spider")] == [{"n": 1}]
+    update = _update(store, "k", lambda state: outcome(Kind.FIELD, None, {"n": 3}, at=T0))
+    assert update.stale and update.committed is None and update.outcome is None
+    assert len(list(store.changes("spider"))) == 1
 
 
-def test_validators_follow_the_key_and_vanish_without_validators(store: Store) -> None:
-    old, new = "https://s.example/old", "https://s.example/new"
-    store.apply("spider", "k", _with_http(Kind.BASELINE, old, '"a"', snapshot=_full_snapshot()))
-    store.apply("spider", "j", _with_http(Kind.BASELINE, old, '"a"', snapshot=_full_snapshot()))
-    assert [v.key for v in store.validators("spider", old)] == ["j", "k"]
-    store.apply("spider", "k", _with_http(Kind.NONE, new, '"n"'))  # the key moved
-    assert [v.key for v in store.validators("spider", old)] == ["j"]
-    assert [v.etag for v in store.validators("spider", new)] == ['"n"']
-    store.apply("spider", "k", _with_http(Kind.NONE, new, None))  # the server stopped sending any
-    [v] = store.validators("spider", new)
-    assert v.etag is None and v.last_modified is None  # kept: "no validators" (a full fetch next time)
-    store.forget_validators("spider", new, keep=["j"])
-    assert store.validators("spider", new) == []
+def test_equal_fetch_times_are_not_stale(store: Store) -> None:
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=T1))
+    assert store.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
+    # the same moment written another way is the same moment
+    assert store.commit("spider", "k", 2, outcome(Kind.NONE, at="2024-05-01T01:00:00+00:00")).version == 3
 
 
-def test_a_failed_decision_writes_no_validators(store: Store) -> None:
-    url = "https://s.example/p"
-    store.apply("spider", "k", _with_http(Kind.BASELINE, url, '"a"', snapshot=_full_snapshot()))
-    with pytest.raises(RuntimeError):
-        store.apply("spider", "k", _with_http(Kind.NONE, url, '"b"', fail=True))
-    assert [v.etag for v in store.validators("spider", url)] == ['"a"']
+def test_a_fetch_time_ahead_of_the_store_is_clamped(store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    ahead = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
+
+    async def compute(state: StoredState | None) -> Outcome:
+        return outcome(Kind.FIELD, encoded(), {"kind": "field", "observed_at": ahead}, at=ahead)
+
+    with caplog.at_level(logging.WARNING):
+        update = asyncio.run(StoreRunner(store).update("spider", "k", compute))
+    committed = update.committed
+    assert committed is not None and committed.clamped and committed.observed_at != ahead
+    stored = parse_time(committed.observed_at)
+    assert abs(stored - store.now()) < timedelta(seconds=30)
+    state = store.read("spider", "k")
+    assert state is not None and state.last_seen == state.last_good == state.last_changed == committed.observed_at
+    [change] = store.changes("spider")
+    assert change.observed_at == change.record["observed_at"] == committed.observed_at
+    assert update.outcome is not None and update.outcome.observed_at == committed.observed_at
+    assert update.outcome.record == {"kind": "field", "observed_at": committed.observed_at}
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "'k'" in warning.getMessage() and ahead in warning.getMessage()
+    assert committed.observed_at in warning.getMessage()
+    # a correct clock's next fetch is not stale against the clamped time
+    later = (stored + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert store.commit("spider", "k", 2, outcome(Kind.NONE, at=later)).version == 3
 
 
-def test_changes_are_undelivered_until_marked(store: Store) -> None:
-    for i in range(3):
-        store.apply("spider", f"k{i}", _outcome(Kind.FIELD, _full_snapshot(), {"kind": "field", "n": i}))
-    store.apply("other", "k", _outcome(Kind.FIELD, _full_snapshot(), {"kind": "field"}))
-    pending = store.undelivered("spider")
-    assert [c.record["n"] for c in pending] == [0, 1, 2]
-    store.mark_delivered("spider", [pending[0].id, pending[2].id], "2026-11-30T01:00:00Z")
-    assert [c.record["n"] for c in store.undelivered("spider")] == [1]
-    store.mark_delivered("spider", [pending[1].id, 10_000], "2026-11-30T01:00:00Z")  # unknown ids are ignored
-    assert store.undelivered("spider") == []
-    assert len(store.undelivered("other")) == 1  # per spider
+def test_a_fetch_time_within_the_tolerance_is_kept(store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    soon = (datetime.now(UTC) + timedelta(seconds=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with caplog.at_level(logging.WARNING):
+        committed = store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=soon))
+    assert committed.observed_at == soon and not committed.clamped
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -1,19 +1,23 @@
-"""SQLite-specific behaviour: bad files are refused and left untouched."""
+"""SQLite-specific behaviour: WAL, bad files refused and left untouched, a writer killed at any
+instant. Migrations: test_sqlite_migrations.py; unwritable stores: test_sqlite_unwritable.py."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, open_store, store_from_uri
-from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
+from changewatch.store.sqlite import SQLiteStore
+
+from ._support import T1, encoded, outcome
 
 
 def test_creates_missing_directories(tmp_path: Path) -> None:
@@ -58,43 +62,6 @@ def test_refuses_another_applications_database(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
-def test_refuses_a_newer_schema(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    SQLiteStore(path).open()
-    db = sqlite3.connect(path)
-    db.execute("UPDATE changewatch_meta SET value=? WHERE name='schema_version'", (str(SCHEMA_VERSION + 1),))
-    db.commit()
-    db.close()
-    with pytest.raises(StoreError, match="newer than this changewatch"):
-        SQLiteStore(path).open()
-
-
-def test_upgrades_a_version_1_store_in_place(tmp_path: Path) -> None:
-    from changewatch.store.sqlite import _SCHEMA as SCHEMA_1  # the tables of changewatch 0.1
-
-    path = tmp_path / "state.db"
-    db = sqlite3.connect(path)
-    db.executescript(SCHEMA_1)
-    db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)", [("app", "changewatch"), ("schema_version", "1")])
-    db.execute("INSERT INTO observations (spider, key, url, fields, last_good) VALUES (?,?,?,?,?)",
-               ("spider", "k", "https://s.example/", '{"raw": {"a": "1"}, "norm": {"a": "1"}}', "2026-11-29T00:00:00Z"))
-    db.execute("INSERT INTO changes (spider, key, kind, observed_at, record) VALUES (?,?,?,?,?)",
-               ("spider", "k", "field", "2026-11-29T00:00:00Z", '{"kind": "field"}'))
-    db.commit()
-    db.close()
-    store = SQLiteStore(path)
-    store.open()
-    try:
-        state = store.get("spider", "k")
-        assert state is not None and state.snapshot.fields == {"a": "1"}
-        assert store.validators("spider", "https://s.example/") == []
-        assert store.undelivered("spider") == []  # history before the upgrade is not exported again
-        version = store.db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone()[0]
-        assert version == str(SCHEMA_VERSION) == "2"
-    finally:
-        store.close()
-
-
 def test_refuses_a_corrupt_database(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     store = SQLiteStore(path)
@@ -108,24 +75,34 @@ def test_refuses_a_corrupt_database(tmp_path: Path) -> None:
     assert path.read_bytes() == bytes(data)
 
 
-def test_unwritable_locations_give_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(StoreError, match="cannot create the store's directory"):
-        SQLiteStore(tmp_path / "file" / "state.db").open()
-    # /proc refuses new entries even to root, where chmod-based read-only tests would pass
-    with pytest.raises(StoreError, match="cannot create the store's directory"):
-        SQLiteStore("/proc/self/changewatch/state.db").open()
-    with pytest.raises(StoreError, match="is a directory"):
-        SQLiteStore(tmp_path).open()
+def test_a_writer_that_holds_the_lock_too_long_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = store_from_uri(f"sqlite:///{path}?timeout=0.2")
+    store.open()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+        other.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        with pytest.raises(StoreError, match=r"stayed locked by another writer .*timeout"):
+            store.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
+        assert 0.15 < time.monotonic() - started < 5
+        other.execute("ROLLBACK")
+        assert store.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
+    finally:
+        other.close()
+        store.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions; /proc covers read-only above")
-def test_read_only_directory(tmp_path: Path) -> None:  # pragma: no cover - only as non-root
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    with pytest.raises(StoreError):
-        SQLiteStore(ro / "state.db").open()
+def test_an_in_memory_store_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = open_store("sqlite:///:memory:")
+    try:
+        store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+        assert store.read("spider", "k") is not None
+    finally:
+        store.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("uri", ["sqlite://", "sqlite:///", "mysql://x/y", "state.db"])
@@ -135,17 +112,20 @@ def test_bad_uris(uri: str) -> None:
 
 
 _WRITER = """
-import sys
-from changewatch.core.compare import Kind, page_snapshot
-from changewatch.store import Outcome
+import os, sys
+from changewatch.core.comparisons import Kind
+from changewatch.store import Outcome, StaleObservation
 from changewatch.store.sqlite import SQLiteStore
 store = SQLiteStore(sys.argv[1]); store.open()
-snap = page_snapshot("<p>" + "word " * 2000 + "</p>", None, None, False)
+snapshot = os.urandom(20_000)
 i = 0
 print("ready", flush=True)
 while True:
     i += 1
-    store.apply("s", f"k{i % 50}", lambda st: Outcome(Kind.CONTENT, "u", "t", snapshot=snap, record={"i": i}))
+    key = f"k{i % 50}"
+    state = store.read("s", key)
+    store.commit("s", key, state.version if state else None,
+                 Outcome(Kind.CONTENT, "u", "2024-01-01T00:00:00Z", snapshot=snapshot, record={"i": i}))
 """
 
 
@@ -161,8 +141,37 @@ def test_survives_sigkill_mid_write(tmp_path: Path) -> None:
     store.open()  # runs SQLite's quick_check
     try:
         changes = list(store.changes("s"))
-        states = [store.get("s", k) for k in store.keys("s")]
-        # every logged change moved its state in the same transaction: the counters agree
+        states = [store.read("s", k) for k in store.keys("s")]
+        # every logged change moved its state in the same transaction: counters and versions agree
         assert sum(s.counters.get("content", 0) for s in states if s) == len(changes) > 0
+        assert sum(s.version for s in states if s) == len(changes)
     finally:
         store.close()
+
+
+def open_at_once(path: Path, n: int = 4) -> list[str]:
+    """Open the store at *path* from *n* connections released together; the errors."""
+    barrier = threading.Barrier(n)
+    errors: list[str] = []
+
+    def open_one() -> None:
+        store = SQLiteStore(path)
+        barrier.wait()
+        try:
+            store.open()
+        except StoreError as exc:
+            errors.append(str(exc))
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=open_one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_crawls_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    for i in range(10):
+        assert open_at_once(tmp_path / f"state{i}.db") == []

@@ -1,0 +1,104 @@
+"""Store options: defaults from the crawl's settings, overridden by the store URI's query
+(``sqlite:///state.db?synchronous=FULL&timeout=10``). Shared by every backend, so that each
+names a bad option the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+from .base import StoreError, StoreOptions
+
+__all__ = ["Option", "choice", "redact", "resolve_options", "seconds", "split_query"]
+
+_SETTINGS = "CHANGEWATCH_STORE"  # the prefix of the settings that give the options their defaults
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option a backend accepts: how to read a value (raising ValueError), what is accepted
+    (for messages) and its value when neither the settings nor the URI give one."""
+
+    parse: Callable[[Any], Any]
+    accepts: str
+    default: Any
+
+
+def choice(*values: str, default: str) -> Option:
+    """One of *values*, case-insensitive (given in upper case)."""
+    def parse(value: Any) -> str:
+        text = str(value).strip().upper()
+        if text not in values:
+            raise ValueError(text)
+        return text
+    return Option(parse, ", ".join(values[:-1]) + f" or {values[-1]}", default)
+
+
+def seconds(*, default: float) -> Option:
+    """A number of seconds, 0 or more."""
+    def parse(value: Any) -> float:
+        number = float(value)
+        if not number >= 0 or number == float("inf"):
+            raise ValueError(value)
+        return number
+    return Option(parse, "a number of seconds, 0 or more", default)
+
+
+def redact(uri: str) -> str:
+    """*uri* without the password of its user part, for messages.
+
+    >>> redact("postgresql://me:secret@db.example/watch?sslmode=require")
+    'postgresql://me:***@db.example/watch?sslmode=require'
+    """
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def split_query(uri: str) -> tuple[str, dict[str, str]]:
+    """*uri* without its query, and the query's options (each named once).
+
+    >>> split_query("sqlite:///state.db?synchronous=FULL&timeout=10")
+    ('sqlite:///state.db', {'synchronous': 'FULL', 'timeout': '10'})
+    """
+    base, _, query = uri.partition("?")
+    try:
+        parsed = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise StoreError(f"store URI {redact(uri)!r}: cannot read its options {query!r} "
+                         "(expected name=value&name=value)") from None
+    repeated = sorted(name for name, values in parsed.items() if len(values) > 1)
+    if repeated:
+        raise StoreError(f"store URI {redact(uri)!r} gives option {repeated[0]!r} more than once")
+    return base, {name: values[0] for name, values in parsed.items()}
+
+
+def resolve_options(uri: str, accepted: Mapping[str, Option], defaults: StoreOptions,
+                    query: Mapping[str, str]) -> dict[str, Any]:
+    """Every option in *accepted*: its value from *query* (the URI's), else from *defaults* (the
+    crawl's settings; options of other backends there are ignored),
+    else its own default.
+    Raises StoreError naming an unknown option of the URI, or a value that is not accepted."""
+    unknown = sorted(set(query) - set(accepted))
+    if unknown:
+        known = "; ".join(f"{name} ({option.accepts})" for name, option in accepted.items())
+        raise StoreError(f"store URI {redact(uri)!r}: unknown option {unknown[0]}={query[unknown[0]]!r}; "
+                         f"accepted: {known}")
+    resolved: dict[str, Any] = {}
+    for name, option in accepted.items():
+        source, value = (("the URI", query[name]) if name in query
+                         else (f"{_SETTINGS}_{name.upper()}", defaults.get(name)))
+        if value is None:
+            resolved[name] = option.default
+            continue
+        try:
+            resolved[name] = option.parse(value)
+        except (TypeError, ValueError):
+            raise StoreError(f"store option {name}={value!r} (from {source}) is not accepted: "
+                             f"expected {option.accepts}") from None
+    return resolved

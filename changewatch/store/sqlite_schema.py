@@ -1,0 +1,280 @@
+"""The SQLite store's schema (version 3), its forward migrations, and how an SQLite failure is
+named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .base import StoreError
+from .legacy import snapshot_from_v2_columns
+
+__all__ = ["SCHEMA_VERSION", "check_file", "prepare", "store_error"]
+
+APP_ID = "changewatch"
+SCHEMA_VERSION = 3
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_OBSERVATIONS = """
+CREATE TABLE observations (
+    spider TEXT NOT NULL,
+    key TEXT NOT NULL,
+    url TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    snapshot BLOB,
+    counters TEXT NOT NULL DEFAULT '{}',
+    first_seen TEXT,
+    last_seen TEXT,
+    last_good TEXT,
+    last_changed TEXT,
+    last_error TEXT,
+    error_streak INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (spider, key)
+);
+"""
+
+SCHEMA = """
+CREATE TABLE changewatch_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+""" + _OBSERVATIONS + """
+CREATE TABLE changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    spider TEXT NOT NULL,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    record TEXT NOT NULL,
+    delivered_at TEXT,
+    lease_owner TEXT,
+    lease_expires REAL
+);
+CREATE INDEX changes_by_key ON changes (spider, key, id);
+CREATE INDEX changes_undelivered ON changes (spider, id) WHERE delivered_at IS NULL;
+CREATE TABLE validators (
+    spider TEXT NOT NULL,
+    url TEXT NOT NULL,
+    key TEXT NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    size INTEGER NOT NULL DEFAULT 0,
+    full_at TEXT,
+    runs INTEGER NOT NULL DEFAULT 0,
+    spec TEXT,
+    PRIMARY KEY (spider, url, key)
+);
+CREATE INDEX validators_by_key ON validators (spider, key);
+"""
+
+# Schema 2: validators per (URL, key), and when each logged change was confirmed as exported.
+_V1_TO_V2 = """
+ALTER TABLE changes ADD COLUMN delivered_at TEXT;
+CREATE INDEX changes_undelivered ON changes (spider, id) WHERE delivered_at IS NULL;
+CREATE TABLE IF NOT EXISTS validators (
+    spider TEXT NOT NULL, url TEXT NOT NULL, key TEXT NOT NULL, etag TEXT, last_modified TEXT,
+    size INTEGER NOT NULL DEFAULT 0, full_at TEXT, runs INTEGER NOT NULL DEFAULT 0, spec TEXT,
+    PRIMARY KEY (spider, url, key)
+);
+CREATE INDEX IF NOT EXISTS validators_by_key ON validators (spider, key);
+UPDATE changes SET delivered_at='before-schema-2' WHERE delivered_at IS NULL;
+"""
+
+# Schema 3: one opaque snapshot and a version per key (optimistic updates), leases on changes.
+_V2_TO_V3 = """
+ALTER TABLE changes ADD COLUMN lease_owner TEXT;
+ALTER TABLE changes ADD COLUMN lease_expires REAL;
+""" + _OBSERVATIONS.replace("CREATE TABLE observations", "CREATE TABLE observations_v3")
+
+_V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
+            "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
+
+
+def _statements(script: str) -> list[str]:
+    return [s for s in script.split(";") if s.strip()]
+
+
+def store_error(path: Path | str, doing: str, exc: sqlite3.Error) -> StoreError:
+    """A StoreError for *exc*, raised while *doing* something with the store at *path*, that says
+    which kind of failure it is (cannot be written, busy, corrupt) and why."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_FULL", "SQLITE_IOERR", "SQLITE_PERM")):
+        return StoreError(f"store {path} cannot be written ({doing}): {exc}{_why_unwritable(Path(path))}")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return StoreError(f"store {path} stayed locked by another writer ({doing}): {exc}; "
+                          "raise the store's timeout (?timeout=SECONDS) if its writers are slow")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return StoreError(f"store {path} is corrupt or unreadable ({exc}); it was left untouched: "
+                          "restore a backup or move it aside")
+    return StoreError(f"store {path}: cannot {doing}: {exc}")
+
+
+def _why_unwritable(path: Path) -> str:
+    if str(path) == ":memory:":
+        return ""
+    # os.access honours read-only mounts and immutable files even for root
+    if path.exists() and not os.access(path, os.W_OK):
+        return " (the file is read-only)"
+    if path.parent.exists() and not os.access(path.parent, os.W_OK):
+        return f" (its directory {path.parent} is read-only: SQLite writes {path.name}-wal beside it)"
+    return ""
+
+
+def check_file(path: Path) -> None:
+    """Refuse, before SQLite opens it, a path that is a directory or a file that is not SQLite."""
+    if path.is_dir():
+        raise StoreError(f"store path {path} is a directory, not a file")
+    try:
+        with path.open("rb") as f:
+            head = f.read(16)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read store {path}: {exc.strerror or exc}") from exc
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"{path} is not a changewatch store (not an SQLite database); "
+                         "it was left untouched: point CHANGEWATCH_STORE elsewhere or move it")
+
+
+def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float) -> None:
+    """Create the schema in an empty database or upgrade an older one, after refusing a database
+    that is not ours, newer or corrupt; then make sure the store can be written. Several crawls
+    may open one store at once: each step checks again, under the write lock, that it is due."""
+    if not _tables(db, path):
+        _in_transaction(db, path, "create the schema", partial(_create, db))
+    tables = _tables(db, path)
+    if "changewatch_meta" not in tables:
+        raise StoreError(f"{path} is an SQLite database of another application (tables: "
+                         f"{', '.join(sorted(tables)[:5])}); it was left untouched")
+    version = _schema_version(db, path)
+    _use_wal(db, path, timeout)
+    try:
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        check = db.execute("PRAGMA quick_check").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise store_error(path, "check it", exc) from exc
+    if check != "ok":
+        raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
+                         "it was left untouched: restore a backup or move it aside")
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3)):
+        if version == old:
+            step = partial(_migrate_if_at, db, path, old, migrate)
+            _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
+            version = old + 1
+    # SQLite opens a file it may not write read-only without a word: find out now, not at the
+    # first commit of a crawl.
+    _in_transaction(db, path, "write to it", partial(db.execute, "UPDATE changewatch_meta SET value=value "
+                                                                "WHERE name='app'"), rollback=True)
+
+
+def _use_wal(db: sqlite3.Connection, path: Path, timeout: float) -> None:
+    """Put the file in WAL mode (it stays so). The switch needs the database to itself and SQLite
+    does not wait for it as it waits for a write lock: another crawl opening the new store at the
+    same moment is waited for here."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() in ("wal", "memory"):
+                return
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                raise store_error(path, "switch it to WAL mode", exc) from exc
+            time.sleep(0.01)
+
+
+def _tables(db: sqlite3.Connection, path: Path) -> set[str]:
+    try:
+        return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        raise store_error(path, "read its tables", exc) from exc
+
+
+def _migrate_if_at(db: sqlite3.Connection, path: Path, version: int, migrate: Callable[[sqlite3.Connection], None]
+                   ) -> None:
+    if _schema_version(db, path) == version:  # not upgraded by another crawl meanwhile
+        migrate(db)
+
+
+def _schema_version(db: sqlite3.Connection, path: Path) -> int:
+    try:
+        meta = dict(db.execute("SELECT name, value FROM changewatch_meta").fetchall())
+    except sqlite3.Error as exc:
+        raise store_error(path, "read its metadata", exc) from exc
+    if meta.get("app") != APP_ID:
+        raise StoreError(f"{path} is not a changewatch store (app={meta.get('app')!r}); it was left untouched")
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        version = 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{path} has store schema {version}, newer than this changewatch understands "
+                         f"({SCHEMA_VERSION}): upgrade changewatch; the store was left untouched")
+    if version < 1:
+        raise StoreError(f"{path} has no readable store schema version ({meta.get('schema_version')!r}); "
+                         "it was left untouched")
+    return version
+
+
+def _in_transaction(db: sqlite3.Connection, path: Path, doing: str, work: Callable[[], object], *,
+                    rollback: bool = False) -> None:
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        work()
+        db.execute("ROLLBACK" if rollback else "COMMIT")
+    except BaseException as exc:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise store_error(path, doing, exc) from exc
+        if isinstance(exc, StoreError):
+            raise
+        if isinstance(exc, Exception):
+            raise StoreError(f"store {path}: cannot {doing}: {exc}; it was left as it was") from exc
+        raise
+
+
+def _create(db: sqlite3.Connection) -> None:
+    if db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]:
+        return  # another crawl created it since we looked
+    for statement in _statements(SCHEMA):
+        db.execute(statement)
+    db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",
+                   [("app", APP_ID), ("schema_version", str(SCHEMA_VERSION))])
+
+
+def _migrate_1_to_2(db: sqlite3.Connection) -> None:
+    """Validators (schema 1 kept none) and delivery times, every change logged so far taken as
+    delivered: schema 1 had no way to know otherwise, and exporting a whole history again would
+    be the worse error."""
+    for statement in _statements(_V1_TO_V2):
+        db.execute(statement)
+    db.execute("UPDATE changewatch_meta SET value='2' WHERE name='schema_version'")
+
+
+def _migrate_2_to_3(db: sqlite3.Connection) -> None:
+    """A version and one snapshot per key (from schema 2's column per comparison), leases on
+    changes. Every key starts at version 1; no change is leased."""
+    for statement in _statements(_V2_TO_V3):
+        db.execute(statement)
+    old = db.execute("SELECT * FROM observations ORDER BY spider, key")
+    columns = [c[0] for c in old.description]
+    while rows := old.fetchmany(500):
+        db.executemany(_V2_COPY, [_v3_row(dict(zip(columns, row, strict=True))) for row in rows])
+    old.close()
+    db.execute("DROP TABLE observations")
+    db.execute("ALTER TABLE observations_v3 RENAME TO observations")
+    db.execute("UPDATE changewatch_meta SET value='3' WHERE name='schema_version'")
+
+
+def _v3_row(row: dict[str, Any]) -> tuple[Any, ...]:
+    try:
+        snapshot = snapshot_from_v2_columns(row)
+    except Exception as exc:
+        raise ValueError(f"the state of key {row['key']!r} (spider {row['spider']!r}) does not convert "
+                         f"to a snapshot: {exc!r}") from exc
+    return (row["spider"], row["key"], row["url"], snapshot, row["counters"] or "{}", row["first_seen"],
+            row["last_seen"], row["last_good"], row["last_changed"], row["last_error"], row["error_streak"] or 0)

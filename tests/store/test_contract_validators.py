@@ -1,0 +1,79 @@
+"""The store contract, every backend: HTTP validators are written with the observation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from changewatch.core.comparisons import Kind
+from changewatch.store import Store, StoredState, VersionConflict
+from changewatch.store.base import Outcome
+from changewatch.store.runner import StoreRunner
+
+from ._support import T0, T1, T2, T3, encoded, with_http
+
+URL = "https://s.example/p"
+
+
+def test_validators_are_written_with_the_observation(store: Store) -> None:
+    assert store.validators("spider", URL) == []
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded()))
+    [v] = store.validators("spider", URL)
+    assert (v.url, v.key, v.etag, v.last_modified, v.size, v.runs, v.spec) == (URL, "k", '"a"', None, 1234, 0, "s1")
+    assert v.full_at == T0
+    assert store.validators("other-spider", URL) == []
+
+    store.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))
+    store.commit("spider", "k", 2, with_http(Kind.NONE, URL, None, not_modified=True, at=T2))
+    [v] = store.validators("spider", URL)
+    assert v.runs == 2 and v.etag == '"a"'
+    state = store.read("spider", "k")
+    assert state is not None and state.counters == {"baseline": 1, "none": 2, "not_modified": 2}
+
+    # a new full response replaces them and restarts the count
+    store.commit("spider", "k", 3, with_http(Kind.NONE, URL, '"b"', at=T3))
+    [v] = store.validators("spider", URL)
+    assert (v.etag, v.runs, v.full_at) == ('"b"', 0, T3)
+
+
+def test_validators_follow_the_key_and_vanish_without_validators(store: Store) -> None:
+    old, new = "https://s.example/old", "https://s.example/new"
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, old, '"a"', snapshot=encoded()))
+    store.commit("spider", "j", None, with_http(Kind.BASELINE, old, '"a"', snapshot=encoded()))
+    assert [v.key for v in store.validators("spider", old)] == ["j", "k"]
+    store.commit("spider", "k", 1, with_http(Kind.NONE, new, '"n"', at=T1))  # the key moved
+    assert [v.key for v in store.validators("spider", old)] == ["j"]
+    assert [v.etag for v in store.validators("spider", new)] == ['"n"']
+    store.commit("spider", "k", 2, with_http(Kind.NONE, new, None, at=T2))  # the server stopped sending any
+    [v] = store.validators("spider", new)
+    assert v.etag is None and v.last_modified is None  # kept: "no validators" (a full fetch next time)
+    store.forget_validators("spider", new, keep=["j"])
+    assert store.validators("spider", new) == []
+    store.forget_validators("spider", old, keep=[])
+    assert store.validators("spider", old) == []
+
+
+def test_a_failed_compute_writes_no_validators(store: Store) -> None:
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded()))
+
+    async def compute(state: StoredState | None) -> Outcome:
+        with_http(Kind.NONE, URL, '"b"', at=T1)
+        raise RuntimeError("compute failed")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(StoreRunner(store).update("spider", "k", compute))
+    assert [v.etag for v in store.validators("spider", URL)] == ['"a"']
+
+
+def test_a_losing_commit_writes_no_validators(new_store: Callable[[], Store]) -> None:
+    a, b = new_store(), new_store()
+    a.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded()))
+    a.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))
+    with pytest.raises(VersionConflict):
+        b.commit("spider", "k", 1, with_http(Kind.NONE, URL, '"b"', at=T1))
+    with pytest.raises(VersionConflict):
+        b.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))
+    [v] = b.validators("spider", URL)
+    assert (v.etag, v.runs) == ('"a"', 1)

@@ -1,0 +1,169 @@
+"""Stores written by earlier changewatch versions open as schema 3, in place; newer ones are
+refused untouched. The old schemas are built here with the DDL those versions shipped."""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from pathlib import Path
+
+import pytest
+
+from changewatch.core.comparisons import Kind
+from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.comparisons.entities import EntitiesPart
+from changewatch.core.comparisons.fields import FieldsPart
+from changewatch.store import Outcome, StoreError
+from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
+
+from ._support import FINGERPRINT, decoded
+from .test_sqlite import open_at_once
+
+SCHEMA_1 = """
+CREATE TABLE changewatch_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE observations (
+    spider TEXT NOT NULL, key TEXT NOT NULL, url TEXT NOT NULL, fields TEXT, entities TEXT, text BLOB,
+    raw_hash TEXT, content_hash TEXT, fingerprint INTEGER, http TEXT NOT NULL DEFAULT '{}',
+    counters TEXT NOT NULL DEFAULT '{}', first_seen TEXT, last_seen TEXT, last_good TEXT, last_changed TEXT,
+    last_error TEXT, error_streak INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (spider, key)
+);
+CREATE TABLE changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, spider TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL,
+    observed_at TEXT NOT NULL, record TEXT NOT NULL
+);
+CREATE INDEX changes_by_key ON changes (spider, key, id);
+"""
+
+SCHEMA_2 = SCHEMA_1 + """
+ALTER TABLE changes ADD COLUMN delivered_at TEXT;
+CREATE INDEX changes_undelivered ON changes (spider, id) WHERE delivered_at IS NULL;
+CREATE TABLE IF NOT EXISTS validators (
+    spider TEXT NOT NULL, url TEXT NOT NULL, key TEXT NOT NULL, etag TEXT, last_modified TEXT,
+    size INTEGER NOT NULL DEFAULT 0, full_at TEXT, runs INTEGER NOT NULL DEFAULT 0, spec TEXT,
+    PRIMARY KEY (spider, url, key)
+);
+CREATE INDEX IF NOT EXISTS validators_by_key ON validators (spider, key);
+"""
+
+TEXT = "Hello World\nsecond line é"
+SIGNED_FINGERPRINT = FINGERPRINT - (1 << 64)  # schema 2 stored the 64 bits as a signed integer
+
+
+def _old_store(path: Path, schema: str, version: int) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(schema)
+    db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)", [("app", "changewatch"),
+                                                                  ("schema_version", str(version))])
+    db.execute("INSERT INTO observations (spider, key, url, fields, counters, first_seen, last_seen, last_good, "
+               "last_changed) VALUES (?,?,?,?,?,?,?,?,?)",
+               ("spider", "fields-only", "https://s.example/f", '{"raw": {"a": "1.00"}, "norm": {"a": "1"}}',
+                '{"baseline": 1, "field": 2}', "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z",
+                "2024-01-03T00:00:00Z", "2024-01-02T00:00:00Z"))
+    db.execute("INSERT INTO observations (spider, key, url, entities, text, raw_hash, content_hash, fingerprint, "
+               "counters, last_seen, last_error, error_streak) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+               ("spider", "page", "https://s.example/p", '{"https://s.example/a": {"fields": {"t": "A"}}}',
+                zlib.compress(TEXT.encode()), "r1", "c1", SIGNED_FINGERPRINT, '{"baseline": 1, "error": 1}',
+                "2024-01-03T00:00:00Z", "blocked: x", 1))
+    db.execute("INSERT INTO observations (spider, key, url, counters, last_error, error_streak) VALUES (?,?,?,?,?,?)",
+               ("other", "errors-only", "https://o.example/", '{"error": 3}', "timeout", 3))
+    db.execute("INSERT INTO changes (spider, key, kind, observed_at, record) VALUES (?,?,?,?,?)",
+               ("spider", "fields-only", "field", "2024-01-02T00:00:00Z", '{"kind": "field"}'))
+    if version >= 2:
+        db.execute("UPDATE changes SET delivered_at='2024-01-02T01:00:00Z'")  # exported by a feed
+        db.execute("INSERT INTO changes (spider, key, kind, observed_at, record) VALUES (?,?,?,?,?)",
+                   ("spider", "page", "error", "2024-01-03T00:00:00Z", '{"kind": "error"}'))  # undelivered
+        db.execute("INSERT INTO validators (spider, url, key, etag, size, full_at, runs) VALUES (?,?,?,?,?,?,?)",
+                   ("spider", "https://s.example/p", "page", '"e1"', 120, "2024-01-01T00:00:00Z", 4))
+    db.commit()
+    db.close()
+
+
+def _schema_version(store: SQLiteStore) -> str:
+    value: str = store.db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone()[0]
+    return value
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "state.db"
+    _old_store(path, SCHEMA_1 if version == 1 else SCHEMA_2, version)
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _schema_version(store) == str(SCHEMA_VERSION) == "3"
+        fields = store.read("spider", "fields-only")
+        assert fields is not None and fields.version == 1 and fields.snapshot is not None
+        assert decoded(fields.snapshot).part("fields") == FieldsPart({"a": "1.00"}, {"a": "1"})
+        assert fields.counters == {"baseline": 1, "field": 2} and fields.last_changed == "2024-01-02T00:00:00Z"
+        assert (fields.first_seen, fields.last_good) == ("2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
+
+        page = store.read("spider", "page")
+        assert page is not None and page.snapshot is not None and page.error_streak == 1
+        snapshot = decoded(page.snapshot)
+        content = snapshot.part("content")
+        assert isinstance(content, ContentPart) and content.text == TEXT and content.fingerprint == FINGERPRINT
+        assert (content.raw_hash, content.content_hash) == ("r1", "c1")
+        entities = snapshot.part("entities")
+        assert isinstance(entities, EntitiesPart) and list(entities.entities) == ["https://s.example/a"]
+
+        errors = store.read("other", "errors-only")
+        assert errors is not None and errors.snapshot is None and errors.error_streak == 3
+
+        # changes logged before schema 2 count as delivered; schema 2's undelivered stay so
+        assert [c.kind for c in store.changes("spider")] == (["field"] if version == 1 else ["field", "error"])
+        assert [c.kind for c in store.undelivered("spider")] == ([] if version == 1 else ["error"])
+        assert [c.lease_owner for c in store.changes()] == [None] * len(list(store.changes()))
+        validators = store.validators("spider", "https://s.example/p")
+        assert [(v.key, v.etag, v.runs) for v in validators] == ([] if version == 1 else [("page", '"e1"', 4)])
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        later = Outcome(Kind.NONE, "https://s.example/p", "2024-01-04T00:00:00Z")
+        assert store.commit("spider", "page", 1, later).version == 2  # and it goes on from there
+    finally:
+        store.close()
+
+
+def test_a_failed_upgrade_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    _old_store(path, SCHEMA_2, 2)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE observations SET fields='{not json' WHERE key='fields-only'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match=r"upgrade it from schema 2 to 3.*'fields-only'"):
+        SQLiteStore(path).open()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone()[0] == "2"
+    assert db.execute("SELECT count(*) FROM observations WHERE fields IS NOT NULL").fetchone()[0] == 1
+    columns = [r[1] for r in db.execute("PRAGMA table_info(changes)")]
+    assert "lease_owner" not in columns
+    db.close()
+
+
+def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        SQLiteStore(path).open()
+    message = str(caught.value)
+    assert str(path) in message and "schema 4" in message and "(3)" in message and "newer" in message
+    assert path.read_bytes() == before
+
+
+def test_crawls_opening_an_old_store_at_once_upgrade_it_once(tmp_path: Path) -> None:
+    for i in range(5):
+        path = tmp_path / f"state{i}.db"
+        _old_store(path, SCHEMA_1, 1)
+        assert open_at_once(path) == []
+        store = SQLiteStore(path)
+        store.open()
+        try:
+            assert _schema_version(store) == "3" and len(store.keys("spider")) == 2
+        finally:
+            store.close()
