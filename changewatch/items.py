@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any, NotRequired, TypedDict
 
 from itemadapter import ItemAdapter
 
-from .core.observation import Observation, utc_now
+from .core.observation import Observation, canonical_time, utc_now
 
 __all__ = ["ChangeRecord", "Observation", "as_observation", "utc_now"]
 
@@ -14,12 +16,26 @@ __all__ = ["ChangeRecord", "Observation", "as_observation", "utc_now"]
 _OBSERVATION_FIELDS = ("fields", "text", "html", "entities", "error")
 
 
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _timed(obs: Observation) -> Observation:
+    """*obs*, or a copy whose fetch time is in the one format the store compares."""
+    if _CANONICAL_TIME.fullmatch(obs.observed_at):
+        return obs
+    try:
+        return dataclasses.replace(obs, observed_at=canonical_time(obs.observed_at))
+    except ValueError:
+        return dataclasses.replace(obs, observed_at=utc_now(),
+                                   error=f"observed_at: {obs.observed_at[:80]!r} is not an ISO 8601 time")
+
+
 def as_observation(item: Any) -> Observation | None:
     """*item* as an Observation, or None when it is not one: any item kind (dict, dataclass,
     attrs, scrapy.Item) with ``key``, ``url`` and at least one of fields/text/html/entities/error.
     An optional ``kinds`` ({field: kind}) says how field values compare (price, date…)."""
     if isinstance(item, Observation):
-        return item
+        return _timed(item)
     if not ItemAdapter.is_item(item):
         return None
     adapter = ItemAdapter(item)
@@ -37,7 +53,10 @@ def as_observation(item: Any) -> Observation | None:
     if adapter.get("kinds"):
         obs.options["kinds"] = {**obs.options.get("kinds", {}), **dict(adapter["kinds"])}
     if adapter.get("observed_at"):
-        obs.observed_at = str(adapter["observed_at"])
+        try:
+            obs.observed_at = canonical_time(str(adapter["observed_at"]))
+        except ValueError:
+            obs.error = f"observed_at: {str(adapter['observed_at'])[:80]!r} is not an ISO 8601 time"
     return obs
 
 

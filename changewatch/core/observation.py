@@ -6,11 +6,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["Observation", "utc_now"]
+__all__ = ["Observation", "canonical_time", "utc_now"]
+
+_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime(_FORMAT)
+
+
+def canonical_time(value: str) -> str:
+    """An ISO 8601 time as changewatch stores and compares them: UTC, seconds, ``Z``. A time
+    without a zone is taken as UTC. Raises ValueError for anything else.
+
+    >>> canonical_time("2026-11-30T13:00:00+01:00"), canonical_time("2026-11-30 12:00:00.5")
+    ('2026-11-30T12:00:00Z', '2026-11-30T12:00:00Z')
+    """
+    parsed = datetime.fromisoformat(str(value).strip())
+    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return parsed.strftime(_FORMAT)
 
 
 @dataclass

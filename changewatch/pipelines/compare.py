@@ -121,7 +121,7 @@ class ChangewatchPipeline:
             self.stats.inc("stale")
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
         return self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
-                            update.committed.observed_at, update.committed.clamped)
+                            update.committed.clamped)
 
     async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
@@ -138,7 +138,7 @@ class ChangewatchPipeline:
                        http=None if error else _validators(obs, origin), not_modified=obs.not_modified)
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
-                observed_at: str, clamped: bool) -> Any:
+                clamped: bool) -> Any:
         kind = outcome.kind.value
         self.kinds[kind] += 1
         self.stats.inc(kind)
@@ -155,7 +155,7 @@ class ChangewatchPipeline:
                 self.stats.inc("error_repeated")
             raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
         self.stats.inc("exported")
-        record: ChangeRecord = {**outcome.record, "observed_at": observed_at}  # type: ignore[typeddict-item]
+        record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
         return self.exported(record, change_id)
 
     def _log_summary(self) -> None:

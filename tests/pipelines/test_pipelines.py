@@ -18,8 +18,9 @@ from scrapy.utils.test import get_crawler
 
 from changewatch import Observation
 from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
-from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
+from changewatch.pipelines import ChangewatchPipeline
 from changewatch.runtime.config import ChangewatchConfig, ConfigError
+from changewatch.runtime.extension import ChangewatchRuntime
 from changewatch.store.sqlite import SQLiteStore
 
 ARTICLE = "".join(f"<p>Paragraph {i}: " + "steady words about the subject " * 8 + "</p>" for i in range(30))
