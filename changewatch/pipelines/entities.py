@@ -7,6 +7,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..core.entities import build_entities
+from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
 from .adopt import Adopter
 
@@ -21,6 +22,9 @@ class EntitySetPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> EntitySetPipeline:
+        # reads no setting itself, but a bad changewatch setting must stop the crawl whichever
+        # components are enabled
+        ChangewatchConfig.from_settings(crawler.settings)
         return cls(Stats(crawler, "entities"), Adopter.of(crawler))
 
     def process_item(self, item: Any) -> Any:

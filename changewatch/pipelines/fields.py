@@ -7,6 +7,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from ..core.values import normalise_fields
+from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
 from .adopt import Adopter
 
@@ -22,6 +23,9 @@ class FieldPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FieldPipeline:
+        # reads no setting itself, but a bad changewatch setting must stop the crawl whichever
+        # components are enabled
+        ChangewatchConfig.from_settings(crawler.settings)
         return cls(Stats(crawler, "fields"), Adopter.of(crawler))
 
     def process_item(self, item: Any) -> Any:
