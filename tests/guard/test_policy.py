@@ -8,8 +8,8 @@ import pytest
 from scrapy.settings import Settings
 
 from changewatch.guard.config import GuardConfig
-from changewatch.runtime.config import ConfigError
 from changewatch.guard.policy import AddressPolicy, address_rule, parse_ip_host
+from changewatch.runtime.config import ConfigError
 
 DEFAULT = AddressPolicy()
 
