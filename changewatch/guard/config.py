@@ -1,21 +1,26 @@
-"""The SSRF guard's settings (docs/settings.md), read once into a frozen dataclass."""
+"""The SSRF guard's settings (docs/settings.md), as part of the one parse of every changewatch
+setting (:class:`changewatch.runtime.config.ChangewatchConfig`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from scrapy.exceptions import NotConfigured
-from scrapy.settings import BaseSettings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .policy import AddressPolicy, normalise_host, parse_ip_host
 
-__all__ = ["GuardConfig"]
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["GuardConfig", "parse_nameserver"]
 
 
-def _nameserver(entry: Any) -> tuple[str, int]:
-    """``host``, ``host:port`` or ``[v6]:port`` → (IP address, port); raises ValueError."""
-    text = str(entry).strip()
+def parse_nameserver(entry: str) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6]:port`` → (IP address, port); raises ValueError.
+
+    >>> parse_nameserver("127.0.0.1:5353"), parse_nameserver("[::1]:53"), parse_nameserver("9.9.9.9")
+    (('127.0.0.1', 5353), ('::1', 53), ('9.9.9.9', 53))
+    """
+    text = entry.strip()
     host, port = text, "53"
     if text.startswith("["):
         host, _, rest = text[1:].partition("]")
@@ -28,29 +33,15 @@ def _nameserver(entry: Any) -> tuple[str, int]:
     return str(ip), int(port)
 
 
-def _list(settings: BaseSettings, name: str) -> list[str]:
-    """A list setting; a string is split on commas (``-s NAME=a,b``)."""
-    return [str(v).strip() for v in settings.getlist(name) if str(v).strip()]
-
-
 @dataclass(frozen=True, slots=True)
 class GuardConfig:
-    policy: AddressPolicy
+    policy: AddressPolicy = field(default_factory=AddressPolicy)
     nameservers: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> GuardConfig:
-        """Raises NotConfigured naming the setting with a bad value."""
-        try:
-            policy = AddressPolicy.build(
-                enabled=settings.getbool("CHANGEWATCH_SSRF_ENABLED", True),
-                allow_private=settings.getbool("CHANGEWATCH_ALLOW_PRIVATE", False),
-                allowed_hosts=_list(settings, "CHANGEWATCH_SSRF_ALLOWED_HOSTS"),
-                allowed_networks=_list(settings, "CHANGEWATCH_SSRF_ALLOWED_NETWORKS"))
-        except ValueError as exc:
-            raise NotConfigured(f"CHANGEWATCH_SSRF_ALLOWED_NETWORKS: {exc}") from None
-        try:
-            nameservers = tuple(_nameserver(e) for e in _list(settings, "CHANGEWATCH_SSRF_NAMESERVERS"))
-        except ValueError as exc:
-            raise NotConfigured(f"CHANGEWATCH_SSRF_NAMESERVERS: {exc}") from None
-        return cls(policy, nameservers)
+        """The guard's part of :meth:`ChangewatchConfig.from_settings`, which checks every
+        changewatch setting: raises ConfigError (never NotConfigured) for any bad value."""
+        from ..runtime.config import ChangewatchConfig
+
+        return ChangewatchConfig.from_settings(settings).guard

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "Refusal", "address_rule", "iter_ips",
-           "normalise_host", "parse_ip_host", "shown_url"]
+__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "IPNetwork", "Refusal", "address_rule", "iter_ips",
+           "normalise_host", "parse_host_entry", "parse_ip_host", "parse_network", "shown_url"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -156,6 +156,34 @@ def address_rule(ip: IPAddress) -> str | None:
     return _own_rule(ip)
 
 
+def parse_network(text: str) -> IPNetwork:
+    """An allowlisted network: ``10.0.0.0/8``, ``fd00::/8``, or one address; host bits are
+    ignored (``10.1.2.3/8`` is ``10.0.0.0/8``). Raises ValueError naming the entry.
+
+    >>> parse_network(" 10.1.2.3/8 "), parse_network("::1")
+    (IPv4Network('10.0.0.0/8'), IPv6Network('::1/128'))
+    """
+    try:
+        return ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None  # "'x' does not appear to be an IPv4 or IPv6 network"
+
+
+def parse_host_entry(text: str) -> str:
+    """An allowlisted host: a name (``intranet.example``), ``.corp.example`` for a domain and
+    its subdomains, or an IP literal; not a URL. Raises ValueError naming the entry.
+
+    >>> parse_host_entry("Intranet.Example."), parse_host_entry(".corp.example"), parse_host_entry("[::1]")
+    ('intranet.example', '.corp.example', '::1')
+    """
+    entry = text.strip()
+    domain = entry.startswith(".")
+    name = normalise_host(entry.lstrip("."))
+    if parse_ip_host(name) is None and (not name or any(c in name for c in " /:@?#\\")):
+        raise ValueError(f"{entry!r} is not a host name")
+    return ("." if domain else "") + name
+
+
 def _host_entries(hosts: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({("." if h.strip().startswith(".") else "") + normalise_host(h.strip().lstrip("."))
                          for h in hosts if h.strip().strip(".")}))
@@ -175,13 +203,8 @@ class AddressPolicy:
     def build(cls, *, enabled: bool = True, allow_private: bool = False, allowed_hosts: Iterable[str] = (),
               allowed_networks: Iterable[str] = ()) -> AddressPolicy:
         """Raises ValueError naming a network that is not one."""
-        networks = []
-        for net in allowed_networks:
-            try:
-                networks.append(ipaddress.ip_network(str(net).strip(), strict=False))
-            except ValueError as exc:
-                raise ValueError(f"{net!r} is not an IP network: {exc}") from None
-        return cls(enabled, allow_private, _host_entries(allowed_hosts), tuple(networks))
+        networks = tuple(parse_network(str(net)) for net in allowed_networks)
+        return cls(enabled, allow_private, _host_entries(allowed_hosts), networks)
 
     @property
     def checks_addresses(self) -> bool:

@@ -9,11 +9,10 @@ Per watch: the watchlist options ``proxy``, ``headers``, ``cookies``, ``accept_l
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from scrapy.crawler import Crawler
@@ -21,6 +20,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 
 from .. import meta
+from ..runtime.config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError
 from ..runtime.stats import Stats
 
 __all__ = ["VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
@@ -82,7 +82,8 @@ def _pairs(value: Any, what: str, check_value: re.Pattern[str]) -> tuple[tuple[s
             raise ValueError(f"{what}.{name} must be a string, not {raw!r}")
         text = str(raw)
         if check_value.search(text):
-            raise ValueError(f"{what}.{name}: {text!r} contains characters not allowed there")
+            # not quoted: a header or cookie value may be a credential
+            raise ValueError(f"{what}.{name} contains characters not allowed there")
         pairs.append((name, text))
     return tuple(pairs)
 
@@ -116,26 +117,10 @@ def parse_vantage(raw: Mapping[str, Any]) -> Vantage:
     return Vantage(proxy, headers, cookies, language.strip() if language else None)
 
 
-class VantageError(ValueError):
-    """CHANGEWATCH_VANTAGE is wrong. Not NotConfigured on purpose: Scrapy would only disable the
-    middleware and the crawl would go out from the wrong country or language, unnoticed."""
-
-
 def vantage_from_setting(value: Any) -> Vantage:
-    if value in (None, "", {}):
-        return Vantage()
-    if isinstance(value, str):  # -s CHANGEWATCH_VANTAGE='{"accept_language": "de"}'
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise VantageError(f"CHANGEWATCH_VANTAGE is not valid JSON: {exc}") from None
-    if not isinstance(value, Mapping) or set(value) - set(VANTAGE_OPTIONS):
-        raise VantageError(f"CHANGEWATCH_VANTAGE must be a mapping with {', '.join(VANTAGE_OPTIONS)}, "
-                            f"not {value!r}")
-    try:
-        return parse_vantage(value)
-    except ValueError as exc:
-        raise VantageError(f"CHANGEWATCH_VANTAGE: {exc}") from None
+    """A CHANGEWATCH_VANTAGE value (a mapping, or a JSON object in a string) parsed by the
+    settings table's rules; raises VantageError."""
+    return cast("Vantage", SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].value({} if value is None else value))
 
 
 class VantageMiddleware:
@@ -149,7 +134,8 @@ class VantageMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> VantageMiddleware:
-        return cls(vantage_from_setting(crawler.settings.get("CHANGEWATCH_VANTAGE")), Stats(crawler, "vantage"),
+        config = ChangewatchConfig.from_settings(crawler.settings)
+        return cls(config.vantage, Stats(crawler, "vantage"),
                    cookie_header=not crawler.settings.getbool("COOKIES_ENABLED", True))
 
     def process_request(self, request: Request) -> None:

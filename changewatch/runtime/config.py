@@ -1,21 +1,70 @@
-"""Settings, read once per crawler into a frozen dataclass (docs/settings.md documents each)."""
+"""Every changewatch setting, parsed in one place: the table :data:`SETTINGS` names each setting's
+parser, default and (through the parser) what it accepts; :meth:`ChangewatchConfig.from_settings`
+reads all of them into one frozen dataclass, so a bad value stops the crawl at start whichever
+components are enabled. docs/settings.md documents each; tests/runtime/test_settings.py feeds
+every documented setting bad values through a real crawler.
+
+A bad value raises :class:`ConfigError`, one line: ``NAME = <value>: expected <what is
+accepted>``. Never ``NotConfigured``: Scrapy would drop the component with a warning and crawl on
+(a guard that does that fails open). Only ``CHANGEWATCH_*_ENABLED = False`` turns a component off.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy.settings import BaseSettings
+from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
-from ..store import DEFAULT_STORE_URI
+from ..guard.config import GuardConfig, parse_nameserver
+from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
+from ..core.comparisons import BUILTIN_COMPARISONS
+from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
+from .parsers import (
+    SCHEME,
+    BadValue,
+    Bool,
+    Choice,
+    DottedPathTable,
+    Duration,
+    Float,
+    Int,
+    ListOf,
+    StoreUri,
+    json_mapping,
+)
 
-__all__ = ["ChangewatchConfig", "ConfigError", "default_workers"]
+if TYPE_CHECKING:
+    from ..middlewares.vantage import Vantage
+
+__all__ = ["ASYNCIO_REACTOR", "DEFAULT_COMPARISONS", "DEFAULT_STORE_SCHEMES", "SETTINGS", "SETTINGS_BY_NAME",
+           "ChangewatchConfig", "ConfigError", "Setting", "VantageError", "check_reactor", "default_workers",
+           "error_message"]
+
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+#: built-in store classes by URI scheme; CHANGEWATCH_STORE_SCHEMES is merged over it
+DEFAULT_STORE_SCHEMES: Mapping[str, str] = MappingProxyType(BUILTIN_STORE_SCHEMES)
+#: built-in comparisons by name; CHANGEWATCH_COMPARISONS is merged over it (None removes one)
+DEFAULT_COMPARISONS: Mapping[str, str] = MappingProxyType(BUILTIN_COMPARISONS)
+
+_SHOWN_CHARS = 200
+_CREDENTIALS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"]*@")
 
 
 class ConfigError(ValueError):
     """A changewatch setting has a value it cannot work with. Not ``NotConfigured``: Scrapy
-    would quietly disable the component (the store, the commit step) and go on crawling."""
+    would quietly disable the component (the store, the commit step, the SSRF guard) and go on
+    crawling."""
+
+
+class VantageError(ConfigError):
+    """CHANGEWATCH_VANTAGE is wrong: the crawl would go out from the wrong country or language."""
 
 
 def default_workers() -> int:
@@ -23,46 +72,184 @@ def default_workers() -> int:
     return 1 if (os.cpu_count() or 1) > 1 else 0
 
 
+def _shown(raw: Any) -> str:
+    """*raw* as an error message may quote it: its repr, shortened, header and cookie values
+    masked (the message also drops URL credentials: a proxy's or a store's password)."""
+    if isinstance(raw, Mapping) and any(k in raw for k in ("headers", "cookies")):
+        raw = {k: ({n: "***" for n in v} if k in ("headers", "cookies") and isinstance(v, Mapping) else v)
+               for k, v in raw.items()}
+    text = repr(raw)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 1] + "…"
+
+
+def error_message(name: str, raw: Any, accepts: str, detail: str = "") -> str:
+    """The one line a bad value stops the crawl with.
+
+    >>> error_message("CHANGEWATCH_THRESHOLD", "abc", "an integer from 0 to 64")
+    "CHANGEWATCH_THRESHOLD = 'abc': expected an integer from 0 to 64"
+    >>> error_message("CHANGEWATCH_STORE", "postgresql://me:secret@db/x", "a URI", "unknown scheme")
+    "CHANGEWATCH_STORE = 'postgresql://***@db/x': expected a URI (unknown scheme)"
+    """
+    line = f"{name} = {_shown(raw)}: expected {accepts}" + (f" ({detail})" if detail else "")
+    return _CREDENTIALS.sub(r"\1***@", " ".join(line.splitlines()))
+
+
+class Parser(Protocol):
+    @property
+    def accepts(self) -> str: ...
+
+    def __call__(self, raw: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VantageSetting:
+    """CHANGEWATCH_VANTAGE: the vantage options as a dict or a JSON object."""
+
+    @property
+    def accepts(self) -> str:
+        return "a dict (or a JSON object) with proxy, headers, cookies and accept_language"
+
+    def __call__(self, raw: Any) -> Vantage:
+        from ..middlewares.vantage import VANTAGE_OPTIONS, parse_vantage  # the middlewares import this module
+
+        value = json_mapping(raw)
+        unknown = [k for k in value if k not in VANTAGE_OPTIONS]
+        if unknown:
+            raise BadValue(f"unknown option {unknown[0]!r}")
+        try:
+            return parse_vantage(value)
+        except ValueError as exc:
+            raise BadValue(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One changewatch setting: *default* is the raw value used when the setting is unset (or
+    None), written as a user would write it and parsed like one."""
+
+    name: str
+    parse: Parser
+    default: Any
+    error: type[ConfigError] = ConfigError
+
+    @property
+    def accepts(self) -> str:
+        return self.parse.accepts
+
+    @property
+    def member(self) -> str:
+        """The :class:`ChangewatchConfig` member it fills."""
+        return self.name.removeprefix("CHANGEWATCH_").lower()
+
+    def read(self, settings: BaseSettings) -> Any:
+        raw = settings.get(self.name)
+        return self.value(self.default if raw is None else raw)
+
+    def value(self, raw: Any) -> Any:
+        try:
+            return self.parse(raw)
+        except BadValue as exc:
+            raise self.error(error_message(self.name, raw, self.accepts, str(exc))) from None
+
+
+_COMPARISON_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+#: every changewatch setting (docs/settings.md), in the order they are checked
+SETTINGS: tuple[Setting, ...] = (
+    Setting("CHANGEWATCH_STORE", StoreUri(), DEFAULT_STORE_URI),
+    Setting("CHANGEWATCH_STORE_SCHEMES", DottedPathTable(DEFAULT_STORE_SCHEMES, SCHEME, "URI schemes", lower_keys=True),
+            {}),
+    Setting("CHANGEWATCH_STORE_SYNCHRONOUS", Choice(("OFF", "NORMAL", "FULL", "EXTRA")), "NORMAL"),
+    Setting("CHANGEWATCH_WORKERS", Int(minimum=0, optional=True), None),  # None: default_workers()
+    Setting("CHANGEWATCH_WORKER_TIMEOUT", Float(minimum=0, above=True), 60),
+    Setting("CHANGEWATCH_THRESHOLD", Int(minimum=0, maximum=64, optional=True), None),
+    Setting("CHANGEWATCH_REPORT_REPEATED_ERRORS", Bool(), False),
+    Setting("CHANGEWATCH_DIFF_MAX_LINES", Int(minimum=0), 60),
+    Setting("CHANGEWATCH_DIFF_CONTEXT", Int(minimum=0), 1),
+    Setting("CHANGEWATCH_COMPARISONS", DottedPathTable(DEFAULT_COMPARISONS, _COMPARISON_NAME, "comparison names",
+                                                       removable=True), {}),
+    Setting("CHANGEWATCH_CONDITIONAL_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS", Int(minimum=0), 24),
+    Setting("CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS", Float(minimum=0), 7),
+    Setting("CHANGEWATCH_DELIVERY_LEASE", Duration(), "10m"),
+    Setting("CHANGEWATCH_VANTAGE", VantageSetting(), {}, error=VantageError),
+    Setting("CHANGEWATCH_ALLOW_PRIVATE", Bool(), False),
+    Setting("CHANGEWATCH_SSRF_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_SSRF_ALLOWED_HOSTS", ListOf(parse_host_entry, "host names (intranet.example, "
+                                                     ".corp.example for a domain) or IP addresses"), ()),
+    Setting("CHANGEWATCH_SSRF_ALLOWED_NETWORKS", ListOf(parse_network, "IP networks such as 10.0.0.0/8"), ()),
+    Setting("CHANGEWATCH_SSRF_NAMESERVERS", ListOf(parse_nameserver, "nameserver IP addresses with an optional "
+                                                   "port (1.2.3.4, 1.2.3.4:5353, [::1]:53)"), ()),
+)
+SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
+_GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
+
+
+def _no_vantage() -> Vantage:
+    from ..middlewares.vantage import Vantage
+
+    return Vantage()
+
+
 @dataclass(frozen=True, slots=True)
 class ChangewatchConfig:
+    """Every changewatch setting, parsed. A member is named after its setting (without
+    ``CHANGEWATCH_``, lower case), except the SSRF settings, which make up :attr:`guard`."""
+
     store: str = DEFAULT_STORE_URI
+    store_schemes: Mapping[str, str] = field(default_factory=lambda: DEFAULT_STORE_SCHEMES)
     store_synchronous: str = "NORMAL"
     workers: int = 0
+    worker_timeout: float = 60.0  # seconds
     threshold: int | None = None
     report_repeated_errors: bool = False
     diff_max_lines: int = 60
     diff_context: int = 1
+    comparisons: Mapping[str, str] = field(default_factory=lambda: DEFAULT_COMPARISONS)
     conditional_enabled: bool = True
     conditional_full_fetch_runs: int = 24
     conditional_full_fetch_days: float = 7.0
+    delivery_lease: float = 600.0  # seconds
+    vantage: Vantage = field(default_factory=_no_vantage)
+    guard: GuardConfig = field(default_factory=GuardConfig)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ChangewatchConfig:
-        threshold: Any = settings.get("CHANGEWATCH_THRESHOLD")
-        workers = settings.get("CHANGEWATCH_WORKERS")
-        config = cls(
-            store=settings.get("CHANGEWATCH_STORE") or DEFAULT_STORE_URI,
-            store_synchronous=str(settings.get("CHANGEWATCH_STORE_SYNCHRONOUS", "NORMAL")).upper(),
-            workers=default_workers() if workers in (None, "") else settings.getint("CHANGEWATCH_WORKERS"),
-            threshold=None if threshold in (None, "") else int(threshold),
-            report_repeated_errors=settings.getbool("CHANGEWATCH_REPORT_REPEATED_ERRORS", False),
-            diff_max_lines=settings.getint("CHANGEWATCH_DIFF_MAX_LINES", 60),
-            diff_context=settings.getint("CHANGEWATCH_DIFF_CONTEXT", 1),
-            conditional_enabled=settings.getbool("CHANGEWATCH_CONDITIONAL_ENABLED", True),
-            conditional_full_fetch_runs=settings.getint("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS", 24),
-            conditional_full_fetch_days=settings.getfloat("CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS", 7.0),
-        )
-        config.validate()
+        """Parse every changewatch setting; raise ConfigError for the first bad one, or when
+        the crawl runs on a reactor changewatch cannot use (:func:`check_reactor`). Reads
+        *settings* only: cheap enough for every component to call."""
+        values = {spec.member: spec.read(settings) for spec in SETTINGS}
+        _check_store_scheme(values["store"], values["store_schemes"])
+        if values["workers"] is None:
+            values["workers"] = default_workers()
+        allow_private, enabled, hosts, networks, nameservers = (values.pop(f) for f in _GUARD_FIELDS)
+        guard = GuardConfig(AddressPolicy.build(enabled=enabled, allow_private=allow_private, allowed_hosts=hosts,
+                                                allowed_networks=networks), nameservers)
+        config = cls(**values, guard=guard)
+        check_reactor(settings)
         return config
 
-    def validate(self) -> None:
-        if self.store_synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise ConfigError(f"CHANGEWATCH_STORE_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA, "
-                                f"not {self.store_synchronous!r}")
-        if self.workers < 0:
-            raise ConfigError(f"CHANGEWATCH_WORKERS must be >= 0, not {self.workers}")
-        if self.conditional_full_fetch_runs < 0 or self.conditional_full_fetch_days < 0:
-            raise ConfigError("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS and _DAYS must be >= 0 (0: every fetch "
-                                "is a full one)")
-        if self.threshold is not None and not 0 <= self.threshold <= 64:
-            raise ConfigError(f"CHANGEWATCH_THRESHOLD must be between 0 and 64 bits, not {self.threshold}")
+
+def _check_store_scheme(uri: str, schemes: Mapping[str, str]) -> None:
+    scheme = uri.partition(":")[0].lower()
+    if scheme not in schemes:
+        known = ", ".join(sorted(schemes))
+        raise ConfigError(error_message("CHANGEWATCH_STORE", uri, f"a store URI whose scheme is one of: {known} "
+                                        "(CHANGEWATCH_STORE_SCHEMES adds others)"))
+
+
+def check_reactor(settings: BaseSettings) -> None:
+    """Raise ConfigError unless the crawl runs without a Twisted reactor (asyncio only,
+    ``TWISTED_REACTOR_ENABLED = False``) or on the asyncio reactor: the store, the worker pool and
+    the middlewares await asyncio code, which another reactor cannot run. Before any reactor is
+    installed (a unit test's bare settings) there is nothing to check yet; Scrapy installs the
+    reactor before it builds any component."""
+    if not settings.getbool("TWISTED_REACTOR_ENABLED", True) or not is_reactor_installed():
+        return
+    if is_asyncio_reactor_installed():
+        return
+    from twisted.internet import reactor  # installed already: this only looks it up
+
+    installed = f"{type(reactor).__module__}.{type(reactor).__qualname__}"
+    raise ConfigError(f"TWISTED_REACTOR = {settings.get('TWISTED_REACTOR')!r}: expected {ASYNCIO_REACTOR} (Scrapy's "
+                      f"default) or TWISTED_REACTOR_ENABLED = False; changewatch cannot run on {installed}")

@@ -105,7 +105,7 @@ class ChangewatchRuntime:
         except StoreError as exc:
             raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
         try:
-            comparisons = load_comparisons(config.comparisons)
+            comparisons = load_comparisons(config.comparisons, merge=False)
         except ComparisonError as exc:
             raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
         runtime = cls(crawler, config, StoreRunner(store), comparisons)

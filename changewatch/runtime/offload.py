@@ -37,7 +37,7 @@ class ObserveTask:
 
     obs: Observation
     old: bytes | None  # the stored snapshot, as stored
-    comparisons: Mapping[str, str | None]  # CHANGEWATCH_COMPARISONS, merged over the built-ins there
+    comparisons: Mapping[str, str]  # the crawl's table (CHANGEWATCH_COMPARISONS merged over the built-ins)
     context: CompareContext
 
 
@@ -54,7 +54,7 @@ class Judged:
 
 
 def _judge(task: ObserveTask) -> Judged:
-    comparisons = load_comparisons(task.comparisons)
+    comparisons = load_comparisons(task.comparisons, merge=False)
     counters: dict[str, int] = {}
     old = None
     if task.old is not None:

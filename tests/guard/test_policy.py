@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 
 from changewatch.guard.config import GuardConfig
 from changewatch.guard.policy import AddressPolicy, address_rule, parse_ip_host
+from changewatch.runtime.config import ConfigError
 
 DEFAULT = AddressPolicy()
 
@@ -122,5 +122,6 @@ def test_settings() -> None:
     ("CHANGEWATCH_SSRF_NAMESERVERS", "1.2.3.4:99999"), ("CHANGEWATCH_SSRF_NAMESERVERS", "0x7f.1"),
 ])
 def test_bad_settings_stop_the_crawl_naming_the_setting(name: str, value: str) -> None:
-    with pytest.raises(NotConfigured, match=name):
+    # ConfigError, not NotConfigured: Scrapy would drop the guard with a warning and crawl on
+    with pytest.raises(ConfigError, match=name):
         GuardConfig.from_settings(Settings({name: value}))

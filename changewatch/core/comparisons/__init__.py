@@ -49,8 +49,9 @@ def _load(name: str, path: str) -> Comparison:
     return instance
 
 
-def load_comparisons(table: Mapping[str, str | None] | None = None) -> tuple[Comparison, ...]:
-    """The comparisons of the built-in table with *table* merged over it, imported lazily and
-    checked. Raises :class:`ComparisonError` naming the one that cannot be used."""
-    merged: dict[str, str | None] = {**BUILTIN_COMPARISONS, **(table or {})}
+def load_comparisons(table: Mapping[str, str | None] | None = None, *, merge: bool = True) -> tuple[Comparison, ...]:
+    """The comparisons of *table* merged over the built-in one (with *merge* False: of *table*
+    alone, a table already merged, as the crawl's settings give it), imported lazily and checked,
+    in table order. Raises :class:`ComparisonError` naming the one that cannot be used."""
+    merged: Mapping[str, str | None] = {**BUILTIN_COMPARISONS, **(table or {})} if merge else dict(table or {})
     return tuple(_load(name, path) for name, path in merged.items() if path)

@@ -1,0 +1,247 @@
+"""Strict parsers for setting values, one per type: each says in words what it accepts and turns a
+raw value (from ``settings.py``, ``custom_settings`` or ``-s NAME=VALUE``, where everything is a
+string) into a typed one, or raises :class:`BadValue`. No Scrapy imports; the table of settings in
+:mod:`changewatch.runtime.config` names one parser per setting.
+
+Strict on purpose: Scrapy's ``getbool`` reads any non-zero number as True and ``getint`` takes
+``True`` as 1, so a typo would become a different setting silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from ..core.durations import parse_duration
+
+__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "DottedPathTable", "Duration", "Float", "Int", "ListOf", "StoreUri",
+           "json_mapping"]
+
+T = TypeVar("T")
+
+_BOOLS = {"True": True, "true": True, "1": True, "False": False, "false": False, "0": False}
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")  # RFC 3986
+
+
+class BadValue(ValueError):
+    """A raw value a parser does not accept; ``str()`` is an optional detail (what exactly is
+    wrong), the parser's ``accepts`` says what would be right."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bool:
+    """True/False, and the strings Scrapy documents for booleans. Ints 0 and 1 too, as Scrapy
+    documents them; not 2, not "yes"."""
+
+    @property
+    def accepts(self) -> str:
+        return "True or False (also true, false, 1, 0)"
+
+    def __call__(self, raw: Any) -> bool:
+        if isinstance(raw, bool):
+            return raw
+        if type(raw) is int and raw in (0, 1):
+            return bool(raw)
+        if isinstance(raw, str) and raw.strip() in _BOOLS:
+            return _BOOLS[raw.strip()]
+        raise BadValue()
+
+
+def _range_text(minimum: float | None, maximum: float | None, above: bool = False) -> str:
+    if minimum is not None and maximum is not None:
+        return f" from {minimum:g} to {maximum:g}"
+    if minimum is not None:
+        return f" {'>' if above else '>='} {minimum:g}"
+    return f" <= {maximum:g}" if maximum is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Int:
+    """A whole number (an int, or its digits as a string); never a float, a bool or "1.5".
+    *optional*: None and an empty string mean None."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+    optional: bool = False
+
+    @property
+    def accepts(self) -> str:
+        text = "an integer" + _range_text(self.minimum, self.maximum)
+        return text + (", or None (an empty value)" if self.optional else "")
+
+    def __call__(self, raw: Any) -> int | None:
+        if self.optional and (raw is None or (isinstance(raw, str) and not raw.strip())):
+            return None
+        if type(raw) is int:
+            number = raw
+        elif isinstance(raw, str) and _INT.fullmatch(raw.strip()) and len(raw) < 100:
+            number = int(raw.strip())
+        else:
+            raise BadValue()
+        if (self.minimum is not None and number < self.minimum) or (self.maximum is not None and number > self.maximum):
+            raise BadValue(f"{number} is out of range")
+        return number
+
+
+@dataclass(frozen=True, slots=True)
+class Float:
+    """A finite number (int, float or its text); *above*: strictly more than *minimum*."""
+
+    minimum: float | None = None
+    above: bool = False
+
+    @property
+    def accepts(self) -> str:
+        return "a number" + _range_text(self.minimum, None, self.above)
+
+    def __call__(self, raw: Any) -> float:
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            try:
+                number = float(raw)
+            except OverflowError:
+                raise BadValue("too large") from None
+        elif isinstance(raw, str) and _FLOAT.fullmatch(raw.strip()):
+            number = float(raw.strip())
+        else:
+            raise BadValue()
+        if not math.isfinite(number):
+            raise BadValue("not a finite number")
+        if self.minimum is not None and (number < self.minimum or (self.above and number == self.minimum)):
+            raise BadValue(f"{number:g} is out of range")
+        return number
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One of a few words, in any case; the canonical (upper case) spelling is returned."""
+
+    options: tuple[str, ...]
+
+    @property
+    def accepts(self) -> str:
+        return "one of " + ", ".join(self.options)
+
+    def __call__(self, raw: Any) -> str:
+        if isinstance(raw, str) and raw.strip().upper() in self.options:
+            return raw.strip().upper()
+        raise BadValue()
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """:func:`changewatch.core.durations.parse_duration`: seconds, or ``90s``, ``10m``, ``6h``, ``7d``."""
+
+    @property
+    def accepts(self) -> str:
+        return "a duration > 0: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
+
+    def __call__(self, raw: Any) -> float:
+        try:
+            return parse_duration(raw)
+        except ValueError as exc:
+            raise BadValue(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf(Generic[T]):
+    """A list (or tuple) of strings, or one string split on commas (``-s NAME=a,b``); empty
+    entries are dropped; *item* parses each entry (ValueError: the entry is wrong)."""
+
+    item: Callable[[str], T]
+    what: str
+
+    @property
+    def accepts(self) -> str:
+        return f"{self.what}, as a list or a comma-separated string"
+
+    def __call__(self, raw: Any) -> tuple[T, ...]:
+        if isinstance(raw, str):
+            entries: list[Any] = raw.split(",")
+        elif isinstance(raw, list | tuple):
+            entries = list(raw)
+        else:
+            raise BadValue()
+        parsed = []
+        for entry in entries:
+            if not isinstance(entry, str):
+                raise BadValue(f"{entry!r} is not a string")
+            if entry.strip():
+                try:
+                    parsed.append(self.item(entry.strip()))
+                except ValueError as exc:
+                    raise BadValue(str(exc) or f"{entry.strip()!r} is not valid") from None
+        return tuple(parsed)
+
+
+def json_mapping(raw: Any) -> Mapping[str, Any]:
+    """A mapping setting's value: a dict, or a JSON object in a string (``-s NAME='{...}'``);
+    None and an empty string are an empty mapping."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise BadValue(f"not valid JSON: {exc}") from None
+    if not isinstance(raw, Mapping):
+        raise BadValue()
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class DottedPathTable:
+    """Name → dotted path of a class, merged over *builtin* (as Scrapy's ``FEED_EXPORTERS``).
+    Only the shape is checked here; the classes are imported when used. *removable*: a value
+    of None removes a name."""
+
+    builtin: Mapping[str, str]
+    key_pattern: re.Pattern[str]
+    key_what: str
+    removable: bool = False
+    lower_keys: bool = False
+
+    @property
+    def accepts(self) -> str:
+        values = "a dotted path such as mypackage.module.Class" + (" (or null to remove a built-in)"
+                                                                   if self.removable else "")
+        return f"a dict (or a JSON object) of {self.key_what} to {values}"
+
+    def __call__(self, raw: Any) -> Mapping[str, str]:
+        table = dict(self.builtin)
+        for key, value in json_mapping(raw).items():
+            if not isinstance(key, str) or not self.key_pattern.fullmatch(key):
+                raise BadValue(f"{key!r} is not {self.key_what}")
+            name = key.lower() if self.lower_keys else key
+            if value is None and self.removable:
+                table.pop(name, None)
+            elif isinstance(value, str) and _DOTTED.fullmatch(value.strip()):
+                table[name] = value.strip()
+            else:
+                raise BadValue(f"{key}: {value!r} is not a dotted path")
+        return MappingProxyType(table)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUri:
+    """A non-empty URI with a ``scheme:`` prefix; which schemes exist is the scheme table's
+    business (``CHANGEWATCH_STORE_SCHEMES``), the rest the store class's."""
+
+    @property
+    def accepts(self) -> str:
+        return "a store URI such as sqlite:///path/state.db"
+
+    def __call__(self, raw: Any) -> str:
+        if not isinstance(raw, str) or not raw.strip():
+            raise BadValue()
+        scheme, colon, _ = raw.strip().partition(":")
+        if not colon or not SCHEME.fullmatch(scheme):
+            raise BadValue("no scheme: prefix")
+        return raw.strip()

@@ -1,0 +1,218 @@
+"""Every documented setting, fed bad values through a real crawler with the add-on: the crawl
+does not start, and the error is one line naming the setting, the value and what is accepted.
+
+The list of settings comes from docs/settings.md, so a new setting cannot escape these tests: it
+needs a spec in the table (changewatch.runtime.config.SETTINGS) and bad examples for its type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.utils.test import get_crawler
+
+from changewatch.guard.policy import parse_network
+from changewatch.middlewares.vantage import Vantage
+from changewatch.runtime.config import (
+    DEFAULT_COMPARISONS,
+    SETTINGS,
+    SETTINGS_BY_NAME,
+    ChangewatchConfig,
+    ConfigError,
+    Setting,
+    VantageSetting,
+    default_workers,
+)
+from changewatch.runtime.parsers import Bool, Choice, DottedPathTable, Duration, Float, Int, ListOf, StoreUri
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def documented_settings() -> list[str]:
+    """The first column of the settings table in docs/settings.md."""
+    doc = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    return re.findall(r"^\| `(CHANGEWATCH_[A-Z_]+)` \|", doc, flags=re.M)
+
+
+def _int_bad(p: Int) -> list[Any]:
+    out: list[Any] = ["abc", "1.5", 1.5, 2.0, True, "1e3", [1]] + ([] if p.optional else [""])  # optional: "" is None
+    if p.minimum is not None:
+        out += [p.minimum - 1, str(p.minimum - 1)]
+    if p.maximum is not None:
+        out += [p.maximum + 1]
+    return out
+
+
+def _float_bad(p: Float) -> list[Any]:
+    out: list[Any] = ["abc", "nan", "inf", math.nan, math.inf, True, "1_0", "", [1]]
+    if p.minimum is not None:
+        out += [p.minimum - 1, str(p.minimum - 0.5)] + ([p.minimum, str(p.minimum)] if p.above else [])
+    return out
+
+
+#: bad values for every parser type; a new type without an entry fails test_bad_values_cover_every_type
+BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
+    Bool: lambda p: ["yesplease", "2", 2, "on", "yes", 1.0, "", "TRUE"],
+    Int: _int_bad,
+    Float: _float_bad,
+    Choice: lambda p: ["SOMETIMES", 1, "", True],
+    Duration: lambda p: ["soon", "-5m", "0", 0, "5x", "10M", "30m1h", True, "nan", math.inf, ""],
+    ListOf: lambda p: [5, {"a": "b"}, ["ok.example", 5], True],
+    DottedPathTable: lambda p: ["[1,2]", "{bad json", 5, '{"x": "nodots"}', {"x": 5}, {"": "a.b"}, {"a b": "a.b"},
+                                ["sqlite"]] + ([] if p.removable else [{"x": None}]),
+    StoreUri: lambda p: ["nosuchscheme://x", "", "  ", "no-scheme-here", "1http://x", 5, ["sqlite:///x.db"]],
+    VantageSetting: lambda p: ['{"colour": "red"}', {"proxy": "nope"}, "[1]", '{"accept_language": "de"',
+                               {"accept_language": "not a language!"}, {"headers": {"X-A": "a\nb"}}, 5],
+}
+#: bad values only one setting has
+BAD_BY_SETTING: dict[str, list[Any]] = {
+    "CHANGEWATCH_SSRF_ALLOWED_NETWORKS": ["10.0.0.0/8,bogus", ["10.0.0.0/33"], "intranet", "10.0.0.0/8;10.1.0.0/16"],
+    "CHANGEWATCH_SSRF_ALLOWED_HOSTS": ["http://intranet.example/", "a b.example", "user@host"],
+    "CHANGEWATCH_SSRF_NAMESERVERS": ["dns.example", "1.2.3.4:0", "1.2.3.4:99999", "0x7f.1", "1.2.3.4:53,nope"],
+    "CHANGEWATCH_STORE_SCHEMES": [{"sqlite": None}, '{"s3": "my.S3Store", "gs": ""}'],
+    "CHANGEWATCH_COMPARISONS": ['{"fields": "not a path"}'],
+}
+
+
+def bad_values(spec: Setting) -> list[Any]:
+    return BAD_BY_TYPE[type(spec.parse)](spec.parse) + BAD_BY_SETTING.get(spec.name, [])
+
+
+class QuietSpider(scrapy.Spider):
+    name = "quiet"
+
+    async def start(self) -> AsyncIterator[Any]:
+        return
+        yield
+
+
+def addon_crawler(tmp_path: Path, **settings: Any) -> Crawler:
+    """A real crawler of a user's project that enables only the add-on."""
+    return get_crawler(QuietSpider, {"ADDONS": {"changewatch.Addon": 0}, "LOG_LEVEL": "WARNING",
+                                     "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}", **settings})
+
+
+def start(crawler: Crawler) -> None:
+    asyncio.run(crawler.crawl_async())
+
+
+def case_id(value: Any) -> str:
+    return re.sub(r"\W+", "_", repr(value))[:40]
+
+
+@pytest.mark.parametrize("name", documented_settings())
+def test_every_documented_setting_has_a_spec_and_a_good_default(name: str, tmp_path: Path) -> None:
+    assert name in SETTINGS_BY_NAME, f"{name} is documented but has no spec in changewatch.runtime.config.SETTINGS"
+    assert bad_values(SETTINGS_BY_NAME[name]), name
+    SETTINGS_BY_NAME[name].value(SETTINGS_BY_NAME[name].default)  # the default parses like a user's value
+
+
+def test_every_spec_is_documented() -> None:
+    assert documented_settings(), "the scan of docs/settings.md works"
+    assert sorted({s.name for s in SETTINGS} - set(documented_settings())) == []
+
+
+def test_bad_values_cover_every_type() -> None:
+    assert {type(s.parse) for s in SETTINGS} <= set(BAD_BY_TYPE)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    pytest.param(spec.name, value, id=f"{spec.name.removeprefix('CHANGEWATCH_')}-{case_id(value)}")
+    for spec in SETTINGS for value in bad_values(spec)])
+def test_a_bad_value_stops_a_real_crawler(name: str, value: Any, tmp_path: Path) -> None:
+    assert name in documented_settings()
+    crawler = addon_crawler(tmp_path, **{name: value})
+    with pytest.raises(ConfigError) as caught:
+        start(crawler)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{name} = "), message
+    shown = repr(value)
+    assert shown[:60] in message or ("***" in message and name == "CHANGEWATCH_VANTAGE"), message
+    # the store URI's scheme is checked against the scheme table, with its own words
+    accepts = "a store URI" if name == "CHANGEWATCH_STORE" else SETTINGS_BY_NAME[name].accepts.split(" (")[0]
+    assert f": expected {accepts}" in message, message
+    assert not crawler.crawling
+    assert not (tmp_path / "state.db").exists(), "the crawl went on and opened its store"
+
+
+def test_good_values_parse_as_documented(tmp_path: Path) -> None:
+    crawler = addon_crawler(
+        tmp_path,
+        CHANGEWATCH_WORKERS="", CHANGEWATCH_THRESHOLD="", CHANGEWATCH_WORKER_TIMEOUT="2.5",
+        CHANGEWATCH_ALLOW_PRIVATE="false", CHANGEWATCH_SSRF_ENABLED=1, CHANGEWATCH_REPORT_REPEATED_ERRORS="True",
+        CHANGEWATCH_DELIVERY_LEASE="1h30m", CHANGEWATCH_STORE_SYNCHRONOUS="full",
+        CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS="0.5", CHANGEWATCH_DIFF_MAX_LINES="0",
+        CHANGEWATCH_STORE_SCHEMES='{"PG": "my.stores.PostgresStore"}',
+        CHANGEWATCH_COMPARISONS={"content": None, "prices": "my.compare.PriceComparison"},
+        CHANGEWATCH_SSRF_ALLOWED_HOSTS="Intranet.Example., .corp.example",
+        CHANGEWATCH_SSRF_ALLOWED_NETWORKS="10.0.0.0/8, fd00::/8,", CHANGEWATCH_SSRF_NAMESERVERS=["[::1]:5353"],
+        CHANGEWATCH_VANTAGE='{"accept_language": "de-CH", "proxy": "http://user:pw@proxy.example:8080"}')
+    start(crawler)
+    config = ChangewatchConfig.from_settings(crawler.settings)
+    assert (config.workers, config.threshold, config.worker_timeout) == (default_workers(), None, 2.5)
+    assert config.report_repeated_errors and config.store_synchronous == "FULL"
+    assert (config.delivery_lease, config.conditional_full_fetch_days, config.diff_max_lines) == (5400.0, 0.5, 0)
+    assert dict(config.store_schemes) == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
+                                          "pg": "my.stores.PostgresStore"}
+    assert dict(config.comparisons) == {**{k: v for k, v in DEFAULT_COMPARISONS.items() if k != "content"},
+                                        "prices": "my.compare.PriceComparison"}
+    policy = config.guard.policy
+    assert policy.enabled and not policy.allow_private
+    assert policy.allowed_hosts == (".corp.example", "intranet.example")
+    assert policy.allowed_networks == (parse_network("10.0.0.0/8"), parse_network("fd00::/8"))
+    assert config.guard.nameservers == (("::1", 5353),)
+    assert config.vantage == Vantage(proxy="http://user:pw@proxy.example:8080", accept_language="de-CH")
+    assert (tmp_path / "state.db").exists()  # the crawl ran
+
+
+@pytest.mark.parametrize("networks", ["10.0.0.0/8,192.168.0.0/16", ["10.0.0.0/8", "192.168.0.0/16"],
+                                      ("10.0.0.0/8", " 192.168.0.0/16 ", "")])
+def test_a_list_setting_is_a_list_or_a_comma_separated_string(networks: Any, tmp_path: Path) -> None:
+    crawler = addon_crawler(tmp_path, CHANGEWATCH_SSRF_ALLOWED_NETWORKS=networks)
+    config = ChangewatchConfig.from_settings(crawler.settings)
+    assert config.guard.policy.allowed_networks == (parse_network("10.0.0.0/8"), parse_network("192.168.0.0/16"))
+
+
+def _enabled(crawler: Crawler) -> set[str]:
+    assert crawler.engine is not None
+    managers = (crawler.engine.downloader.middleware, crawler.engine.scraper.spidermw, crawler.engine.scraper.itemproc)
+    return {type(mw).__name__ for manager in managers for mw in manager.middlewares}
+
+
+def test_only_enabled_false_turns_a_component_off(tmp_path: Path) -> None:
+    everything = addon_crawler(tmp_path)
+    start(everything)
+    assert {"SSRFGuardMiddleware", "ConditionalRequestMiddleware", "VantageMiddleware",
+            "CommitPipeline"} <= _enabled(everything)
+    off = addon_crawler(tmp_path, CHANGEWATCH_SSRF_ENABLED="False", CHANGEWATCH_CONDITIONAL_ENABLED=False)
+    start(off)
+    assert _enabled(everything) - _enabled(off) == {"SSRFGuardMiddleware", "ConditionalRequestMiddleware"}
+
+
+@pytest.mark.parametrize("component", ["changewatch.pipelines.FieldPipeline", "changewatch.pipelines.EntitySetPipeline",
+                                       "changewatch.middlewares.VantageMiddleware"])
+def test_a_bad_value_is_found_whichever_component_is_enabled(component: str, tmp_path: Path) -> None:
+    kind = "ITEM_PIPELINES" if ".pipelines." in component else "DOWNLOADER_MIDDLEWARES"
+    crawler = get_crawler(QuietSpider, {kind: {component: 100}, "CHANGEWATCH_SSRF_ALLOWED_NETWORKS": "bogus"})
+    with pytest.raises(ConfigError, match="CHANGEWATCH_SSRF_ALLOWED_NETWORKS = 'bogus'"):
+        start(crawler)
+
+
+def test_credentials_are_not_repeated(tmp_path: Path) -> None:
+    cases = {"CHANGEWATCH_VANTAGE": {"proxy": "http://me:hunter2@proxy.example:port"},
+             "CHANGEWATCH_STORE": "nosuch://me:hunter2@db.example/x"}
+    for name, value in cases.items():
+        with pytest.raises(ConfigError) as caught:
+            start(addon_crawler(tmp_path, **{name: value}))
+        assert "hunter2" not in str(caught.value) and "***@" in str(caught.value), caught.value
+    with pytest.raises(ConfigError) as caught:
+        start(addon_crawler(tmp_path, CHANGEWATCH_VANTAGE={"headers": {"Authorization": "Bearer hunter2\n"}}))
+    assert "hunter2" not in str(caught.value) and "Authorization" in str(caught.value)
