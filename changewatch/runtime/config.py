@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
+from ..core.comparisons import BUILTIN_COMPARISONS
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
-from ..core.comparisons import BUILTIN_COMPARISONS
 from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
 from .parsers import (
     SCHEME,
