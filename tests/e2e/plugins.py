@@ -1,0 +1,72 @@
+"""Components a test plugs into a real crawl through settings, as a user would plug their own."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+
+from changewatch.core.comparisons import CompareContext, Difference, Kind, Status
+from changewatch.core.observation import Observation
+
+KILL_MARKER = "KILL-THE-WORKER"
+
+
+class WorkerKiller:
+    """A comparison (``CHANGEWATCH_COMPARISONS``) whose digest kills the process it runs in when
+    the page carries :data:`KILL_MARKER`: a page that crashes a worker, on demand."""
+
+    name: ClassVar[str] = "worker_killer"
+    kind: ClassVar[Kind] = Kind.CONTENT
+    rank: ClassVar[int] = 99
+    part_version: ClassVar[int] = 1
+
+    def digest(self, obs: Observation) -> None:
+        html = obs.html.decode("latin-1") if isinstance(obs.html, bytes) else obs.html or ""
+        if KILL_MARKER in html:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return None
+
+    def check(self, old: Any, new: Any) -> str | None:
+        return None
+
+    def compare(self, old: Any, new: Any, context: CompareContext) -> Difference:
+        return Difference(Status.NONE)
+
+    def counters(self, part: Any) -> Mapping[str, int]:
+        return {}
+
+    def encode(self, part: Any) -> tuple[Any, bytes | None]:
+        return None, None
+
+    def decode(self, data: Any, blob: bytes | None, version: int) -> Any:
+        return None
+
+
+class StoreGoesReadOnly:
+    """An extension that makes the crawl's store read-only (SQLite's ``query_only``, so every
+    write fails as on a read-only file) once ``CHANGEWATCH_TEST_READONLY_AFTER`` items passed
+    the comparison step."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.after = crawler.settings.getint("CHANGEWATCH_TEST_READONLY_AFTER", 1)
+        self.seen = 0
+        crawler.signals.connect(self.count, signal=signals.item_scraped)
+        crawler.signals.connect(self.count, signal=signals.item_dropped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StoreGoesReadOnly:
+        return cls(crawler)
+
+    def count(self) -> None:
+        self.seen += 1
+        if self.seen == self.after:
+            from changewatch.runtime.extension import ChangewatchRuntime
+
+            store: Any = ChangewatchRuntime.of(self.crawler).runner.store
+            store.db.execute("PRAGMA query_only=1")

@@ -1,0 +1,112 @@
+"""End to end, the worker processes and the store under faults: a page that kills or hangs its
+worker is an error of its key (baseline kept, the rest of the crawl unharmed), and a store that
+stops taking writes mid-crawl stops the crawl with a non-zero exit, nothing half-written."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from changewatch.demo.site import DemoSite
+from changewatch.store.sqlite import SQLiteStore
+
+from .crawl import Crawler, by_key
+from .hostile import good_page
+from .plugins import KILL_MARKER
+
+PAGES = ("a", "b", "c")
+PLUGINS = ("-s", 'CHANGEWATCH_COMPARISONS={"worker_killer": "tests.e2e.plugins.WorkerKiller"}')
+
+
+def serve(site: DemoSite, bodies: dict[str, bytes]) -> None:
+    for name, body in bodies.items():
+        site.overrides[f"/{name}"] = (200, "text/html; charset=utf-8", body)
+
+
+def watches(base: str) -> list[dict[str, str]]:
+    return [{"url": f"{base}/{name}", "key": name} for name in PAGES]
+
+
+def test_a_page_that_kills_its_worker_is_an_error_of_its_key(tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    site, base = demo_site
+    crawler = Crawler(tmp_path, watches(base))
+    pages = {name: good_page(name) for name in PAGES}
+    serve(site, pages)
+    first = crawler.run("-s", "CHANGEWATCH_WORKERS=1", *PLUGINS)
+    assert first.returncode == 0 and first.records == [], first.stderr[-2000:]
+
+    serve(site, {"b": pages["b"].replace(b"</body>", f"<p>{KILL_MARKER}</p></body>".encode())})
+    killed = crawler.run("-s", "CHANGEWATCH_WORKERS=1", *PLUGINS)
+    assert killed.returncode == 0, killed.stderr[-2000:]
+    record = by_key(killed.records)["b"]
+    assert record["kind"] == "error" and record["error"].startswith("unprocessable:"), record
+    assert "died" in record["error"] or "signal" in record["error"]
+    assert set(by_key(killed.records)) == {"b"}  # a and c were compared as usual: unchanged
+    assert killed.stats.get("changewatch/commit/none") == 2
+    assert killed.stats.get("changewatch/workers/crashed") == 1
+
+    serve(site, {"b": pages["b"].replace(b"</body>", b"<p>One new sentence about the weather.</p></body>")})
+    after = crawler.run("-s", "CHANGEWATCH_WORKERS=1", *PLUGINS)
+    assert after.returncode == 0
+    [change] = after.records
+    assert change["key"] == "b" and change["kind"] == "content"  # against the baseline the crash kept
+    assert "+ one new sentence about the weather" in change["diff"]
+
+
+def test_a_page_that_takes_too_long_is_an_error_and_its_worker_is_replaced(
+        tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    site, base = demo_site
+    crawler = Crawler(tmp_path, watches(base))
+    pages = {name: good_page(name) for name in PAGES}
+    serve(site, pages)
+    assert crawler.run("-s", "CHANGEWATCH_WORKERS=1").records == []
+
+    # 6 MB of clock times and dates on one line: seconds of regular expressions, all of it volatile
+    slow = b"<html><body><p>" + b"12:34 2026-01-01 " * 350_000 + b"</p></body></html>"
+    serve(site, {"b": slow})
+    timed_out = crawler.run("-s", "CHANGEWATCH_WORKERS=1", "-s", "CHANGEWATCH_WORKER_TIMEOUT=0.5")
+    assert timed_out.returncode == 0, timed_out.stderr[-2000:]
+    record = by_key(timed_out.records)["b"]
+    assert record["kind"] == "error" and record["error"].startswith("unprocessable:")
+    assert "0.5" in record["error"]
+    assert timed_out.stats.get("changewatch/workers/timeout") == 1
+    assert timed_out.stats.get("changewatch/commit/none") == 2  # the replacement worker judged the rest
+
+    serve(site, pages)
+    back = crawler.run("-s", "CHANGEWATCH_WORKERS=1")
+    assert back.returncode == 0 and back.records == []  # the baseline was kept: nothing changed
+
+
+def test_a_store_that_stops_taking_writes_stops_the_crawl_non_zero(
+        tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    site, base = demo_site
+    crawler = Crawler(tmp_path, watches(base))
+    pages = {name: good_page(name) for name in PAGES}
+    serve(site, pages)
+    assert crawler.run().returncode == 0
+    serve(site, {name: body.replace(b"</body>", b"<p>Edited.</p></body>") for name, body in pages.items()})
+
+    failed = crawler.run("-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0, '
+                               '"tests.e2e.plugins.StoreGoesReadOnly": 0}',
+                         "-s", "CHANGEWATCH_TEST_READONLY_AFTER=1", "-s", "CONCURRENT_REQUESTS=1")
+    assert failed.returncode != 0, failed.stderr[-3000:]
+    assert "changewatch: stopping the crawl: the store cannot be written" in failed.stderr
+    assert failed.stderr.count("stopping the crawl") == 1  # once, not once per item
+    assert len(failed.records) == 1  # the change committed before the store failed, and nothing else
+
+    db = sqlite3.connect(tmp_path / "state.db")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    try:
+        assert len(list(store.changes("watch"))) == 1
+    finally:
+        store.close()
+
+    recovered = crawler.run()
+    assert recovered.returncode == 0
+    # the one change already logged is exported again (its feed was never confirmed), the two
+    # that were never committed are found again: nothing lost, nothing twice in the log
+    assert sorted(r["key"] for r in recovered.records) == ["a", "b", "c"]
+    assert sum(1 for r in recovered.records if r.get("redelivery")) == 1
