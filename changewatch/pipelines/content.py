@@ -7,11 +7,11 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from ..core.compare import page_digest
 from ..core.normalise import RegionError
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
-from ..runtime.workers import WorkerPool
+from ..runtime.tasks import digest_page
+from ..runtime.workers import WorkerCrashed, WorkerPool, WorkerTimeout
 from .adopt import Adopter
 
 logger = logging.getLogger(__name__)
@@ -43,10 +43,16 @@ class ContentPipeline:
             return item if obs is None else obs
         sort_lines = bool(obs.options.get("sort_lines", False))
         try:
-            snapshot, error = await self.pool.run(page_digest, obs.html, obs.text, obs.region, sort_lines)
+            snapshot, error = await digest_page(self.pool, obs.html, obs.text, obs.region, sort_lines)
         except RegionError as exc:
             obs.error = f"region: {exc}"
             self.stats.inc("bad_region")
+            return obs
+        except (WorkerTimeout, WorkerCrashed) as exc:
+            # An error record, not a crash of the crawl: the baseline stays as it was.
+            obs.error = f"unprocessable: {_what_happened(exc, self.pool.task_timeout)}"
+            self.stats.inc("unprocessable")
+            logger.debug("Could not normalise %s: %s", obs.url, exc)  # the pool warned already
             return obs
         obs.digest["text"] = snapshot
         if error is not None:
@@ -57,3 +63,9 @@ class ContentPipeline:
         obs.text = None
         self.stats.inc("digested")
         return obs
+
+
+def _what_happened(exc: WorkerTimeout | WorkerCrashed, timeout: float) -> str:
+    if isinstance(exc, WorkerTimeout):
+        return f"normalising took longer than {timeout:g} s; the worker was replaced"
+    return f"the worker normalising the page died ({exc}); it was replaced"

@@ -20,6 +20,7 @@ from changewatch import Observation
 from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
 from changewatch.pipelines import CommitPipeline, ContentPipeline, EntitySetPipeline, FieldPipeline
 from changewatch.runtime.config import ChangewatchConfig, ConfigError
+from changewatch.runtime.workers import WorkerPool
 from changewatch.store.sqlite import SQLiteStore
 
 ARTICLE = "".join(f"<p>Paragraph {i}: " + "steady words about the subject " * 8 + "</p>" for i in range(30))
@@ -291,6 +292,18 @@ def test_worker_process_gives_the_same_result(make_chain: Any) -> None:
     edited = ARTICLE.replace("Paragraph 3: steady", "Paragraph 3: changed")
     out = chain.run(obs(html=ARTICLE), obs(html=edited))
     assert out[0] is None and out[1]["kind"] == "content"
+
+
+def test_a_page_past_the_worker_timeout_is_an_error_record_and_keeps_the_baseline(make_chain: Any) -> None:
+    chain = make_chain()
+    assert chain.run(obs(html=ARTICLE)) == [None]
+    chain.pipelines[2].pool = WorkerPool(1, task_timeout=0.001)  # parsing ~1.7 MB takes far longer
+    [record] = chain.run(obs(html=ARTICLE * 100))
+    assert record["kind"] == "error"
+    assert record["error"] == "unprocessable: normalising took longer than 0.001 s; the worker was replaced"
+    assert chain.stat("content/unprocessable") == 1
+    chain.pipelines[2].pool = WorkerPool(0)
+    assert chain.run(obs(html=ARTICLE)) == [None]  # the same as the baseline, which was kept
 
 
 def test_store_is_the_configured_one(make_chain: Any, tmp_path: Path) -> None:
