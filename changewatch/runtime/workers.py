@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -70,6 +71,9 @@ class WorkerPool:
         self._thread, self._loop, self._failed_starts = None, None, 0
         if self.workers == 0:
             self._thread = TaskThread()
+            return
+        if sys.platform == "win32":  # select() takes sockets only, the worker pipes are not (never tested there)
+            self._fall_back("cannot watch worker processes from the event loop on Windows")
             return
         try:
             for _ in range(self.workers):

@@ -209,6 +209,28 @@ def test_workers_exit_when_the_crawl_process_dies() -> None:
         crawl.wait()
 
 
+def _pipes_open(pid: int) -> dict[int, list[int]]:
+    """Inode of every pipe process *pid* has open → the access mode (O_RDONLY…) of each fd on it."""
+    pipes: dict[int, list[int]] = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        if target.startswith("pipe:["):
+            flags = Path(f"/proc/{pid}/fdinfo/{fd}").read_text().split("flags:")[1].split()[0]
+            pipes.setdefault(int(target[6:-1]), []).append(int(flags, 8) & os.O_ACCMODE)
+    return pipes
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="reads /proc")
+def test_only_the_crawl_process_holds_the_write_end_of_a_lifeline(make_pool: Any) -> None:
+    pool = make_pool(3)
+    workers = pool._workers  # the lifelines are the pool's business; this checks who else holds them
+    lifelines = {w.pid: os.fstat(w.lifeline.fileno()).st_ino for w in workers}
+    for worker in workers:
+        held = _pipes_open(worker.pid)
+        for pid, inode in lifelines.items():
+            assert held.get(inode, []) == ([os.O_RDONLY] if pid == worker.pid else []), (worker.pid, pid)
+
+
 UNGUARDED_SCRIPT = """
 import asyncio
 import json
