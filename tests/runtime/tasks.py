@@ -40,3 +40,15 @@ def hang_after_writing_pid(payload: bytes) -> bytes:
 
 def not_bytes(payload: bytes) -> bytes:
     return len(payload)  # type: ignore[return-value]
+
+
+def meet(payload: bytes) -> bytes:
+    """Adds its pid to the file *payload* names, then waits (up to 20 s) until two processes have:
+    proof that two workers ran tasks at the same time, however slowly either started."""
+    path = Path(payload.decode())
+    with path.open("a") as f:
+        f.write(f"{os.getpid()}\n")
+    deadline = time.monotonic() + 20
+    while len(set(path.read_text().split())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return pid(payload)

@@ -103,11 +103,12 @@ def test_a_task_runs_in_another_process_and_returns_its_bytes(make_pool: Any) ->
     assert echoed == b"abc"
 
 
-def test_two_workers_run_two_tasks_at_once(make_pool: Any) -> None:
+def test_two_workers_run_two_tasks_at_once(make_pool: Any, tmp_path: Path) -> None:
     pool = make_pool(2)
+    met = str(tmp_path / "met.txt").encode()
 
     async def main() -> list[bytes]:
-        return await asyncio.gather(pool.run(tasks.sleep, b"0.2"), pool.run(tasks.sleep, b"0.2"))
+        return await asyncio.gather(pool.run(tasks.meet, met), pool.run(tasks.meet, met))
 
     assert {int(pid) for pid in asyncio.run(main())} == set(pool.processes)
 
@@ -246,7 +247,7 @@ with open("runs.txt", "a") as f:  # one line each time this module body runs
 
 async def kill_one_then_use_both(pool):
     victim, error = await kill_mid_task(pool, Path("victim.txt"))
-    after = await asyncio.gather(pool.run(tasks.sleep, b"0.2"), pool.run(tasks.sleep, b"0.2"))
+    after = await asyncio.gather(pool.run(tasks.meet, b"met.txt"), pool.run(tasks.meet, b"met.txt"))
     return victim, type(error).__name__, [int(pid) for pid in after]
 
 pool = WorkerPool(2)
