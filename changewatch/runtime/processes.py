@@ -197,7 +197,7 @@ class WorkerProcess:
                 self._header = None
         return messages
 
-    def watch(self, loop: asyncio.AbstractEventLoop, callback: Any) -> None:
+    def watch(self, loop: asyncio.AbstractEventLoop, callback: Callable[[WorkerProcess], None]) -> None:
         """Let *loop* call ``callback(self)`` when the connection is readable (only one loop)."""
         self.unwatch()
         loop.add_reader(self.conn.fileno(), callback, self)
