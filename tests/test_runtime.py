@@ -1,56 +1,16 @@
-"""The worker pool and the store runner: real processes, real threads, real SQLite."""
+"""The store runner: real threads, real SQLite. (The worker pool's tests: tests/runtime/.)"""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 import threading
 from pathlib import Path
 
 import pytest
 
 from changewatch.runtime.config import ChangewatchConfig
-from changewatch.runtime.workers import WorkerPool
 from changewatch.store.runner import StoreRunner
 from changewatch.store.sqlite import SQLiteStore
-
-
-def die_outside(pid: int) -> str:
-    """Kills the worker process it runs in; returns when run in process *pid* (the crawl)."""
-    if os.getpid() != pid:
-        os._exit(3)
-    return "inline"
-
-
-def worker_pid() -> int:
-    return os.getpid()
-
-
-def test_work_runs_in_another_process() -> None:
-    pool = WorkerPool(1)
-    pool.start()
-    try:
-        assert asyncio.run(pool.run(worker_pid)) != os.getpid()
-    finally:
-        pool.stop()
-
-
-def test_a_dead_worker_leaves_the_crawl_running_inline(caplog: pytest.LogCaptureFixture) -> None:
-    pool = WorkerPool(1)
-    pool.start()
-
-    async def calls() -> list[str]:
-        return list(await asyncio.gather(*(pool.run(die_outside, os.getpid()) for _ in range(3))))
-
-    try:
-        with caplog.at_level(logging.WARNING, logger="changewatch.runtime.workers"):
-            assert asyncio.run(calls()) == ["inline"] * 3
-            assert asyncio.run(pool.run(worker_pid)) == os.getpid()  # from now on, inline
-        assert [r.message for r in caplog.records].count(
-            "changewatch worker pool broke; normalising in the crawl process from now on") == 1
-    finally:
-        pool.stop()
 
 
 class _Crawler:

@@ -93,9 +93,12 @@ async def judge(pool: WorkerPool, task: ObserveTask) -> Judged:
     try:
         result: Judged = pickle.loads(await pool.run(judge_in_worker, payload))
     except WorkerTimeout as exc:
-        return Judged(Kind.ERROR, error=f"unprocessable: {exc}", counters={"workers/timeout": 1})
+        return Judged(Kind.ERROR, error=f"unprocessable: judging the page took longer than {exc.limit:g} s "
+                                        "(CHANGEWATCH_WORKER_TIMEOUT); its worker was replaced",
+                      counters={"workers/timeout": 1})
     except WorkerCrashed as exc:
-        return Judged(Kind.ERROR, error=f"unprocessable: {exc}", counters={"workers/crashed": 1})
+        return Judged(Kind.ERROR, error=f"unprocessable: the worker judging the page {exc.how}; it was replaced",
+                      counters={"workers/crashed": 1})
     except WorkerTaskError as exc:
         logger.error("changewatch: judging %s failed in a worker: %s", task.obs.url, exc)
         return Judged(Kind.ERROR, error="unprocessable: changewatch failed on this page (see the crawl log)",

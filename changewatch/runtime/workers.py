@@ -1,100 +1,333 @@
-"""The pool of worker processes that do the CPU-bound page normalisation on the machine's other
-cores."""
+"""The pool of worker processes that do the CPU-bound page work (normalising, fingerprinting) on
+the machine's other cores, so that the crawl's event loop never waits for it.
+
+Workers are spawned (never forked: the crawl process runs an event loop and threads), all of
+them in :meth:`WorkerPool.start`, with ``__main__`` hidden so that a crawl script without an
+``if __name__ == "__main__"`` guard is never run again in them (replacements too). A task is a
+module-level function ``bytes -> bytes`` named by module and qualified name; the pool moves
+bytes only (:mod:`changewatch.runtime.worker_main` has the wire format). The crawl process reads
+replies through the running event loop (``loop.add_reader``), one task per worker at a time,
+waiting tasks first come first served. A task that runs past its timeout gets its worker killed;
+a worker that dies is replaced; either way the task fails with its own error and the crawl goes
+on. Without worker processes (``workers=0``, or they cannot start) tasks run in one thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-import multiprocessing
-import os
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from collections import deque
+from collections.abc import Callable
 
-__all__ = ["WorkerPool"]
+from .errors import WorkerCrashed, WorkerError, WorkerTaskError, WorkerTimeout
+from .processes import State, WorkerProcess, describe_exit, reap
+from .taskthread import TaskThread
+from .worker_main import ERROR, OK, READY, function_ref
+
+__all__ = ["WorkerCrashed", "WorkerError", "WorkerPool", "WorkerTaskError", "WorkerTimeout"]
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
-
-@contextmanager
-def _main_module_hidden() -> Iterator[None]:
-    """Start processes without the main module: spawned children import it again (as
-    ``__mp_main__``), and a crawl script without an ``if __name__ == "__main__"`` guard (as in
-    Scrapy's own "run from a script" example) would start a second crawl in every worker. The
-    workers only run functions of changewatch.core, which they import by name."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__spec__ = None
-    try:
-        yield
-    finally:
-        main.__dict__.update(saved)
-        if "__spec__" not in saved:
-            del main.__spec__
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: end the worker when the crawl process is gone. A crawl killed with
-    SIGKILL cannot shut its pool down, and an orphaned worker would hold the crawl's stdout and
-    stderr open (a scheduler waiting on them would wait for ever)."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="changewatch-parent-watch", daemon=True).start()
+_MAX_FAILED_STARTS = 3  # replacements in a row that never got ready: worker processes do not work here
+_STOP_WAIT = 2.0  # s stop() waits for workers to exit before it kills them
 
 
 class WorkerPool:
-    """Runs CPU-bound functions in worker processes (``workers`` > 0) or inline (0)."""
+    """Runs ``fn(payload) -> bytes`` in ``workers`` processes (0: in one thread).
 
-    def __init__(self, workers: int):
+    ``stats`` counts ``tasks`` (every task handed to a worker or the thread), ``timeouts``,
+    ``crashes`` (workers that died unasked, busy or idle), ``replaced`` (replacement processes
+    started) and ``inline`` (tasks run in the thread)."""
+
+    def __init__(self, workers: int, *, task_timeout: float = 60.0, start_timeout: float = 120.0):
+        if workers < 0:
+            raise ValueError(f"workers must be >= 0, not {workers}")
         self.workers = workers
-        self._executor: Executor | None = None
+        self.task_timeout = task_timeout
+        self.start_timeout = start_timeout
+        self.stats: dict[str, int] = dict.fromkeys(("tasks", "timeouts", "crashes", "replaced", "inline"), 0)
+        self._workers: list[WorkerProcess] = []
+        self._ending: list[WorkerProcess] = []  # closed or killed, not reaped yet
+        self._waiting: deque[asyncio.Future[WorkerProcess | None]] = deque()
+        self._thread: TaskThread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = self._stopped = False
+        self._failed_starts = 0
+
+    @property
+    def processes(self) -> list[int]:
+        """The pids of the live worker processes."""
+        return [w.pid for w in self._workers if w.process.is_alive()]
 
     def start(self) -> None:
-        if not self.workers or self._executor is not None:
+        """Start every worker and wait until each is ready: a broken environment shows now, with
+        one warning, and the pool then runs tasks in a thread. Blocks (up to ``start_timeout``)."""
+        if self._started and not self._stopped:
             return
-        # spawn, not fork: forking a process that runs a reactor and threads is unsafe
-        executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+        self._started, self._stopped = True, False  # a stopped pool starts again (a spider opened twice)
+        self._thread, self._loop, self._failed_starts = None, None, 0
+        if self.workers == 0:
+            self._thread = TaskThread()
+            return
+        if sys.platform == "win32":  # select() takes sockets only, the worker pipes are not (never tested there)
+            self._fall_back("cannot watch worker processes from the event loop on Windows")
+            return
         try:
-            with _main_module_hidden():
-                # The first call starts every worker process, while __main__ is hidden from them.
-                executor.submit(int).result(timeout=120)
-        except Exception as exc:  # the crawl goes on, only slower
-            executor.shutdown(wait=False, cancel_futures=True)
-            logger.warning("changewatch could not start its worker processes (%s); normalising in the crawl "
-                           "process instead", exc)
+            for _ in range(self.workers):
+                self._workers.append(WorkerProcess.spawn(self.start_timeout))
+            for worker in self._workers:
+                worker.wait_ready()
+        except Exception as exc:
+            self._fall_back(f"could not start its worker processes ({exc})")
+            self._reap_now()
             return
-        self._executor = executor
+        logger.debug("changewatch worker processes %s ready", self.processes)
+
+    async def run(self, fn: Callable[[bytes], bytes], payload: bytes, *, timeout: float | None = None) -> bytes:
+        """``fn(payload)`` in a worker. Raises :class:`WorkerTimeout` after *timeout* seconds
+        (default ``task_timeout``) of running, :class:`WorkerCrashed`, :class:`WorkerTaskError`,
+        or :class:`WorkerError` when the pool is stopped or not started."""
+        ref = function_ref(fn)
+        limit = self.task_timeout if timeout is None else timeout
+        if self._stopped or not self._started:
+            raise WorkerError("pool stopped" if self._stopped else "pool not started: call start() first")
+        if self._thread is None:
+            self._use_loop(asyncio.get_running_loop())
+            worker = await self._idle_worker()
+            if worker is not None:
+                return await self._run_on(worker, ref, payload, limit)
+        return await self._run_in_thread(ref, payload, limit)
 
     def stop(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        """Close every worker's connection and lifeline (they exit at once), wait a little, kill
+        what is left. Tasks not finished fail with ``WorkerError("pool stopped")``. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        error = WorkerError("pool stopped")
+        while self._waiting:
+            _fail(self._waiting.popleft(), error)
+        for worker in list(self._workers):
+            if worker.task is not None:
+                _fail(worker.task, error)
+            self._retire(worker)
+        self._reap_now()
+        if self._thread is not None:
+            self._thread.stop()
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._executor is None:
-            return fn(*args)
+    # --- tasks -------------------------------------------------------------------------------------------------
+
+    async def _idle_worker(self) -> WorkerProcess | None:
+        """An idle worker, now BUSY, waiting for one if need be; None if the pool fell back to
+        the thread meanwhile."""
+        if not self._waiting:
+            for worker in self._workers:
+                if worker.state is State.IDLE:
+                    worker.state = State.BUSY
+                    return worker
+        waiter: asyncio.Future[WorkerProcess | None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
-        except BrokenProcessPool:
-            # A worker died (out of memory, killed): carry on inline rather than lose the run.
-            # Every call in flight lands here; the first one retires the pool and says so.
-            broken, self._executor = self._executor, None
-            if broken is not None:
-                logger.warning("changewatch worker pool broke; normalising in the crawl process from now on")
-                broken.shutdown(wait=False, cancel_futures=True)
-            return fn(*args)
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+            # handed a worker between the hand-over and our cancellation: pass it on
+            if not waiter.cancelled() and waiter.exception() is None and (handed := waiter.result()):
+                self._hand_over(handed)
+            raise
+
+    async def _run_on(self, worker: WorkerProcess, ref: bytes, payload: bytes, limit: float) -> bytes:
+        reply: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        worker.task = reply
+        self.stats["tasks"] += 1
+        try:
+            worker.send(ref, payload)
+        except OSError as exc:  # it died while idle; its EOF has not been read yet
+            worker.task = None
+            self._lost(worker)
+            raise WorkerCrashed(f"worker process {worker.pid} could not take the task ({exc}); replaced",
+                                how=f"could not take the task ({exc})") from None
+        try:
+            async with asyncio.timeout(limit):
+                return await reply
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if isinstance(exc, TimeoutError) and reply.done() and not reply.cancelled():
+                return reply.result()  # the reply beat the timer by a hair
+            if worker.task is reply:  # still at it: the only way to get the worker back is to kill it
+                self._abandon(worker)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            self.stats["timeouts"] += 1
+            logger.warning("changewatch worker process %d ran past the %g s timeout of %s; killed it, starting a "
+                           "replacement", worker.pid, limit, ref.decode())
+            raise WorkerTimeout(f"{ref.decode()} took longer than {limit:g} s; worker process {worker.pid} was "
+                                f"killed and replaced", limit=limit) from None
+
+    async def _run_in_thread(self, ref: bytes, payload: bytes, limit: float) -> bytes:
+        assert self._thread is not None
+        self.stats["tasks"] += 1
+        self.stats["inline"] += 1
+        try:
+            header, body = await self._thread.run(ref, payload, limit)
+        except TimeoutError:
+            self.stats["timeouts"] += 1
+            logger.warning("changewatch task %s ran past its %g s timeout in the task thread; abandoned it",
+                           ref.decode(), limit)
+            raise WorkerTimeout(f"{ref.decode()} took longer than {limit:g} s; its thread was abandoned",
+                                limit=limit) from None
+        if header == OK:
+            return body
+        raise WorkerTaskError.from_reply(body)
+
+    # --- replies and deaths, seen by the event loop ---------------------------------------------------------------
+
+    def _on_readable(self, worker: WorkerProcess) -> None:
+        messages = worker.read()
+        if messages is None:
+            self._on_eof(worker)
+            return
+        for header, body in messages:
+            if header == READY and worker.state is State.STARTING:
+                self._failed_starts = 0
+                if worker.timer is not None:
+                    worker.timer.cancel()
+                logger.debug("changewatch worker process %d ready", worker.pid)
+                self._hand_over(worker)
+            elif header in (OK, ERROR) and worker.state is State.BUSY:
+                reply, worker.task = worker.task, None
+                self._hand_over(worker)
+                if reply is not None and not reply.done():
+                    if header == OK:
+                        reply.set_result(body)
+                    else:
+                        reply.set_exception(WorkerTaskError.from_reply(body))
+
+    def _on_eof(self, worker: WorkerProcess) -> None:
+        if worker.state is State.STARTING:
+            pid = worker.pid
+            self._retire(worker, then=lambda how: self._start_failed(f"worker process {pid} {how} before it was "
+                                                                     "ready"))
+            return
+        self._lost(worker)
+
+    def _lost(self, worker: WorkerProcess) -> None:
+        """A worker died unasked: report it (with how, once known) and replace it."""
+        reply, worker.task, pid = worker.task, None, worker.pid
+        self.stats["crashes"] += 1
+
+        def report(how: str) -> None:
+            logger.warning("changewatch worker process %d %s%s; started a replacement", pid, how,
+                           " while running a task" if reply is not None else "")
+            if reply is not None:
+                _fail(reply, WorkerCrashed(f"worker process {pid} {how} while running the task; it was replaced",
+                                           how=how))
+
+        self._retire(worker, then=report)
+        self._replace()
+
+    def _abandon(self, worker: WorkerProcess) -> None:
+        worker.task = None
+        self._retire(worker, kill=True)
+        self._replace()
+
+    # --- starting, replacing, retiring ---------------------------------------------------------------------------
+
+    def _replace(self) -> None:
+        if self._stopped or self._thread is not None or self._loop is None:
+            return
+        try:
+            worker = WorkerProcess.spawn(self.start_timeout)
+        except Exception as exc:
+            self._start_failed(f"could not start a worker process ({exc})")
+            return
+        self.stats["replaced"] += 1
+        self._workers.append(worker)
+        worker.watch(self._loop, self._on_readable)
+        worker.timer = self._loop.call_later(self.start_timeout, self._start_expired, worker)
+
+    def _start_expired(self, worker: WorkerProcess) -> None:
+        if worker.state is State.STARTING:
+            self._retire(worker, kill=True)
+            self._start_failed(f"worker process {worker.pid} was not ready within {self.start_timeout:g} s")
+
+    def _start_failed(self, why: str) -> None:
+        self._failed_starts += 1
+        if self._failed_starts >= _MAX_FAILED_STARTS:
+            self._fall_back(f"could not start a worker process {self._failed_starts} times in a row (last: {why})")
+        else:
+            logger.debug("changewatch %s; trying again", why)
+            self._replace()
+
+    def _fall_back(self, why: str) -> None:
+        logger.warning("changewatch %s; running tasks in a thread of the crawl process instead (slower)", why)
+        self._thread = TaskThread()
+        for worker in list(self._workers):
+            if worker.state is not State.BUSY:  # busy ones finish their task first (_hand_over)
+                self._retire(worker, kill=True)
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _hand_over(self, worker: WorkerProcess) -> None:
+        """*worker* is free: to the first task waiting, else idle."""
+        if self._thread is not None or self._stopped:
+            self._retire(worker)
+            return
+        worker.state = State.IDLE
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                worker.state = State.BUSY
+                waiter.set_result(worker)
+                return
+
+    def _retire(self, worker: WorkerProcess, *, kill: bool = False, then: Callable[[str], None] | None = None) -> None:
+        """Out of the pool: closed (it exits on EOF) or killed, then reaped; ``then(how it ended)``."""
+        if worker in self._workers:
+            self._workers.remove(worker)
+        worker.close(kill=kill)
+        if worker not in self._ending:
+            self._ending.append(worker)
+        if self._loop is not None and not self._stopped:
+            worker.when_exited(self._loop, functools.partial(self._ended, worker, then))
+
+    def _ended(self, worker: WorkerProcess, then: Callable[[str], None] | None, code: int | None) -> None:
+        if code is not None and worker in self._ending:
+            self._ending.remove(worker)
+        if then is not None:
+            then(describe_exit(code) if code is not None else "closed its connection without exiting (killed it)")
+
+    def _reap_now(self) -> None:
+        """Blocking (start and stop only): wait a little for retired workers, kill the rest."""
+        reap(self._ending, _STOP_WAIT)
+        self._ending.clear()
+
+    def _use_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Watch the workers from *loop*. Normally once; a pool may outlive an event loop
+        (asyncio.run once per test), and whatever was in flight on the old one is lost."""
+        if loop is self._loop:
+            return
+        self._loop = loop
+        self._waiting = deque(w for w in self._waiting if w.get_loop() is loop)
+        for worker in list(self._workers):
+            if worker.state is State.BUSY:
+                self._abandon(worker)
+                continue
+            worker.watch(loop, self._on_readable)
+            if worker.state is State.STARTING:
+                remaining = max(worker.ready_by - time.monotonic(), 0)
+                worker.timer = loop.call_later(remaining, self._start_expired, worker)
+
+
+def _fail(future: asyncio.Future[WorkerProcess | None] | asyncio.Future[bytes], error: Exception) -> None:
+    if not future.done():
+        try:
+            future.set_exception(error)
+        except RuntimeError:  # its event loop is closed: nobody awaits it any more
+            pass
+

@@ -279,6 +279,18 @@ def test_worker_process_gives_the_same_result(make_chain: Any) -> None:
     assert out[0] is None and out[1]["kind"] == "content"
 
 
+def test_a_page_past_the_worker_timeout_is_an_error_record_and_keeps_the_baseline(make_chain: Any) -> None:
+    assert make_chain().run(obs(html=ARTICLE * 100)) == [None]
+    slow = make_chain(CHANGEWATCH_WORKERS=1, CHANGEWATCH_WORKER_TIMEOUT=0.001)  # parsing ~1.7 MB takes far longer
+    [record] = slow.run(obs(html=ARTICLE * 100 + "<p>edited</p>"))
+    assert record["kind"] == "error"
+    assert record["error"] == ("unprocessable: judging the page took longer than 0.001 s "
+                               "(CHANGEWATCH_WORKER_TIMEOUT); its worker was replaced")
+    assert slow.stat("workers/timeout") == 1
+    [change] = make_chain().run(obs(html=ARTICLE * 100 + "<p>edited</p>"))
+    assert change["kind"] == "content" and "+ edited" in change["diff"]  # against the baseline that was kept
+
+
 def test_store_is_the_configured_one(make_chain: Any, tmp_path: Path) -> None:
     chain = make_chain()
     chain.run(obs(fields={"a": 1}))

@@ -1,0 +1,239 @@
+"""One worker process seen from the crawl process: started, read without blocking, killed, reaped."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import multiprocessing
+import os
+import signal
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from .worker_main import serve
+
+__all__ = ["FrameReader", "State", "WorkerProcess", "describe_exit", "main_module_hidden", "reap"]
+
+# spawn, never fork: the crawl process runs an event loop and threads
+_CONTEXT = multiprocessing.get_context("spawn")
+_READ_SIZE = 256 * 1024
+_EXIT_POLL = 0.01  # s between checks for the exit code of a worker whose connection closed
+_EXIT_WAIT = 2.0  # s before such a worker is killed and reported without one
+
+
+@contextmanager
+def main_module_hidden() -> Iterator[None]:
+    """Start processes without the main module: spawned children import it again (as
+    ``__mp_main__``), and a crawl script without an ``if __name__ == "__main__"`` guard (as in
+    Scrapy's own "run from a script" example) would start a second crawl in every worker. The
+    workers only run functions they import by name."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        if "__spec__" not in saved:
+            del main.__spec__
+
+
+def reap(workers: list[WorkerProcess], wait: float) -> None:
+    """Blocking: give *workers* (closed or killed) up to *wait* seconds to end, kill the rest."""
+    deadline = time.monotonic() + wait
+    for worker in workers:
+        worker.process.join(max(deadline - time.monotonic(), 0))
+        if worker.process.exitcode is None:
+            worker.process.kill()
+            worker.process.join(1)
+
+
+def describe_exit(code: int | None) -> str:
+    """How a process ended, from its exit code.
+
+    >>> describe_exit(-9), describe_exit(3)
+    ('killed by signal SIGKILL', 'exited with code 3')
+    """
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class FrameReader:
+    """Cuts what non-blocking reads returned into the frames ``Connection.send_bytes`` wrote (a
+    4-byte signed big-endian length, or -1 and an 8-byte length, then the bytes). The crawl
+    process cannot use ``recv_bytes`` itself: it would block until a whole frame arrived.
+
+    >>> from struct import pack
+    >>> reader = FrameReader()
+    >>> reader.feed(pack("!i", 2) + b"ok" + pack("!i", 3))
+    [b'ok']
+    >>> reader.feed(b"abc" + pack("!i", -1) + pack("!Q", 1) + b"x")
+    [b'abc', b'x']
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buffer = self._buffer
+        buffer += data
+        frames = []
+        while len(buffer) >= 4:
+            (size,) = struct.unpack_from("!i", buffer)
+            start = 4
+            if size == -1:
+                if len(buffer) < 12:
+                    break
+                (size,) = struct.unpack_from("!Q", buffer, 4)
+                start = 12
+            if len(buffer) < start + size:
+                break
+            with memoryview(buffer) as view:
+                frames.append(bytes(view[start:start + size]))
+            del buffer[:start + size]
+        return frames
+
+
+class State(enum.Enum):
+    STARTING = "starting"
+    IDLE = "idle"
+    BUSY = "busy"
+    GONE = "gone"
+
+
+class WorkerProcess:
+    """A spawned worker, its connection (the crawl process's end) and its lifeline (the write
+    end, which only the crawl process holds and never writes to). The pool drives its state."""
+
+    def __init__(self, process: BaseProcess, conn: Connection, lifeline: Connection):
+        self.process = process
+        self.conn = conn
+        self.lifeline = lifeline
+        self.pid: int = process.pid or 0
+        self.state = State.STARTING
+        self.task: asyncio.Future[bytes] | None = None
+        self.ready_by = 0.0  # time.monotonic() deadline of the ready message
+        self.timer: asyncio.TimerHandle | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop watching conn
+        self._frames = FrameReader()
+        self._header: bytes | None = None
+
+    @classmethod
+    def spawn(cls, start_timeout: float) -> WorkerProcess:
+        """Start a worker with ``__main__`` hidden. Quick (fork and exec): the caller waits for
+        its ready message, blocking in :meth:`wait_ready` or through the event loop."""
+        conn, child_conn = _CONTEXT.Pipe(duplex=True)
+        lifeline_r, lifeline_w = _CONTEXT.Pipe(duplex=False)
+        process = _CONTEXT.Process(target=serve, args=(child_conn, lifeline_r), name="changewatch-worker",
+                                   daemon=True)
+        try:
+            with main_module_hidden():
+                process.start()
+        except BaseException:
+            conn.close()
+            lifeline_w.close()
+            raise
+        finally:
+            # The child has its own copies now. Ours would keep its end of the connection
+            # open after it died (no EOF to tell us) and the lifeline's read end alive.
+            child_conn.close()
+            lifeline_r.close()
+        worker = cls(process, conn, lifeline_w)
+        worker.ready_by = time.monotonic() + start_timeout
+        return worker
+
+    def wait_ready(self) -> None:
+        """Block until the ready message (``start()`` of the pool, before any task runs)."""
+        remaining = self.ready_by - time.monotonic()
+        if not self.conn.poll(max(remaining, 0)):
+            raise RuntimeError(f"worker process {self.pid} did not report ready in time")
+        try:
+            message = (self.conn.recv_bytes(), self.conn.recv_bytes())
+        except (EOFError, OSError):
+            self.process.join(1)
+            raise RuntimeError(f"worker process {self.pid} {describe_exit(self.process.exitcode)} before it was "
+                               "ready (its stderr says why)") from None
+        if message[0] != b"ready":
+            raise RuntimeError(f"worker process {self.pid} sent {message[0]!r} instead of ready")
+        self.state = State.IDLE
+
+    def send(self, ref: bytes, payload: bytes) -> None:
+        """Hand over a task. May block briefly on a large payload, which an idle worker is
+        reading as it comes."""
+        self.conn.send_bytes(ref)
+        self.conn.send_bytes(payload)
+
+    def read(self) -> list[tuple[bytes, bytes]] | None:
+        """The whole messages one non-blocking read completed; None at EOF. Called when the
+        event loop saw the connection readable: a single read then returns at once."""
+        try:
+            data = os.read(self.conn.fileno(), _READ_SIZE)
+        except OSError:
+            data = b""
+        if not data:
+            return None
+        messages = []
+        for frame in self._frames.feed(data):
+            if self._header is None:
+                self._header = frame
+            else:
+                messages.append((self._header, frame))
+                self._header = None
+        return messages
+
+    def watch(self, loop: asyncio.AbstractEventLoop, callback: Callable[[WorkerProcess], None]) -> None:
+        """Let *loop* call ``callback(self)`` when the connection is readable (only one loop)."""
+        self.unwatch()
+        loop.add_reader(self.conn.fileno(), callback, self)
+        self.loop = loop
+
+    def unwatch(self) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.remove_reader(self.conn.fileno())
+        self.loop = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def close(self, kill: bool = False) -> None:
+        """Stop watching and close both ends: the worker sees EOF on either and exits."""
+        if self.state is State.GONE:
+            return
+        self.state = State.GONE
+        self.unwatch()
+        if kill:
+            self.process.kill()
+        self.conn.close()
+        self.lifeline.close()
+
+    def when_exited(self, loop: asyncio.AbstractEventLoop, then: Callable[[int | None], None],
+                    patience: float = _EXIT_WAIT) -> None:
+        """``then(exit code)`` once the process has ended, polled without blocking the loop: EOF
+        comes as a process exits, a moment before it can be reaped. ``then(None)`` if it has
+        not ended after *patience* seconds (it is killed). Nothing if the loop closed meanwhile:
+        the pool's stop() reaps what is left."""
+        code = self.process.exitcode
+        if code is None:
+            if loop.is_closed():
+                return
+            if patience > 0:
+                loop.call_later(_EXIT_POLL, self.when_exited, loop, then, patience - _EXIT_POLL)
+                return
+            self.process.kill()
+        then(code)

@@ -1,0 +1,119 @@
+"""What runs inside a worker process, and the few bytes both sides agree on.
+
+Every message is two frames of :meth:`multiprocessing.connection.Connection.send_bytes`: a
+header, then a body. The crawl process sends ``module:qualname`` and the payload; the worker
+answers ``ok`` and the result, or ``error`` and a JSON object (type, message, traceback), and
+first of all ``ready`` (empty body) once it can take tasks. Nothing is pickled here: what a
+payload holds is decided by whoever calls the pool.
+
+This module imports only the standard library: a worker imports it before anything else and
+must not pay for Scrapy.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import signal
+import threading
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+__all__ = ["ERROR", "OK", "READY", "call_task", "function_ref", "resolve_function", "serve"]
+
+READY = b"ready"
+OK = b"ok"
+ERROR = b"error"
+
+Task = Callable[[bytes], bytes]
+
+
+def resolve_function(ref: bytes) -> Any:
+    """The object a ``module:qualname`` reference names, importing the module if need be."""
+    module, _, qualname = ref.decode("utf-8").partition(":")
+    target: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+@functools.lru_cache(maxsize=256)
+def function_ref(fn: Task) -> bytes:
+    """How a worker finds *fn*: its module and qualified name. Refuses what a worker could not
+    import by name (lambdas, closures, bound methods, functions of the crawl script), before
+    anything is sent.
+
+    >>> function_ref(resolve_function)
+    b'changewatch.runtime.worker_main:resolve_function'
+    >>> function_ref(lambda b: b)
+    Traceback (most recent call last):
+    ...
+    ValueError: <lambda> cannot run in a worker process: pass a module-level function of an importable module
+    """
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    name = qualname or repr(fn)
+    if not module or not qualname or "<" in qualname or module in ("__main__", "__mp_main__"):
+        raise ValueError(f"{name} cannot run in a worker process: pass a module-level function of an importable "
+                         f"module")
+    ref = f"{module}:{qualname}".encode()
+    try:
+        same = resolve_function(ref) is fn
+    except (ImportError, AttributeError):
+        same = False
+    if not same:
+        raise ValueError(f"{name} cannot run in a worker process: {module}.{qualname} does not name it "
+                         f"(a bound method or a decorated function?)")
+    return ref
+
+
+def serve(conn: Connection, lifeline: Connection) -> None:
+    """The worker's main loop: one task at a time until the crawl process closes the connection."""
+    # Ctrl-C reaches the whole process group; the crawl decides when its workers stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(lifeline,), name="changewatch-lifeline", daemon=True).start()
+    conn.send_bytes(READY)
+    conn.send_bytes(b"")
+    functions: dict[bytes, Task] = {}
+    while True:
+        try:
+            ref = conn.recv_bytes()
+            payload = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        header, body = call_task(functions, ref, payload)
+        conn.send_bytes(header)
+        conn.send_bytes(body)
+
+
+def _exit_with_parent(lifeline: Connection) -> None:
+    """Only the crawl process holds the lifeline's write end and never writes to it: the read
+    returns when that process is gone, however it went (SIGKILL included). An orphaned worker
+    would otherwise hold the crawl's stdout and stderr open, and a scheduler waiting on them
+    would wait for ever."""
+    try:
+        lifeline.recv_bytes()
+    except (EOFError, OSError):
+        pass
+    os._exit(0)
+
+
+def call_task(functions: dict[bytes, Task], ref: bytes, payload: bytes) -> tuple[bytes, bytes]:
+    """Run one task; the reply's header and body. *functions* caches what references name."""
+    try:
+        fn = functions.get(ref)
+        if fn is None:
+            fn = functions[ref] = resolve_function(ref)
+        result = fn(payload)
+        if not isinstance(result, bytes | bytearray | memoryview):
+            raise TypeError(f"{ref.decode()} returned {type(result).__name__}, not bytes")
+        return OK, bytes(result)
+    except Exception as exc:  # the task failed, not the worker: report it and take the next one
+        kind = type(exc)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        error = {"type": name, "message": str(exc), "traceback": traceback.format_exc()}
+        return ERROR, json.dumps(error).encode("utf-8")
