@@ -14,7 +14,8 @@ from changewatch._deprecated import MOVED_ATTRIBUTES, MOVED_MODULES, Changewatch
 
 
 @pytest.mark.parametrize(("old", "new"), [
-    ("changewatch.conditional.NotModified", "changewatch.middlewares.origins.NotModified"),
+    ("changewatch.conditional.NotModified", "changewatch.middlewares.NotModified"),
+    ("changewatch.origins.ResponseOrigins", "changewatch.runtime.origins.ResponseOrigins"),
     ("changewatch.conditional.ConditionalRequestMiddleware", "changewatch.middlewares.ConditionalRequestMiddleware"),
     ("changewatch.vantage.VantageMiddleware", "changewatch.middlewares.VantageMiddleware"),
     ("changewatch.delivery.RedeliveryMiddleware", "changewatch.middlewares.RedeliveryMiddleware"),
@@ -73,3 +74,24 @@ def test_addon_runs_an_old_component_path_once() -> None:
     components = crawler.settings["DOWNLOADER_MIDDLEWARES"]
     assert components["changewatch.middlewares.VantageMiddleware"] == 333
     assert components["changewatch.vantage.VantageMiddleware"] is None
+
+
+def test_the_old_pipelines_still_load_and_warn() -> None:
+    from changewatch.pipelines import ChangewatchPipeline, CommitPipeline, ContentPipeline
+
+    crawler = get_crawler(settings_dict={"ADDONS": {"changewatch.Addon": 0}})
+    with pytest.warns(ChangewatchDeprecationWarning, match="ChangewatchPipeline"):
+        assert isinstance(CommitPipeline.from_crawler(crawler), ChangewatchPipeline)
+    with pytest.warns(ChangewatchDeprecationWarning, match="remove it from ITEM_PIPELINES"):
+        step = ContentPipeline.from_crawler(crawler)
+    item = {"key": "k", "url": "https://s.example/", "html": "<p>x</p>"}
+    assert step.process_item(item) is item
+
+
+def test_a_project_listing_the_four_old_pipelines_runs_the_one_step_once() -> None:
+    old = {f"changewatch.pipelines.{name}": order for name, order in
+           (("FieldPipeline", 710), ("EntitySetPipeline", 720), ("ContentPipeline", 730), ("CommitPipeline", 790))}
+    with pytest.warns(ChangewatchDeprecationWarning):
+        crawler = get_crawler(settings_dict={"ADDONS": {"changewatch.Addon": 0}, "ITEM_PIPELINES": old})
+    enabled = {k: v for k, v in crawler.settings.getdict("ITEM_PIPELINES").items() if v is not None}
+    assert enabled == {"changewatch.pipelines.ChangewatchPipeline": 790}

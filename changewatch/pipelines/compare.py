@@ -126,7 +126,7 @@ class ChangewatchPipeline:
     async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
         old = state.snapshot if state is not None else None
-        task = ObserveTask(obs, old, self.runtime.config.comparisons, self.compare_context(obs))
+        task = ObserveTask(obs, old, self.runtime.comparison_table, self.compare_context(obs))
         return await judge(self.runtime.pool, task)
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,

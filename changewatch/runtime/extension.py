@@ -74,7 +74,12 @@ def origin_of(url: str) -> tuple[str, str, int | None]:
 
 
 def _class(component: Any) -> Any:
-    return load_object(component) if isinstance(component, str) else component
+    if not isinstance(component, str):
+        return component
+    try:
+        return load_object(component)
+    except (ImportError, AttributeError, ValueError, NameError):
+        return None  # not ours to report: Scrapy says so when it builds the component
 
 
 class ChangewatchRuntime:
@@ -86,6 +91,8 @@ class ChangewatchRuntime:
         self.config = config
         self.runner = runner
         self.comparisons = tuple(comparisons)
+        #: their table, as plain data: it travels to the workers with every task
+        self.comparison_table = dict(config.comparisons)
         self.pool = WorkerPool(config.workers, task_timeout=config.worker_timeout)
         self.origins = ResponseOrigins()
         self.lease = Lease(new_owner(), config.delivery_lease)
@@ -138,6 +145,7 @@ class ChangewatchRuntime:
         """The crawler's runtime; ConfigError when a component was enabled without it."""
         runtime = crawler.get_extension(cls)
         if runtime is None:
+            ChangewatchConfig.from_settings(crawler.settings)  # a bad value is the first thing to say
             raise ConfigError("changewatch components need the changewatch.runtime.ChangewatchRuntime extension: "
                               "enable changewatch.Addon in ADDONS (it adds it), or add the extension to EXTENSIONS")
         return runtime

@@ -129,8 +129,11 @@ def test_bad_values_cover_every_type() -> None:
     for spec in SETTINGS for value in bad_values(spec)])
 def test_a_bad_value_stops_a_real_crawler(name: str, value: Any, tmp_path: Path) -> None:
     assert name in documented_settings()
-    crawler = addon_crawler(tmp_path, **{name: value})
+    crawler: Crawler | None = None
     with pytest.raises(ConfigError) as caught:
+        # the add-on's runtime extension parses every setting when the crawler applies its
+        # settings: before the crawl starts, whichever components are enabled
+        crawler = addon_crawler(tmp_path, **{name: value})
         start(crawler)
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"{name} = "), message
@@ -139,7 +142,7 @@ def test_a_bad_value_stops_a_real_crawler(name: str, value: Any, tmp_path: Path)
     # the store URI's scheme is checked against the scheme table, with its own words
     accepts = "a store URI" if name == "CHANGEWATCH_STORE" else SETTINGS_BY_NAME[name].accepts.split(" (")[0]
     assert f": expected {accepts}" in message, message
-    assert not crawler.crawling
+    assert crawler is None or not crawler.crawling
     assert not (tmp_path / "state.db").exists(), "the crawl went on and opened its store"
 
 
@@ -151,7 +154,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
         CHANGEWATCH_DELIVERY_LEASE="1h30m", CHANGEWATCH_STORE_SYNCHRONOUS="full",
         CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS="0.5", CHANGEWATCH_DIFF_MAX_LINES="0",
         CHANGEWATCH_STORE_SCHEMES='{"PG": "my.stores.PostgresStore"}',
-        CHANGEWATCH_COMPARISONS={"content": None, "prices": "my.compare.PriceComparison"},
+        CHANGEWATCH_COMPARISONS={"content": None, "word_count": "tests.core.test_comparisons.WordCount"},
         CHANGEWATCH_SSRF_ALLOWED_HOSTS="Intranet.Example., .corp.example",
         CHANGEWATCH_SSRF_ALLOWED_NETWORKS="10.0.0.0/8, fd00::/8,", CHANGEWATCH_SSRF_NAMESERVERS=["[::1]:5353"],
         CHANGEWATCH_VANTAGE='{"accept_language": "de-CH", "proxy": "http://user:pw@proxy.example:8080"}')
@@ -163,7 +166,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
     assert dict(config.store_schemes) == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
                                           "pg": "my.stores.PostgresStore"}
     assert dict(config.comparisons) == {**{k: v for k, v in DEFAULT_COMPARISONS.items() if k != "content"},
-                                        "prices": "my.compare.PriceComparison"}
+                                        "word_count": "tests.core.test_comparisons.WordCount"}
     policy = config.guard.policy
     assert policy.enabled and not policy.allow_private
     assert policy.allowed_hosts == (".corp.example", "intranet.example")
@@ -191,13 +194,13 @@ def test_only_enabled_false_turns_a_component_off(tmp_path: Path) -> None:
     everything = addon_crawler(tmp_path)
     start(everything)
     assert {"SSRFGuardMiddleware", "ConditionalRequestMiddleware", "VantageMiddleware",
-            "CommitPipeline"} <= _enabled(everything)
+            "ChangewatchPipeline"} <= _enabled(everything)
     off = addon_crawler(tmp_path, CHANGEWATCH_SSRF_ENABLED="False", CHANGEWATCH_CONDITIONAL_ENABLED=False)
     start(off)
     assert _enabled(everything) - _enabled(off) == {"SSRFGuardMiddleware", "ConditionalRequestMiddleware"}
 
 
-@pytest.mark.parametrize("component", ["changewatch.pipelines.FieldPipeline", "changewatch.pipelines.EntitySetPipeline",
+@pytest.mark.parametrize("component", ["changewatch.pipelines.ChangewatchPipeline", "changewatch.guard.SSRFGuardMiddleware",
                                        "changewatch.middlewares.VantageMiddleware"])
 def test_a_bad_value_is_found_whichever_component_is_enabled(component: str, tmp_path: Path) -> None:
     kind = "ITEM_PIPELINES" if ".pipelines." in component else "DOWNLOADER_MIDDLEWARES"
