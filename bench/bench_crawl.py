@@ -5,6 +5,18 @@ for a smoke run; ``--profile DIR`` also writes a cProfile of each changewatch cr
 ``--durability`` compares instead the store as shipped (SQLite file, WAL, synchronous=NORMAL) with an
 in-memory store and with synchronous=FULL, on first crawls: the throughput cost of crash safety.
 
+Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant, default 3):
+
+* default: synthetic pages from a Twisted server, described below (2,000 pages).
+* ``--real`` (= ``--source corpus``): the real-page corpus (/work/shared/corpus/pages, 79 pages,
+  mean ~230 KB; ``--corpus DIR`` elsewhere) served by nginx, read in place (realpages.py); default
+  1,500 URLs, URL i being page i mod 79. Same variants, runs and table, plus CPU milliseconds per
+  page of the crawl process, of its worker(s) and of nginx. Every crawl must get one 200 per URL
+  (``downloader/response_status_count/200``) or the run aborts. No corpus directory: exits 1 with
+  a message, never falls back to synthetic pages. About 4 minutes on a 2-core machine (mostly
+  the watch crawls: 60-90 pages/s); ``--real --runs 1 --pages 300`` for a smoke run (about a minute).
+  ``--durability --real`` runs the durability comparison on the corpus.
+
 What it does, all on 127.0.0.1 and in a temporary directory it removes at the end:
 
 * A server process (``bench_crawl.py serve``) serves N distinct HTML pages (default 2,000) of
@@ -62,7 +74,9 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from realpages import CORPUS, CorpusServer
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON_SETTINGS: dict[str, Any] = {
@@ -300,19 +314,27 @@ def _plain_spider(urls_file: str) -> Any:
     return PlainSpider
 
 
+def _workers(settings: Any) -> Any:
+    """The number of changewatch worker processes, or the raw setting if changewatch's config moved."""
+    try:
+        from changewatch.config import ChangewatchConfig
+
+        return ChangewatchConfig.from_settings(settings).workers
+    except (ImportError, AttributeError, TypeError):
+        return settings.get("CHANGEWATCH_WORKERS", "default")
+
+
 def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None) -> int:
+    """``scrapy crawl watch -a watchlist=URLS_FILE -s ...`` (the spider loaded by name, as the
+    command does), or the plain spider; writes stats and CPU times to *out*."""
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
-
-    from changewatch.config import ChangewatchConfig
-    from changewatch.spiders.watch import WatchSpider
 
     settings = get_project_settings()
     settings.setdict(overrides, priority="cmdline")
     process = CrawlerProcess(settings)
-    spidercls = WatchSpider if spider == "watch" else _plain_spider(urls_file)
     kwargs = {"watchlist": urls_file} if spider == "watch" else {}
-    crawler = process.create_crawler(spidercls)
+    crawler = process.create_crawler("watch" if spider == "watch" else _plain_spider(urls_file))
     process.crawl(crawler, **kwargs)
     before = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
@@ -331,7 +353,7 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         "cpu_self": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
         "cpu_children": children.ru_utime + children.ru_stime,
         "settings": {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
-        | {"CHANGEWATCH_WORKERS": ChangewatchConfig.from_settings(crawler.settings).workers},
+        | {"CHANGEWATCH_WORKERS": _workers(crawler.settings)},
         "pipelines": sorted(crawler.settings.getdict("ITEM_PIPELINES")),
     }
     Path(out).write_text(json.dumps(result, default=str), encoding="utf-8")
@@ -389,15 +411,28 @@ class Variant:
         return statistics.median(self.rate(r) for r in self.results)
 
 
+class PageServer(Protocol):
+    """What the crawls need of a page server: :class:`Server` (synthetic pages) or
+    :class:`realpages.CorpusServer` (nginx serving the real-page corpus)."""
+
+    base: str
+
+    def cpu_seconds(self) -> float: ...
+
+    def stop(self) -> None: ...
+
+
 @dataclass
 class Workbench:
     """What every crawl of one benchmark shares: the server, the temporary directory with the
-    URL list and the watchlist, the quiet gate, and where profiles go."""
+    URL list and the watchlist, the quiet gate, and where profiles go. With *expect_200* (the
+    real-page mode), a crawl that did not get that many 200 responses aborts the run."""
 
-    server: Server
+    server: PageServer
     workdir: Path
     gate: QuietGate
     profile_dir: Path | None
+    expect_200: int | None = None
 
     def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
         overrides = dict(COMMON_SETTINGS)
@@ -425,6 +460,8 @@ class Workbench:
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"{variant.label} crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        if self.expect_200 is not None:
+            check_all_200(variant.label, result["stats"], self.expect_200)
         result["cpu_server"] = self.server.cpu_seconds() - cpu0
         # CPU used by anything else while the crawl ran (start-up included on both sides)
         result["cpu_foreign"] = max(0.0, busy - children - result["cpu_server"])
@@ -434,8 +471,33 @@ class Workbench:
         return result
 
 
+def check_all_200(label: str, stats: dict[str, Any], expected: int) -> None:
+    """Abort unless the crawl got *expected* 200 responses: a 403 (nginx's worker user unable to
+    read the pages) or a 404 costs nothing to process and would pass for a fast crawl."""
+    got = stats.get("downloader/response_status_count/200", 0)
+    if got == expected:
+        return
+    statuses = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("downloader/response_status_count/")}
+    failures = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("downloader/exception_type_count/")}
+    raise SystemExit(f"ABORTED: the {label} crawl got {got} responses with status 200, not {expected} "
+                     f"(responses by status: {statuses or 'none'}; download errors: {failures or 'none'}); "
+                     "its figures would measure error pages")
+
+
+# Stats that count observations by kind. The names may change (the package is being refactored):
+# every changewatch/commit/* stat is shown by its last part, as before, and any other stat
+# changewatch/<component>/<kind> as component/kind.
+_KIND_STAT = re.compile(r"changewatch/(\w+)/(baseline|none|noise|content|field|entities|error)")
+
+
 def _kinds(stats: dict[str, Any]) -> str:
-    kinds = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("changewatch/commit/")}
+    kinds: dict[str, Any] = {}
+    for name, value in stats.items():
+        match = _KIND_STAT.fullmatch(name)
+        if name.startswith("changewatch/commit/"):
+            kinds[name.rsplit("/", 1)[1]] = value
+        elif match is not None:
+            kinds[f"{match[1]}/{match[2]}"] = value
     return ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())) or "-"
 
 
@@ -479,23 +541,55 @@ def durability_variants() -> list[Variant]:
             Variant("store, FULL sync", "watch", True, extra={"CHANGEWATCH_STORE_SYNCHRONOUS": "FULL"})]
 
 
-def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False) -> int:
+def _start_source(source: str, pages: int, tmp: Path, corpus: Path) -> tuple[PageServer, list[str], str]:
+    """The page server, the *pages* URLs to crawl, and a line that describes them."""
+    t0 = time.perf_counter()
+    if source == "corpus":
+        nginx = CorpusServer(corpus, tmp / "nginx")
+        return nginx, nginx.urls(pages), f"{nginx.describe(pages)}; started in {time.perf_counter() - t0:.1f} s"
+    server = Server(pages)
+    urls = [f"{server.base}/p/{i}" for i in range(pages)]
+    sizes = [len(page_template(i).encode("utf-8")) for i in range(0, pages, 97)]
+    return server, urls, (f"Server: {server.base}, {pages} pages, {min(sizes) // 1024}-{max(sizes) // 1024} KB "
+                          f"(mean {statistics.mean(sizes) / 1024:.1f} KB) in {time.perf_counter() - t0:.1f} s")
+
+
+def _write_url_files(workdir: Path, urls: list[str]) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
+    (workdir / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls),
+                                            encoding="utf-8")
+
+
+def report_per_page(variants: list[Variant], pages: int) -> None:
+    """CPU milliseconds per page of the median run, and what changewatch's conditional requests did."""
+    print(f"\n{'CPU ms per page':<20} {'crawler':>7} {'worker':>7} {'both':>7} {'server':>7}   (median run; "
+          "server = nginx)")
+    for v in variants:
+        mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
+        crawler, worker = 1000 * mid["cpu_self"] / pages, 1000 * mid["cpu_children"] / pages
+        print(f"{v.label:<20} {crawler:7.2f} {worker:7.2f} {crawler + worker:7.2f} "
+              f"{1000 * mid['cpu_server'] / pages:7.2f}")
+    for v in variants:
+        conditional = {k.removeprefix("changewatch/conditional/"): val for k, val in v.results[-1]["stats"].items()
+                       if k.startswith("changewatch/conditional/")}
+        if conditional:
+            print(f"  {v.label}, last run: changewatch/conditional/ {conditional} (nginx answers 200 regardless)")
+
+
+def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False, source: str = "synthetic",
+          corpus: Path = CORPUS) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-"))
-    server: Server | None = None
+    server: PageServer | None = None
     try:
         t0 = time.perf_counter()
-        server = Server(pages)
-        urls = [f"{server.base}/p/{i}" for i in range(pages)]
-        sizes = [len(page_template(i).encode("utf-8")) for i in range(0, pages, 97)]
-        print(f"Server: {server.base}, {pages} pages, {min(sizes) // 1024}-{max(sizes) // 1024} KB "
-              f"(mean {statistics.mean(sizes) / 1024:.1f} KB) in {time.perf_counter() - t0:.1f} s; "
-              f"{os.cpu_count()} CPUs; {runs} run(s) per crawl")
-        (tmp / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
-        (tmp / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls), encoding="utf-8")
+        server, urls, described = _start_source(source, pages, tmp, corpus)
+        print(f"{described}; {os.cpu_count()} CPUs; {runs} run(s) per crawl")
+        _write_url_files(tmp, urls)
         variants = durability_variants() if durability else [
             Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
             Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
-        workbench = Workbench(server, tmp, QuietGate(), profile_dir)
+        workbench = Workbench(server, tmp, QuietGate(), profile_dir, pages if source == "corpus" else None)
         for run in range(runs):
             for v in variants:
                 # a fresh store per variant and run in the durability comparison: first crawls only
@@ -507,6 +601,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                 if r["stderr"].strip():
                     print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
         report(variants, pages)
+        if source == "corpus":
+            report_per_page(variants, pages)
         if durability:
             memory, shipped = variants[1], variants[2]
             paired = statistics.median(shipped.rate(r) / memory.rate(m)
@@ -533,11 +629,15 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--settings-json", required=True)
     c.add_argument("--out", required=True)
     c.add_argument("--profile")
-    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--pages", type=int, help="URLs per crawl (default 2000 synthetic pages, 1500 real ones)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path, help="write a cProfile of each changewatch crawl here")
     parser.add_argument("--durability", action="store_true",
                         help="compare the store as shipped with an in-memory store (the crash safety's cost)")
+    parser.add_argument("--source", choices=("synthetic", "corpus"), default="synthetic",
+                        help="synthetic pages from a Twisted server, or the real-page corpus served by nginx")
+    parser.add_argument("--real", dest="source", action="store_const", const="corpus", help="= --source corpus")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the real-page corpus (default {CORPUS})")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args.pages)
@@ -545,7 +645,8 @@ def main(argv: list[str] | None = None) -> int:
         return crawl(args.spider, args.urls, json.loads(args.settings_json), args.out, args.profile)
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
-    return bench(args.pages, args.runs, args.profile, args.durability)
+    pages = args.pages if args.pages is not None else (1500 if args.source == "corpus" else 2000)
+    return bench(pages, args.runs, args.profile, args.durability, args.source, args.corpus)
 
 
 if __name__ == "__main__":
