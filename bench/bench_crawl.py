@@ -25,9 +25,9 @@ Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant
   watchlist read, the pipelines open) to tell start-up from growth during the crawl. Synthetic
   pages by default: the server renders 2,000 templates and page i is template i mod 2,000 with i
   in its title, canonical link and JSON-LD (distinct pages, a cheap server). ``--memory --real``:
-  the corpus, served by nginx as above. About 5 to 8 minutes synthetic; with ``--real`` about 15
-  (20,000 real pages are 4.6 GB a crawl, ~65 pages/s); ``--memory --memory-pages 200,2000`` for a
-  smoke run (about 2 minutes).
+  the corpus, served by nginx as above. About 6 minutes synthetic; with ``--real`` about 13
+  (20,000 real pages are 4.6 GB a crawl, 65-90 pages/s); ``--memory --memory-pages 200,2000`` for
+  a smoke run (about 2 minutes).
 
   ``--durability`` and ``--profile`` go with the throughput modes; ``--durability --real`` runs
   the durability comparison on the corpus.

@@ -77,11 +77,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[Any], timeout: float = 20.0) -> None:
+def _wait_for_port(port: int, proc: subprocess.Popen[Any], log: Path, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"nginx exited with {proc.returncode}")
+            said = log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else ""
+            raise SystemExit(f"nginx exited with {proc.returncode}:\n{said}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -96,8 +97,9 @@ def _proc_cpu(pid: int) -> float:
 
 
 class CorpusServer:
-    """nginx on a free port serving the corpus under *root* in place; its files (configuration,
-    pid, error log) go to *workdir*, made readable (0755) for nginx's worker user."""
+    """nginx on a free port serving the corpus under *root* in place; its own files (configuration,
+    pid, logs) go to *workdir* (0755). nginx's workers run as another user (nobody) when started by
+    root: they must be able to read *root*, which :meth:`_check` proves page by page."""
 
     def __init__(self, root: Path, workdir: Path):
         self.root = root.resolve()
@@ -123,9 +125,10 @@ class CorpusServer:
         conf = w / "nginx.conf"
         conf.write_text(_CONF.format(work=w, temps=temps, port=self.port, kinds="|".join(KINDS), root=self.root),
                         encoding="utf-8")
-        self._proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(w), "-e", str(w / "error.log")],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _wait_for_port(self.port, self._proc)
+        with (w / "stderr.log").open("wb") as stderr:  # a pipe nobody reads could fill up and block nginx
+            self._proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(w), "-e", str(w / "error.log")],
+                                          stdout=subprocess.DEVNULL, stderr=stderr)
+        _wait_for_port(self.port, self._proc, w / "stderr.log")
 
     def _check(self) -> None:
         """Every page once: 200, its exact bytes, and a 200 still when asked If-Modified-Since."""
