@@ -5,6 +5,33 @@ for a smoke run; ``--profile DIR`` also writes a cProfile of each changewatch cr
 ``--durability`` compares instead the store as shipped (SQLite file, WAL, synchronous=NORMAL) with an
 in-memory store and with synchronous=FULL, on first crawls: the throughput cost of crash safety.
 
+Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant, default 3):
+
+* default: synthetic pages from a Twisted server, described below (2,000 pages).
+* ``--real`` (= ``--source corpus``): the real-page corpus (/work/shared/corpus/pages, 79 pages,
+  mean ~230 KB; ``--corpus DIR`` elsewhere) served by nginx, read in place (realpages.py); default
+  1,500 URLs, URL i being page i mod 79. Same variants, runs and table, plus CPU milliseconds per
+  page of the crawl process, of its worker(s) and of nginx. Every crawl must get one 200 per URL
+  (``downloader/response_status_count/200``) or the run aborts. No corpus directory: exits 1 with
+  a message, never falls back to synthetic pages. About 4 minutes on a 2-core machine (mostly
+  the watch crawls: 60-90 pages/s); ``--real --runs 1 --pages 300`` for a smoke run (about a minute).
+* ``--memory``: peak RSS instead of throughput, over long crawls: for each page count of
+  ``--memory-pages`` (default 2000,20000), plain Scrapy, then the watch spider's 1st and 2nd
+  crawls on one store, once each; the table gives each peak and the ratio of the largest count to
+  the smallest (flat = close to 1.00x), plain Scrapy's being the reference. Peaks are VmHWM, the
+  crawl process's and its largest child's (changewatch's worker), sampled while the crawl runs
+  (rss.py says why ``ru_maxrss`` of RUSAGE_CHILDREN would report the crawl process's size for the
+  worker; ``ru_maxrss`` is printed too), with the crawl process's RSS at spider_opened (the
+  watchlist read, the pipelines open) to tell start-up from growth during the crawl. Synthetic
+  pages by default: the server renders 2,000 templates and page i is template i mod 2,000 with i
+  in its title, canonical link and JSON-LD (distinct pages, a cheap server). ``--memory --real``:
+  the corpus, served by nginx as above. About 6 minutes synthetic; with ``--real`` about 13
+  (20,000 real pages are 4.6 GB a crawl, 65-90 pages/s); ``--memory --memory-pages 200,2000`` for
+  a smoke run (about 2 minutes).
+
+  ``--durability`` and ``--profile`` go with the throughput modes; ``--durability --real`` runs
+  the durability comparison on the corpus.
+
 What it does, all on 127.0.0.1 and in a temporary directory it removes at the end:
 
 * A server process (``bench_crawl.py serve``) serves N distinct HTML pages (default 2,000) of
@@ -48,6 +75,7 @@ reports the CPU other processes used during each crawl.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -62,7 +90,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from realpages import CORPUS, CorpusServer
+from rss import ChildPeaks, vm_hwm_kb, vm_rss_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON_SETTINGS: dict[str, Any] = {
@@ -151,21 +182,24 @@ _CSS = "".join(f".c{i} {{ margin: {i % 7}px {i % 5}em; color: #{i * 2654435761 %
                for i in range(40))
 
 
-def page_template(index: int) -> str:
+def page_template(index: int, label: str | None = None) -> str:
     """Page *index* with ``@@stamp@@``, ``@@ago@@`` and ``@@token@@`` where the per-load noise goes.
+    *label* names the page in its title, canonical link and JSON-LD instead of *index* (``@@id@@``:
+    one template for many distinct pages).
 
     Proportions of a real article page: scripts, styles, menus and cards around a few KB of text
     (visible text is ~11% of the HTML; in the real-page corpus: median 6%, mean 10%, p75 12%).
     """
     rng = random.Random(index)
+    name = str(index) if label is None else label
     target = rng.randint(15 * 1024, 30 * 1024)
-    title = f"{_sentence(rng)[:-1]} ({index})"
+    title = f"{_sentence(rng)[:-1]} ({name})"
     head = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width"><link rel="stylesheet" href="/static/site.css">'
-            f'<meta property="og:title" content="{title}"><link rel="canonical" href="/p/{index}">'
+            f'<meta property="og:title" content="{title}"><link rel="canonical" href="/p/{name}">'
             f"<style>{_CSS}</style><script>{_script(rng, target // 8)}var csrfToken = \"@@token@@\";</script>"
             f'<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Article", '
-            f'"headline": "{title}", "identifier": "{index}"}}</script></head>')
+            f'"headline": "{title}", "identifier": "{name}"}}</script></head>')
     top = (f'<body class="c{index % 40}"><header><a class="logo" href="/">Example Times</a><nav><ul class="menu">'
            f"{_links(rng, 20, 'section', icons=True)}</ul></nav><form action=\"/search\"><input type=\"hidden\" "
            f'name="csrf" value="@@token@@"><input name="q"></form></header>'
@@ -210,7 +244,9 @@ def split_template(html: str) -> list[bytes | str]:
 # -- the server process -----------------------------------------------------------------------------
 
 
-def serve(pages: int) -> int:
+def serve(pages: int, templates: int | None = None) -> int:
+    """Serves /p/0 .. /p/<pages - 1>. With fewer *templates* than pages (the memory mode's 20,000
+    pages), page i is template i mod *templates* with i in its title: distinct pages, cheap server."""
     from datetime import UTC, datetime
 
     from twisted.internet import reactor as installed_reactor
@@ -220,21 +256,24 @@ def serve(pages: int) -> int:
 
     reactor: Any = installed_reactor  # the module-level stand-in has no useful static type
 
-    templates = [split_template(page_template(i)) for i in range(pages)]
+    count = pages if templates is None else min(templates, pages)
+    label = None if count == pages else "@@id@@"
+    rendered = [split_template(page_template(i, label)) for i in range(count)]
 
     class Pages(Resource):
         isLeaf = True
 
         def render_GET(self, request: Any) -> bytes:  # twisted.web.server.Request, partly untyped
             match = re.fullmatch(rb"/p/(\d+)", request.path)
-            if match is None or int(match.group(1)) >= len(templates):
+            if match is None or int(match.group(1)) >= pages:
                 request.setResponseCode(404)
                 return b"not found"
             noise = {"stamp": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC").encode(),
                      "ago": f"{random.randint(2, 59)} minutes ago".encode(),
-                     "token": os.urandom(16).hex().encode()}
+                     "token": os.urandom(16).hex().encode(), "id": match.group(1)}
             request.setHeader(b"content-type", b"text/html; charset=utf-8")
-            return b"".join(p if isinstance(p, bytes) else noise[p] for p in templates[int(match.group(1))])
+            page = rendered[int(match.group(1)) % count]
+            return b"".join(p if isinstance(p, bytes) else noise[p] for p in page)
 
     class QuietSite(Site):
         def log(self, request: HTTPRequest) -> None:  # no access log: it would only cost CPU
@@ -250,8 +289,9 @@ def serve(pages: int) -> int:
 class Server:
     """The server subprocess; stops it (and only it) on exit."""
 
-    def __init__(self, pages: int):
-        self.proc = subprocess.Popen([sys.executable, __file__, "serve", "--pages", str(pages)],
+    def __init__(self, pages: int, templates: int | None = None):
+        more = [] if templates is None else ["--templates", str(templates)]
+        self.proc = subprocess.Popen([sys.executable, __file__, "serve", "--pages", str(pages), *more],
                                      stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -300,28 +340,46 @@ def _plain_spider(urls_file: str) -> Any:
     return PlainSpider
 
 
-def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None) -> int:
-    from changewatch.config import ChangewatchConfig
+def _workers(settings: Any) -> Any:
+    """The number of changewatch worker processes, or the raw setting if changewatch's config moved."""
+    try:
+        try:
+            from changewatch.runtime.config import ChangewatchConfig
+        except ImportError:  # a checkout from before the layout of issue 9
+            from changewatch.config import ChangewatchConfig  # type: ignore[no-redef]
+
+        return ChangewatchConfig.from_settings(settings).workers
+    except (ImportError, AttributeError, TypeError):
+        return settings.get("CHANGEWATCH_WORKERS", "default")
+
+
+def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None,
+          sample_rss: bool = False) -> int:
+    """``scrapy crawl watch -a watchlist=URLS_FILE -s ...`` (the spider loaded by name, as the
+    command does), or the plain spider; writes stats, CPU times and peak RSS to *out*. With
+    *sample_rss*, a thread samples the children's own peak RSS (rss.py) while the crawl runs."""
+    from scrapy import signals
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
-
-    from changewatch.spiders.watch import WatchSpider
 
     settings = get_project_settings()
     settings.setdict(overrides, priority="cmdline")
     process = CrawlerProcess(settings)
-    spidercls = WatchSpider if spider == "watch" else _plain_spider(urls_file)
     kwargs = {"watchlist": urls_file} if spider == "watch" else {}
-    crawler = process.create_crawler(spidercls)
+    crawler = process.create_crawler("watch" if spider == "watch" else _plain_spider(urls_file))
+    rss_opened: list[int] = []  # RSS once the spider (its watchlist) and the pipelines are open
+    crawler.signals.connect(lambda: rss_opened.append(vm_rss_kb()), signal=signals.spider_opened, weak=False)
     process.crawl(crawler, **kwargs)
     before = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    if profile:
-        import cProfile
+    peaks = ChildPeaks() if sample_rss else None
+    with peaks or contextlib.nullcontext():
+        if profile:
+            import cProfile
 
-        cProfile.runctx("process.start()", globals(), {"process": process}, profile)
-    else:
-        process.start()
+            cProfile.runctx("process.start()", globals(), {"process": process}, profile)
+        else:
+            process.start()
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -330,8 +388,13 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         "stats": crawler.stats.get_stats(), "wall": wall,
         "cpu_self": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
         "cpu_children": children.ru_utime + children.ru_stime,
+        # peak RSS in KB: ru_maxrss of this process and of its largest child, which both start from
+        # their parent's (rss.py); VmHWM of this process and, sampled, of each of its children
+        "maxrss_self": after.ru_maxrss, "maxrss_children": children.ru_maxrss,
+        "vmhwm_self": vm_hwm_kb(), "child_peaks": peaks.peaks if peaks is not None else None,
+        "rss_opened": rss_opened[0] if rss_opened else 0,
         "settings": {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
-        | {"CHANGEWATCH_WORKERS": ChangewatchConfig.from_settings(crawler.settings).workers},
+        | {"CHANGEWATCH_WORKERS": _workers(crawler.settings)},
         "pipelines": sorted(crawler.settings.getdict("ITEM_PIPELINES")),
     }
     Path(out).write_text(json.dumps(result, default=str), encoding="utf-8")
@@ -389,15 +452,29 @@ class Variant:
         return statistics.median(self.rate(r) for r in self.results)
 
 
+class PageServer(Protocol):
+    """What the crawls need of a page server: :class:`Server` (synthetic pages) or
+    :class:`realpages.CorpusServer` (nginx serving the real-page corpus)."""
+
+    base: str
+
+    def cpu_seconds(self) -> float: ...
+
+    def stop(self) -> None: ...
+
+
 @dataclass
 class Workbench:
     """What every crawl of one benchmark shares: the server, the temporary directory with the
-    URL list and the watchlist, the quiet gate, and where profiles go."""
+    URL list and the watchlist, the quiet gate, and where profiles go. With *expect_200* (the
+    real-page and memory modes), a crawl that did not get that many 200 responses aborts the run."""
 
-    server: Server
+    server: PageServer
     workdir: Path
     gate: QuietGate
     profile_dir: Path | None
+    expect_200: int | None = None
+    sample_rss: bool = False
 
     def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
         overrides = dict(COMMON_SETTINGS)
@@ -411,7 +488,8 @@ class Workbench:
             profile = ["--profile", str(self.profile_dir / f"{re.sub(r'[^a-z0-9]+', '_', variant.label)}-{run}.prof")]
         urls = self.workdir / ("watchlist.yaml" if variant.spider == "watch" else "urls.txt")
         return [sys.executable, __file__, "crawl", "--spider", variant.spider, "--urls", str(urls),
-                "--settings-json", json.dumps(overrides), "--out", str(out), *profile]
+                "--settings-json", json.dumps(overrides), "--out", str(out), *profile,
+                *(["--sample-rss"] if self.sample_rss else [])]
 
     def run(self, variant: Variant, store: Path, run: int) -> dict[str, Any]:
         out = self.workdir / f"result-{len(variant.results)}-{run}.json"
@@ -420,11 +498,15 @@ class Workbench:
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
         load_before = self.gate.wait()
         cpu0, busy0, children0 = self.server.cpu_seconds(), busy_seconds(), _children_cpu()
-        proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=600)
+        # 600 s, or more for the memory mode's long crawls (a safety net, not an expectation)
+        timeout = max(600.0, 0.3 * (self.expect_200 or 0))
+        proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=timeout)
         busy, children = busy_seconds() - busy0, _children_cpu() - children0
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"{variant.label} crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        if self.expect_200 is not None:
+            check_all_200(variant.label, result["stats"], self.expect_200)
         result["cpu_server"] = self.server.cpu_seconds() - cpu0
         # CPU used by anything else while the crawl ran (start-up included on both sides)
         result["cpu_foreign"] = max(0.0, busy - children - result["cpu_server"])
@@ -434,8 +516,33 @@ class Workbench:
         return result
 
 
+def check_all_200(label: str, stats: dict[str, Any], expected: int) -> None:
+    """Abort unless the crawl got *expected* 200 responses: a 403 (nginx's worker user unable to
+    read the pages) or a 404 costs nothing to process and would pass for a fast crawl."""
+    got = stats.get("downloader/response_status_count/200", 0)
+    if got == expected:
+        return
+    statuses = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("downloader/response_status_count/")}
+    failures = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("downloader/exception_type_count/")}
+    raise SystemExit(f"ABORTED: the {label} crawl got {got} responses with status 200, not {expected} "
+                     f"(responses by status: {statuses or 'none'}; download errors: {failures or 'none'}); "
+                     "its figures would measure error pages")
+
+
+# Stats that count observations by kind. The names may change (the package is being refactored):
+# every changewatch/commit/* stat is shown by its last part, as before, and any other stat
+# changewatch/<component>/<kind> as component/kind.
+_KIND_STAT = re.compile(r"changewatch/(\w+)/(baseline|none|noise|content|field|entities|error)")
+
+
 def _kinds(stats: dict[str, Any]) -> str:
-    kinds = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("changewatch/commit/")}
+    kinds: dict[str, Any] = {}
+    for name, value in stats.items():
+        match = _KIND_STAT.fullmatch(name)
+        if name.startswith("changewatch/commit/"):
+            kinds[name.rsplit("/", 1)[1]] = value
+        elif match is not None:
+            kinds[f"{match[1]}/{match[2]}"] = value
     return ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())) or "-"
 
 
@@ -479,23 +586,58 @@ def durability_variants() -> list[Variant]:
             Variant("store, FULL sync", "watch", True, extra={"CHANGEWATCH_STORE_SYNCHRONOUS": "FULL"})]
 
 
-def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False) -> int:
+def _start_source(source: str, pages: int, tmp: Path, corpus: Path,
+                  templates: int | None = None) -> tuple[PageServer, list[str], str]:
+    """The page server, the *pages* URLs to crawl, and a line that describes them."""
+    t0 = time.perf_counter()
+    if source == "corpus":
+        nginx = CorpusServer(corpus, tmp / "nginx")
+        return nginx, nginx.urls(pages), f"{nginx.describe(pages)}; started in {time.perf_counter() - t0:.1f} s"
+    server = Server(pages, templates)
+    urls = [f"{server.base}/p/{i}" for i in range(pages)]
+    distinct = pages if templates is None else min(pages, templates)
+    sizes = [len(page_template(i).encode("utf-8")) for i in range(0, distinct, 97)]
+    made = "" if distinct == pages else f" (made from {distinct} templates)"
+    return server, urls, (f"Server: {server.base}, {pages} pages{made}, {min(sizes) // 1024}-{max(sizes) // 1024} KB "
+                          f"(mean {statistics.mean(sizes) / 1024:.1f} KB) in {time.perf_counter() - t0:.1f} s")
+
+
+def _write_url_files(workdir: Path, urls: list[str]) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
+    (workdir / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls),
+                                            encoding="utf-8")
+
+
+def report_per_page(variants: list[Variant], pages: int) -> None:
+    """CPU milliseconds per page of the median run, and what changewatch's conditional requests did."""
+    print(f"\n{'CPU ms per page':<20} {'crawler':>7} {'worker':>7} {'both':>7} {'server':>7}   (median run; "
+          "server = nginx)")
+    for v in variants:
+        mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
+        crawler, worker = 1000 * mid["cpu_self"] / pages, 1000 * mid["cpu_children"] / pages
+        print(f"{v.label:<20} {crawler:7.2f} {worker:7.2f} {crawler + worker:7.2f} "
+              f"{1000 * mid['cpu_server'] / pages:7.2f}")
+    for v in variants:
+        conditional = {k.removeprefix("changewatch/conditional/"): val for k, val in v.results[-1]["stats"].items()
+                       if k.startswith("changewatch/conditional/")}
+        if conditional:
+            print(f"  {v.label}, last run: changewatch/conditional/ {conditional} (nginx answers 200 regardless)")
+
+
+def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False, source: str = "synthetic",
+          corpus: Path = CORPUS) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-"))
-    server: Server | None = None
+    server: PageServer | None = None
     try:
         t0 = time.perf_counter()
-        server = Server(pages)
-        urls = [f"{server.base}/p/{i}" for i in range(pages)]
-        sizes = [len(page_template(i).encode("utf-8")) for i in range(0, pages, 97)]
-        print(f"Server: {server.base}, {pages} pages, {min(sizes) // 1024}-{max(sizes) // 1024} KB "
-              f"(mean {statistics.mean(sizes) / 1024:.1f} KB) in {time.perf_counter() - t0:.1f} s; "
-              f"{os.cpu_count()} CPUs; {runs} run(s) per crawl")
-        (tmp / "urls.txt").write_text("\n".join(urls), encoding="utf-8")
-        (tmp / "watchlist.yaml").write_text("watches:\n" + "".join(f"  - url: {u}\n" for u in urls), encoding="utf-8")
+        server, urls, described = _start_source(source, pages, tmp, corpus)
+        print(f"{described}; {os.cpu_count()} CPUs; {runs} run(s) per crawl")
+        _write_url_files(tmp, urls)
         variants = durability_variants() if durability else [
             Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
             Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
-        workbench = Workbench(server, tmp, QuietGate(), profile_dir)
+        workbench = Workbench(server, tmp, QuietGate(), profile_dir, pages if source == "corpus" else None)
         for run in range(runs):
             for v in variants:
                 # a fresh store per variant and run in the durability comparison: first crawls only
@@ -507,6 +649,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                 if r["stderr"].strip():
                     print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
         report(variants, pages)
+        if source == "corpus":
+            report_per_page(variants, pages)
         if durability:
             memory, shipped = variants[1], variants[2]
             paired = statistics.median(shipped.rate(r) / memory.rate(m)
@@ -522,30 +666,132 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# -- the memory mode ----------------------------------------------------------------------------------
+
+MEMORY_TEMPLATES = 2000  # synthetic pages rendered by the server; more pages reuse them with their own id
+
+
+def _mb(kilobytes: float) -> str:
+    return f"{kilobytes / 1024:.0f}" if kilobytes else "-"
+
+
+def _peak_kb(result: dict[str, Any], part: str) -> int:
+    """Peak RSS in KB (VmHWM, see rss.py) of the crawl process ("self") or of its largest child
+    ("children", changewatch's worker; 0 if none: plain Scrapy); "opened": the crawl process's
+    RSS at spider_opened (the watchlist read, the pipelines open)."""
+    if part == "opened":
+        return int(result["rss_opened"])
+    if part == "self":
+        return int(result["vmhwm_self"])
+    return max((kb for _, kb in (result["child_peaks"] or {}).values()), default=0)
+
+
+def _largest_child(result: dict[str, Any]) -> str:
+    peaks = sorted((result["child_peaks"] or {}).values(), key=lambda p: p[1])
+    return f"{peaks[-1][0]} {_mb(peaks[-1][1])} MB" if peaks else "none"
+
+
+def memory_crawls(workbench: Workbench, pages: int) -> list[Variant]:
+    """Plain Scrapy, then the watch spider's 1st and 2nd crawls on one store, over *pages* URLs."""
+    variants = [Variant("plain Scrapy", "plain", False), Variant("watch, 1st crawl", "watch", True),
+                Variant("watch, 2nd crawl", "watch", True)]
+    for v in variants:
+        r = workbench.run(v, workbench.workdir / "store" / "state.db", 0)
+        print(f"  {pages:>6} pages: {v.label:<17} {v.rate(r):6.1f} pages/s; peak RSS: crawl process "
+              f"{_mb(_peak_kb(r, 'self'))} MB, largest child {_largest_child(r)} (ru_maxrss {_mb(r['maxrss_self'])} "
+              f"and {_mb(r['maxrss_children'])} MB; {_kinds(r['stats'])}; other processes "
+              f"{r['cpu_foreign']:.2f} CPU s)", flush=True)
+    return variants
+
+
+def report_memory(table: dict[int, list[Variant]], sizes: list[int]) -> None:
+    small, large = sizes[0], sizes[-1]
+    print(f"\n{'peak RSS, MB':<32}" + "".join(f"{n:>8} p" for n in sizes)
+          + f"  {large}/{small}  MB per 1,000 pages more")
+    for i, label in enumerate(v.label for v in table[small]):
+        for part, key in (("crawl, at open", "opened"), ("crawl process", "self"), ("worker", "children")):
+            kb = [_peak_kb(table[n][i].results[0], key) for n in sizes]
+            if not any(kb):
+                continue  # plain Scrapy has no worker process
+            trend = (f"  {kb[-1] / kb[0]:9.2f}x  {(kb[-1] - kb[0]) / 1024 / (large - small) * 1000:8.1f}"
+                     if all(kb) else "")
+            print(f"{label + ': ' + part:<32}" + "".join(f"{_mb(k):>10}" for k in kb) + trend)
+    print("crawl process = its VmHWM (peak RSS since exec) at its end; at open = its RSS at spider_opened (the "
+          "watchlist read,\nthe pipelines open); worker = the VmHWM of its largest child "
+          "(changewatch's worker), sampled\nevery 0.1 s. ru_maxrss is shown per crawl above, but a spawned worker's "
+          "RUSAGE_CHILDREN figure starts at the crawl\nprocess's RSS (rss.py). Flat = a ratio close to 1.00x; plain "
+          "Scrapy is the reference.")
+    for n in sizes:
+        print(f"  pages/s at {n}: " + ", ".join(f"{v.label} {v.rate(v.results[0]):.1f}" for v in table[n]))
+
+
+def memory_bench(sizes: list[int], source: str, corpus: Path) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-memory-"))
+    server: PageServer | None = None
+    try:
+        t0 = time.perf_counter()
+        server, urls, described = _start_source(source, sizes[-1], tmp, corpus, MEMORY_TEMPLATES)
+        print(f"{described}; {os.cpu_count()} CPUs; one crawl of each kind per size")
+        gate = QuietGate()
+        table: dict[int, list[Variant]] = {}
+        for n in sizes:
+            _write_url_files(tmp / f"pages-{n}", urls[:n])
+            workbench = Workbench(server, tmp / f"pages-{n}", gate, None, expect_200=n, sample_rss=True)
+            table[n] = memory_crawls(workbench, n)
+        report_memory(table, sizes)
+        print(f"\nTotal time {time.perf_counter() - t0:.0f} s")
+        return 0
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _sizes(text: str) -> list[int]:
+    sizes = sorted({int(n) for n in text.split(",")})
+    if len(sizes) < 2 or sizes[0] <= 0:
+        raise argparse.ArgumentTypeError("two or more positive page counts, e.g. 2000,20000")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command")
     s = sub.add_parser("serve", help="(internal) serve the pages")
     s.add_argument("--pages", type=int, required=True)
+    s.add_argument("--templates", type=int, help="render this many pages; the others reuse them with their own id")
     c = sub.add_parser("crawl", help="(internal) run one crawl")
     c.add_argument("--spider", choices=("plain", "watch"), required=True)
     c.add_argument("--urls", required=True)
     c.add_argument("--settings-json", required=True)
     c.add_argument("--out", required=True)
     c.add_argument("--profile")
-    parser.add_argument("--pages", type=int, default=2000)
+    c.add_argument("--sample-rss", action="store_true")
+    parser.add_argument("--pages", type=int, help="URLs per crawl (default 2000 synthetic pages, 1500 real ones)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path, help="write a cProfile of each changewatch crawl here")
     parser.add_argument("--durability", action="store_true",
                         help="compare the store as shipped with an in-memory store (the crash safety's cost)")
+    parser.add_argument("--source", choices=("synthetic", "corpus"), default="synthetic",
+                        help="synthetic pages from a Twisted server, or the real-page corpus served by nginx")
+    parser.add_argument("--real", dest="source", action="store_const", const="corpus", help="= --source corpus")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the real-page corpus (default {CORPUS})")
+    parser.add_argument("--memory", action="store_true", help="peak RSS over long crawls instead of throughput")
+    parser.add_argument("--memory-pages", type=_sizes, default=[2000, 20000], metavar="N,M",
+                        help="page counts of the memory mode (default 2000,20000)")
     args = parser.parse_args(argv)
     if args.command == "serve":
-        return serve(args.pages)
+        return serve(args.pages, args.templates)
     if args.command == "crawl":
-        return crawl(args.spider, args.urls, json.loads(args.settings_json), args.out, args.profile)
+        return crawl(args.spider, args.urls, json.loads(args.settings_json), args.out, args.profile, args.sample_rss)
+    if args.memory:
+        if args.pages is not None or args.durability or args.profile is not None:
+            parser.error("--memory takes --memory-pages (and --real), not --pages, --durability or --profile")
+        return memory_bench(args.memory_pages, args.source, args.corpus)
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
-    return bench(args.pages, args.runs, args.profile, args.durability)
+    pages = args.pages if args.pages is not None else (1500 if args.source == "corpus" else 2000)
+    return bench(pages, args.runs, args.profile, args.durability, args.source, args.corpus)
 
 
 if __name__ == "__main__":

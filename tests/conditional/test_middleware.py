@@ -10,7 +10,9 @@ import scrapy
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 
-from changewatch.core.compare import Kind, Snapshot
+from changewatch.core.comparisons import Kind, load_comparisons
+from changewatch.core.comparisons.fields import FieldsPart
+from changewatch.core.snapshot import Snapshot
 from changewatch.core.validators import HttpValidators
 from changewatch.middlewares.conditional import ConditionalRequestMiddleware
 from changewatch.store import Outcome
@@ -24,21 +26,22 @@ class UnitSpider(scrapy.Spider):
 
 
 def middleware(tmp_path: Path) -> ConditionalRequestMiddleware:
-    crawler = get_crawler(UnitSpider, {"CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}"})
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                       "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}"})
     crawler.spider = crawler._create_spider()
     return ConditionalRequestMiddleware.from_crawler(crawler)
 
 
 def seed(mw: ConditionalRequestMiddleware, url: str, etag: str) -> None:
-    mw.runner.store.apply("unit", url, lambda state: Outcome(
-        Kind.BASELINE, url, "2099-01-01T00:00:00Z", snapshot=Snapshot(fields={"a": 1}, norm_fields={"a": "1"}),
-        http=HttpValidators(url=url, key="", etag=etag)))
+    snapshot = Snapshot({"fields": FieldsPart({"a": 1}, {"a": "1"})}).encode(load_comparisons())
+    mw.runner.store.commit("unit", url, None, Outcome(Kind.BASELINE, url, "2026-01-01T00:00:00Z", snapshot=snapshot,
+                                                      http=HttpValidators(url=url, key="", etag=etag)))
 
 
 def headers_sent(tmp_path: Path, *requests: Request) -> list[bytes | None]:
     async def run() -> list[bytes | None]:
         mw = middleware(tmp_path)
-        await mw._open()
+        await mw.runtime.open()
         try:
             seed(mw, URL, '"p1"')
             seed(mw, OTHER, '"m1"')
@@ -48,7 +51,7 @@ def headers_sent(tmp_path: Path, *requests: Request) -> list[bytes | None]:
                 sent.append(request.headers.get(b"If-None-Match"))
             return sent
         finally:
-            await mw._close()
+            await mw.runtime._engine_stopped()
     return asyncio.run(run())
 
 

@@ -200,7 +200,8 @@ def test_only_enabled_false_turns_a_component_off(tmp_path: Path) -> None:
     assert _enabled(everything) - _enabled(off) == {"SSRFGuardMiddleware", "ConditionalRequestMiddleware"}
 
 
-@pytest.mark.parametrize("component", ["changewatch.pipelines.ChangewatchPipeline", "changewatch.guard.SSRFGuardMiddleware",
+@pytest.mark.parametrize("component", ["changewatch.pipelines.ChangewatchPipeline",
+                                       "changewatch.guard.SSRFGuardMiddleware",
                                        "changewatch.middlewares.VantageMiddleware"])
 def test_a_bad_value_is_found_whichever_component_is_enabled(component: str, tmp_path: Path) -> None:
     kind = "ITEM_PIPELINES" if ".pipelines." in component else "DOWNLOADER_MIDDLEWARES"
