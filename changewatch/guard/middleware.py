@@ -108,11 +108,19 @@ class SSRFGuardMiddleware:
 
     def _trusted(self, request: Request) -> bool:
         """A local site changewatch itself serves for this crawl (``ChangewatchRuntime.trust_origin``)."""
+        runtime = self._runtime_or_none()
+        return runtime is not None and runtime.trusts(request.url)
+
+    def _trusted_origins(self) -> set[tuple[str, str, int | None]]:
+        runtime = self._runtime_or_none()
+        return set(runtime.trusted_origins) if runtime is not None else set()
+
+    def _runtime_or_none(self) -> Any:
         if self._runtime is None:
             from ..runtime.extension import ChangewatchRuntime  # not at import: the guard is imported by it
 
             self._runtime = self.crawler.get_extension(ChangewatchRuntime) or False
-        return bool(self._runtime) and self._runtime.trusts(request.url)
+        return self._runtime or None
 
     def _redirect_refusal(self, request: Request, response: Response) -> Refusal | None:
         """A redirect to another scheme (file:, ftp:, gopher:...) that RedirectMiddleware would
@@ -142,6 +150,9 @@ class SSRFGuardMiddleware:
         if guard is None:
             guard = GuardedResolver.for_config(reactor, self.config, reactor.nameResolver)
             guard.install_on_reactor()
+            if self._trusted_origins():  # trusted before the guard was installed
+                for scheme, host, port in self._trusted_origins():
+                    guard.trust(host, port or (443 if scheme == "https" else 80))
             logger.info("SSRF guard: installed changewatch.guard.GuardedResolver as the reactor's name resolver "
                         "(TWISTED_DNS_RESOLVER is %s)", settings.get("TWISTED_DNS_RESOLVER"))
         elif guard.policy != self.config.policy:

@@ -108,6 +108,9 @@ class GuardedResolver:
         self.policy = policy
         self.inner = inner
         self._refusals: OrderedDict[str, Refusal] = OrderedDict()
+        #: (host, port) pairs passed without a check: local sites changewatch itself serves
+        #: (``ChangewatchRuntime.trust_origin``), never anything a watchlist or a page names
+        self.trusted: set[tuple[str, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> GuardedResolver:
@@ -124,12 +127,18 @@ class GuardedResolver:
             inner = fallback or GAIResolver(reactor, reactor.getThreadPool)
         return cls(reactor, config.policy, inner)
 
+    def trust(self, host: str, port: int) -> None:
+        self.trusted.add((normalise_host(host), port))
+
     def install_on_reactor(self) -> None:
         self.reactor.installNameResolver(self)
 
     def resolveHostName(self, resolutionReceiver: Any, hostName: str, portNumber: int = 0,
                         addressTypes: Sequence[type[Any]] | None = None,
                         transportSemantics: str = "TCP") -> Any:
+        if self.trusted and (normalise_host(hostName), portNumber) in self.trusted:
+            return self.inner.resolveHostName(resolutionReceiver, hostName, portNumber, addressTypes,
+                                              transportSemantics)
         literal = next(iter_ips([normalise_host(hostName)]), None)
         if literal is not None:
             # an IP literal: no lookup (a nameserver would not know it), only the check

@@ -123,7 +123,16 @@ class ChangewatchRuntime:
         """Let this crawl's SSRF guard through to the origin (scheme, host, port) of *url*: for
         a local site that changewatch itself serves (the example spiders' fixtures in ``scrapy
         check``). Nothing else is trusted by it."""
-        self.trusted_origins.add(origin_of(url))
+        origin = origin_of(url)
+        self.trusted_origins.add(origin)
+        if self.crawler.settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            from twisted.internet import reactor
+
+            from ..guard.resolver import installed_guard
+
+            guard = installed_guard(reactor)
+            if guard is not None:  # connections resolve through it, IP literals too
+                guard.trust(origin[1], origin[2] or (443 if origin[0] == "https" else 80))
 
     def trusts(self, url: str) -> bool:
         return bool(self.trusted_origins) and origin_of(url) in self.trusted_origins

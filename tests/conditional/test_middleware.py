@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from changewatch.core.comparisons import Kind, load_comparisons
 from changewatch.core.comparisons.fields import FieldsPart
+from changewatch.core.observation import utc_now
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.validators import HttpValidators
 from changewatch.middlewares.conditional import ConditionalRequestMiddleware
@@ -34,8 +35,9 @@ def middleware(tmp_path: Path) -> ConditionalRequestMiddleware:
 
 def seed(mw: ConditionalRequestMiddleware, url: str, etag: str) -> None:
     snapshot = Snapshot({"fields": FieldsPart({"a": 1}, {"a": "1"})}).encode(load_comparisons())
-    mw.runner.store.commit("unit", url, None, Outcome(Kind.BASELINE, url, "2026-01-01T00:00:00Z", snapshot=snapshot,
-                                                      http=HttpValidators(url=url, key="", etag=etag)))
+    state = mw.runner.store.read("unit", url)
+    outcome = Outcome(Kind.BASELINE, url, utc_now(), snapshot=snapshot, http=HttpValidators(url=url, key="", etag=etag))
+    mw.runner.store.commit("unit", url, state.version if state else None, outcome)
 
 
 def headers_sent(tmp_path: Path, *requests: Request) -> list[bytes | None]:

@@ -145,7 +145,7 @@ def _baselines(store_path: Path) -> dict[str, tuple[Any, str | None]]:
     store.open()
     try:
         return {key: (state.snapshot, state.last_good) for key in store.keys("watch")
-                if (state := store.get("watch", key)) is not None}
+                if (state := store.read("watch", key)) is not None}
     finally:
         store.close()
 

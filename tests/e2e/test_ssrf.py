@@ -45,7 +45,7 @@ def _baseline_kept(store: str, key: str) -> bool:
     db = SQLiteStore(store)
     db.open()
     try:
-        state = db.get("watch", key)
+        state = db.read("watch", key)
     finally:
         db.close()
     return state is not None and state.last_good is not None
