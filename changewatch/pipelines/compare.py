@@ -73,6 +73,8 @@ class ChangewatchPipeline:
         return as_observation(item)
 
     def comparisons_for(self, obs: Observation) -> Sequence[Comparison]:
+        """The comparisons *obs* is judged with (in a worker: they are named there by their class's
+        dotted path, so they must be importable module-level classes)."""
         return self.runtime.comparisons
 
     def compare_context(self, obs: Observation) -> CompareContext:
@@ -126,7 +128,10 @@ class ChangewatchPipeline:
     async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
         old = state.snapshot if state is not None else None
-        task = ObserveTask(obs, old, self.runtime.comparison_table, self.compare_context(obs))
+        comparisons = self.comparisons_for(obs)
+        table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
+                 else {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons})
+        task = ObserveTask(obs, old, table, self.compare_context(obs))
         return await judge(self.runtime.pool, task)
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,

@@ -359,3 +359,39 @@ def test_users_items_are_left_as_they_made_them(make_chain: Any) -> None:
     chain.run(item, observation)
     assert item == snapshot
     assert observation.html == ARTICLE and observation.error is None
+
+
+class FieldsOnly(ChangewatchPipeline):
+    """A subclass that judges observations by their fields alone (the page text is ignored)."""
+
+    def comparisons_for(self, obs: Observation) -> Any:
+        return tuple(c for c in self.runtime.comparisons if c.name == "fields")
+
+
+def test_a_subclass_chooses_the_comparisons(make_chain: Any) -> None:
+    chain = make_chain()
+    chain.pipeline = build_from_crawler(FieldsOnly, chain.crawler)
+    edited = ARTICLE.replace("Paragraph 3: steady", "Paragraph 3: changed")
+    out = chain.run(obs(fields={"p": "1"}, html=ARTICLE), obs(fields={"p": "1"}, html=edited),
+                    obs(fields={"p": "2"}, html=edited))
+    assert out[:2] == [None, None]  # the text changed, but this pipeline does not compare text
+    assert out[2]["kind"] == "field" and "diff" not in out[2]
+
+
+class QuietOnErrors(ChangewatchPipeline):
+    """A subclass that never reports errors and adds a member to what it exports."""
+
+    def change_record(self, obs: Observation, judged: Any, state: Any) -> Any:
+        return None if judged.error else super().change_record(obs, judged, state)
+
+    def exported(self, record: Any, change_id: int) -> Any:
+        return {**super().exported(record, change_id), "team": "pricing"}
+
+
+def test_a_subclass_decides_what_is_reported_and_how_it_leaves(make_chain: Any) -> None:
+    chain = make_chain()
+    chain.pipeline = build_from_crawler(QuietOnErrors, chain.crawler)
+    out = chain.run(obs(fields={"p": "1"}), obs(error="blocked: HTTP 403"), obs(fields={"p": "2"}))
+    assert out[:2] == [None, None]
+    assert out[2]["changes"] == {"p": {"old": "1", "new": "2"}} and out[2]["team"] == "pricing"
+    assert chain.stat("commit/error") == 1  # still counted, and the baseline was kept
