@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,36 @@ def test_concurrent_crawls_export_each_change_once(tmp_path: Path, demo_site: tu
             i = int(r["key"][1:])
             assert r["changes"] == {"offers.price": {"old": price(i, round_ - 1), "new": price(i, round_)}}
         assert len({r["change_id"] for r in records}) == len(records)
+
+
+def test_a_running_crawl_keeps_its_claim_on_its_changes(tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    """A crawl's changes are leased to it, and it renews the lease while it runs: a second crawl
+    that starts while the first is still busy must not export the first one's changes again,
+    even when it starts long after the lease would have run out without renewal."""
+    site, base = demo_site
+    watchlist = tmp_path / "watchlist.yaml"
+    watchlist.write_text(json.dumps({"watches": [
+        {"url": f"{base}/p/fast", "key": "fast", "jsonld": {"type": "Product", "fields": ["offers.price"]}},
+        {"url": f"{base}/p/slow", "key": "slow", "jsonld": {"type": "Product", "fields": ["offers.price"]}}]}),
+        encoding="utf-8")
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    common = ("-a", f"watchlist={watchlist}", "-s", f"CHANGEWATCH_STORE={store}",
+              "-s", "CHANGEWATCH_ALLOW_PRIVATE=True", "-s", "CHANGEWATCH_WORKERS=0",
+              "-s", "CHANGEWATCH_DELIVERY_LEASE=2s", "-s", "LOG_LEVEL=WARNING")
+    for name in ("fast", "slow"):
+        site.overrides[f"/p/{name}"] = (200, "text/html; charset=utf-8", product(1, "10.00"))
+    cmd, _ = crawl_command(tmp_path, "watch", 1, *common)
+    assert subprocess.run(cmd, cwd=tmp_path, env=scrapy_env(), capture_output=True, timeout=300).returncode == 0
+
+    site.overrides["/p/fast"] = (200, "text/html; charset=utf-8", product(1, "9.00"))
+    site.delays["/p/slow"] = 7.0
+    first_cmd, first_feed = crawl_command(tmp_path, "watch", 2, *common)
+    first = subprocess.Popen(first_cmd, cwd=tmp_path, env=scrapy_env(), stderr=subprocess.PIPE, text=True)
+    time.sleep(4.5)  # the first crawl logged the change of "fast" and waits for "slow"; 2 s leases
+    assert first.poll() is None, "the first crawl ended too soon for this test to mean anything"
+    second_cmd, second_feed = crawl_command(tmp_path, "watch", 3, *common)
+    second = subprocess.run(second_cmd, cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=300)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, err[-2000:] + second.stderr[-2000:]
+    assert [r["key"] for r in read_feed(first_feed)] == ["fast"]
+    assert read_feed(second_feed) == []  # neither a redelivery of "fast" nor a change of its own
