@@ -126,7 +126,10 @@ class ChangewatchPipeline:
     async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
         old = state.snapshot if state is not None else None
-        task = ObserveTask(obs, old, self.runtime.comparison_table, self.compare_context(obs))
+        comparisons = self.comparisons_for(obs)
+        table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
+                 else comparison_table(comparisons))
+        task = ObserveTask(obs, old, table, self.compare_context(obs))
         return await judge(self.runtime.pool, task)
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,
@@ -163,6 +166,11 @@ class ChangewatchPipeline:
             summary = ", ".join(f"{k}={v}" for k, v in sorted(self.kinds.items()))
             logger.info("changewatch: %s observations: %s (store %s)", sum(self.kinds.values()), summary,
                         self.runtime.runner.store)
+
+
+def comparison_table(comparisons: Sequence[Comparison]) -> dict[str, str]:
+    """*comparisons* as a worker loads them: name → dotted path of the class."""
+    return {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons}
 
 
 def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:

@@ -359,3 +359,20 @@ def test_users_items_are_left_as_they_made_them(make_chain: Any) -> None:
     chain.run(item, observation)
     assert item == snapshot
     assert observation.html == ARTICLE and observation.error is None
+
+
+class FieldsOnlyPipeline(ChangewatchPipeline):
+    """A subclass whose hook judges observations by their fields alone."""
+
+    def comparisons_for(self, obs: Observation) -> Any:
+        return [c for c in self.runtime.comparisons if c.name == "fields"]
+
+
+def test_the_comparisons_for_hook_decides_what_is_compared(make_chain: Any) -> None:
+    chain = make_chain()
+    chain.pipeline = build_from_crawler(FieldsOnlyPipeline, chain.crawler)
+    edited = ARTICLE.replace("Paragraph 17: steady", "Paragraph 17: unsteady")
+    out = chain.run(obs(fields={"price": "1"}, html=ARTICLE), obs(fields={"price": "1"}, html=edited),
+                    obs(fields={"price": "2"}, html=edited))
+    assert out[:2] == [None, None]  # the text is not compared: its edit is nothing
+    assert out[2]["kind"] == "field" and "diff" not in out[2]
