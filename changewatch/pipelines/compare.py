@@ -37,6 +37,7 @@ from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged, ObserveTask, judge
 from ..runtime.stats import Stats
 from ..store import Outcome, StoredState, StoreError
+from ..store.semantics import is_stale
 from .records import change_record, repeated_error
 
 __all__ = ["ChangewatchPipeline"]
@@ -105,7 +106,7 @@ class ChangewatchPipeline:
         judgement: dict[str, Judged] = {}
 
         async def compute(state: StoredState | None) -> Outcome | None:
-            if state is not None and state.last_seen is not None and obs.observed_at < state.last_seen:
+            if state is not None and is_stale(obs.observed_at, state.last_seen):
                 return None  # fetched before the stored observation: it changes nothing
             judged = await self._judge(obs, state)
             judgement["last"] = judged
