@@ -108,7 +108,8 @@ class ChangewatchRuntime:
         config = ChangewatchConfig.from_settings(crawler.settings)
         check_components(crawler.settings)
         try:
-            store = store_from_uri(config.store, config.store_schemes, {"synchronous": config.store_synchronous})
+            store = store_from_uri(config.store, config.store_schemes,
+                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout})
         except StoreError as exc:
             raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
         try:

@@ -72,3 +72,14 @@ def test_trusted_origins_are_exact() -> None:
     assert runtime.trusts("http://127.0.0.1:8123/c/lamps/")
     assert not runtime.trusts("http://127.0.0.1:8124/") and not runtime.trusts("https://127.0.0.1:8123/")
     assert not runtime.trusts("http://localhost:8123/")
+
+
+def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_path: Any) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_TIMEOUT="5",
+                                            CHANGEWATCH_STORE_SYNCHRONOUS="FULL"))
+    assert (runtime.runner.store.timeout, runtime.runner.store.synchronous) == (5.0, "FULL")
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store + "?timeout=7", CHANGEWATCH_STORE_TIMEOUT=5))
+    assert runtime.runner.store.timeout == 7.0
+    with pytest.raises(ConfigError, match="CHANGEWATCH_STORE_TIMEOUT = 'soon'"):
+        crawler(CHANGEWATCH_STORE_TIMEOUT="soon")
