@@ -69,7 +69,9 @@ class RedeliveryMiddleware:
         await self.runtime.open()
         # `scrapy check` (it sets SCRAPY_CHECK) discards what a crawl yields: a change
         # redelivered there would be confirmed without ever reaching a feed.
-        pending = [] if os.environ.get("SCRAPY_CHECK") else await self.runner.call(self._claim)
+        pending: list[LoggedChange] = []
+        if not os.environ.get("SCRAPY_CHECK") and not await self.runtime.write(self._claim, pending):
+            return  # the store cannot be written: the crawl is stopping
         self._renewal = asyncio.ensure_future(self._renew())
         if pending:
             logger.info("changewatch: exporting %d change(s) again whose delivery was never confirmed "
@@ -80,12 +82,12 @@ class RedeliveryMiddleware:
         async for item in start:
             yield item
 
-    def _claim(self) -> list[LoggedChange]:
+    def _claim(self, into: list[LoggedChange]) -> None:
         store, spider = self.runner.store, self.runtime.spider
         dead = dead_owners(store.lease_owners(spider))
         if dead:
             self.stats.inc("dead_owners", len(dead))
-        return store.claim_undelivered(spider, self.runtime.lease, dead_owners=dead)
+        into.extend(store.claim_undelivered(spider, self.runtime.lease, dead_owners=dead))
 
     async def _renew(self) -> None:
         """Keep this process's claim alive while the crawl runs: its changes are not for others."""
@@ -106,8 +108,8 @@ class RedeliveryMiddleware:
         ids, self.ids = self.ids, []
         if not ids:
             return
-        await self.runner.call(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now())
-        self.stats.inc("confirmed", len(ids))
+        if await self.runtime.write(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now()):
+            self.stats.inc("confirmed", len(ids))
 
     async def _feeds_closed(self) -> None:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
@@ -118,8 +120,8 @@ class RedeliveryMiddleware:
             logger.warning("changewatch: a feed failed to store (%s): its %d change(s) will be exported again by "
                            "the next run", ", ".join(failed), len(ids))
             # Released, not left to expire: the next run may start before the lease would end.
-            await self.runner.call(self.runner.store.release_leases, self.runtime.spider,
-                                          self.runtime.lease.owner, ids)
+            await self.runtime.write(self.runner.store.release_leases, self.runtime.spider, self.runtime.lease.owner,
+                                     ids)
             return
         await self._confirm()
 

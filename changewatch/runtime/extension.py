@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -164,6 +164,16 @@ class ChangewatchRuntime:
     def spider(self) -> str:
         """The store's namespace for this crawl."""
         return spider_name(self.crawler)
+
+    async def write(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Call the store's *fn* for the crawl's own bookkeeping (claims, leases, confirmations);
+        False when the store cannot be written: the crawl then stops (:meth:`fail`), non-zero."""
+        try:
+            await self.runner.call(fn, *args)
+        except StoreError as exc:
+            self.fail(f"the store cannot be written: {exc}")
+            return False
+        return True
 
     def fail(self, why: str) -> None:
         """Stop the crawl because changewatch cannot go on (the store cannot be written): once,
