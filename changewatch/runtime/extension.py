@@ -185,7 +185,7 @@ class ChangewatchRuntime:
         self.stats.inc("failed")
         logger.critical("changewatch: stopping the crawl: %s", why)
         engine = self.crawler.engine
-        if engine.spider is not None:
+        if engine is not None and engine.spider is not None:
             self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
 
     async def _engine_stopped(self) -> None:
