@@ -60,12 +60,20 @@ def check_components(settings: BaseSettings) -> None:
         if switch is not None and not settings.getbool(switch, True):
             continue
         if setting not in enabled:
-            enabled[setting] = [_class(c) for c in build_component_list(settings.getwithbase(setting))]
+            enabled[setting] = [_class(c) for c in build_component_list(_components(settings, setting))]
         required = load_object(path)
         if not any(isinstance(cls, type) and issubclass(cls, required) for cls in enabled[setting]):
             how = f"set {switch} = False to turn it off" if switch else "it cannot be turned off on its own"
             raise ConfigError(f"{setting} lacks {path} (or a subclass), which changewatch.Addon enables: {how}; "
                               "to turn changewatch off, remove changewatch.Addon from ADDONS")
+
+
+def _components(settings: BaseSettings, setting: str) -> BaseSettings:
+    """*setting* as Scrapy builds it: of two paths naming one class, the last one stands."""
+    try:
+        return settings.get_component_priority_dict_with_base(setting)
+    except ImportError:  # not ours to report: Scrapy says so when it builds the components
+        return settings.getwithbase(setting)
 
 
 def origin_of(url: str) -> tuple[str, str, int | None]:

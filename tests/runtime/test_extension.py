@@ -83,3 +83,13 @@ def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_pa
     assert runtime.runner.store.timeout == 7.0
     with pytest.raises(ConfigError, match="CHANGEWATCH_STORE_TIMEOUT = 'soon'"):
         crawler(CHANGEWATCH_STORE_TIMEOUT="soon")
+
+
+def test_the_check_resolves_component_paths_as_scrapy_does() -> None:
+    """Scrapy keeps the last of two paths that name one class: the guard listed, then removed
+    under its module's path, is not built, and the crawl must not start without it."""
+    with pytest.raises(ConfigError, match=r"changewatch\.guard\.SSRFGuardMiddleware"):
+        crawler(DOWNLOADER_MIDDLEWARES={"changewatch.guard.SSRFGuardMiddleware": 560,
+                                        "changewatch.guard.middleware.SSRFGuardMiddleware": None})
+    crawler(DOWNLOADER_MIDDLEWARES={"changewatch.guard.middleware.SSRFGuardMiddleware": None,
+                                    "changewatch.guard.SSRFGuardMiddleware": 560})  # the last one stands: it runs
