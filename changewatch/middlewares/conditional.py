@@ -2,7 +2,7 @@
 kept for its URL, and a 304 becomes an "unchanged" observation instead of a download.
 
 Validators reach the store only with the observation made from their response, in the same
-transaction (CommitPipeline): a crash between download and commit leaves the old validators,
+transaction (ChangewatchPipeline): a crash between download and commit leaves the old validators,
 so the next run fetches the page in full instead of being told "not modified" about a change it
 never saw. See docs/conditional.md for the contract and the interplay with HttpCacheMiddleware.
 """

@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 
 class ChangewatchPipeline:
-    """Item pipeline; ``changewatch.Addon`` enables it at 750."""
+    """Item pipeline; ``changewatch.Addon`` enables it at 790."""
 
     def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
