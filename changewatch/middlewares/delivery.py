@@ -18,6 +18,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import Crawler
 
@@ -33,8 +34,10 @@ logger = logging.getLogger(__name__)
 
 
 def change_id_of(item: Any) -> int | None:
-    if isinstance(item, dict):
-        value = item.get("change_id")
+    """The change-log id an exported item carries, whatever its item kind (the ``exported`` hook
+    or a later pipeline may have made the record the project's own item class)."""
+    if ItemAdapter.is_item(item):
+        value = ItemAdapter(item).get("change_id")
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
