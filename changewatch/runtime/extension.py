@@ -54,7 +54,8 @@ def check_components(settings: BaseSettings) -> None:
     """Raise ConfigError when a changewatch component is missing from the crawl: removed from its
     component setting (``None``) without the ``*_ENABLED`` setting that turns it off. A missing
     comparison step would export raw observations, a missing delivery step would re-export every
-    change on every run, a missing guard would fetch what it should refuse."""
+    change on every run, a missing guard would fetch what it should refuse. Also when one is
+    enabled twice (a user's subclass beside ours): the second never sees what the first took."""
     enabled: dict[str, list[type]] = {}
     for setting, path, switch in REQUIRED_COMPONENTS:
         if switch is not None and not settings.getbool(switch, True):
@@ -62,10 +63,15 @@ def check_components(settings: BaseSettings) -> None:
         if setting not in enabled:
             enabled[setting] = [_class(c) for c in build_component_list(_components(settings, setting))]
         required = load_object(path)
-        if not any(isinstance(cls, type) and issubclass(cls, required) for cls in enabled[setting]):
+        found = [cls for cls in enabled[setting] if isinstance(cls, type) and issubclass(cls, required)]
+        if not found:
             how = f"set {switch} = False to turn it off" if switch else "it cannot be turned off on its own"
             raise ConfigError(f"{setting} lacks {path} (or a subclass), which changewatch.Addon enables: {how}; "
                               "to turn changewatch off, remove changewatch.Addon from ADDONS")
+        if len(found) > 1:
+            names = ", ".join(f"{cls.__module__}.{cls.__qualname__}" for cls in found)
+            raise ConfigError(f"{setting} enables {path} twice ({names}): keep one, and set the other to None "
+                              f"(a subclass stands for {path} when {path} is None)")
 
 
 def _components(settings: BaseSettings, setting: str) -> BaseSettings:

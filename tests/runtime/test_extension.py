@@ -93,3 +93,11 @@ def test_the_check_resolves_component_paths_as_scrapy_does() -> None:
                                         "changewatch.guard.middleware.SSRFGuardMiddleware": None})
     crawler(DOWNLOADER_MIDDLEWARES={"changewatch.guard.middleware.SSRFGuardMiddleware": None,
                                     "changewatch.guard.SSRFGuardMiddleware": 560})  # the last one stands: it runs
+
+
+def test_a_subclass_beside_the_component_it_stands_for_stops_the_crawl() -> None:
+    """Two comparison steps: the first one judges every observation and the other one never
+    sees one, so a subclass after ours would have its hooks ignored without a word."""
+    with pytest.raises(ConfigError, match=r"ITEM_PIPELINES enables changewatch\.pipelines\.ChangewatchPipeline "
+                                          r"twice .*MyPipeline.*None"):
+        crawler(ITEM_PIPELINES={MyPipeline: 800})
