@@ -2,7 +2,7 @@
 kept for its URL, and a 304 becomes an "unchanged" observation instead of a download.
 
 Validators reach the store only with the observation made from their response, in the same
-transaction (CommitPipeline): a crash between download and commit leaves the old validators,
+transaction (ChangewatchPipeline): a crash between download and commit leaves the old validators,
 so the next run fetches the page in full instead of being told "not modified" about a change it
 never saw. See docs/conditional.md for the contract and the interplay with HttpCacheMiddleware.
 """
@@ -197,7 +197,7 @@ class ConditionalSpiderMiddleware:
         self.origins: ResponseOrigins = runtime.origins
         self.runner = runtime.runner
         self.stats = Stats(crawler, "conditional")
-        self._pending: set[asyncio.Task[None]] = set()
+        self._pending: set[asyncio.Task[bool]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalSpiderMiddleware:
@@ -248,8 +248,7 @@ class ConditionalSpiderMiddleware:
         Not for a request that names its one key: other requests of the URL observe other keys."""
         if origin is None or not keys or response.meta.get(meta.KEY) is not None:
             return
-        forget = self.runner.call(self.runner.store.forget_validators, self.runtime.spider, origin.url,
-                                         sorted(keys))
+        forget = self.runtime.write(self.runner.store.forget_validators, self.runtime.spider, origin.url, sorted(keys))
         task = asyncio.get_running_loop().create_task(forget)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)

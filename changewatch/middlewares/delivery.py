@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import Crawler
 
@@ -32,8 +34,10 @@ logger = logging.getLogger(__name__)
 
 
 def change_id_of(item: Any) -> int | None:
-    if isinstance(item, dict):
-        value = item.get("change_id")
+    """The change-log id an exported item carries, whatever its item kind (the ``exported`` hook
+    or a later pipeline may have made the record the project's own item class)."""
+    if ItemAdapter.is_item(item):
+        value = ItemAdapter(item).get("change_id")
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
@@ -66,7 +70,11 @@ class RedeliveryMiddleware:
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         await self.runtime.open()
-        pending = await self.runner.call(self._claim)
+        # `scrapy check` (it sets SCRAPY_CHECK) discards what a crawl yields: a change
+        # redelivered there would be confirmed without ever reaching a feed.
+        pending: list[LoggedChange] = []
+        if not os.environ.get("SCRAPY_CHECK") and not await self.runtime.write(self._claim, pending):
+            return  # the store cannot be written: the crawl is stopping
         self._renewal = asyncio.ensure_future(self._renew())
         if pending:
             logger.info("changewatch: exporting %d change(s) again whose delivery was never confirmed "
@@ -77,12 +85,12 @@ class RedeliveryMiddleware:
         async for item in start:
             yield item
 
-    def _claim(self) -> list[LoggedChange]:
+    def _claim(self, into: list[LoggedChange]) -> None:
         store, spider = self.runner.store, self.runtime.spider
         dead = dead_owners(store.lease_owners(spider))
         if dead:
             self.stats.inc("dead_owners", len(dead))
-        return store.claim_undelivered(spider, self.runtime.lease, dead_owners=dead)
+        into.extend(store.claim_undelivered(spider, self.runtime.lease, dead_owners=dead))
 
     async def _renew(self) -> None:
         """Keep this process's claim alive while the crawl runs: its changes are not for others."""
@@ -103,8 +111,8 @@ class RedeliveryMiddleware:
         ids, self.ids = self.ids, []
         if not ids:
             return
-        await self.runner.call(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now())
-        self.stats.inc("confirmed", len(ids))
+        if await self.runtime.write(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now()):
+            self.stats.inc("confirmed", len(ids))
 
     async def _feeds_closed(self) -> None:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
@@ -115,8 +123,8 @@ class RedeliveryMiddleware:
             logger.warning("changewatch: a feed failed to store (%s): its %d change(s) will be exported again by "
                            "the next run", ", ".join(failed), len(ids))
             # Released, not left to expire: the next run may start before the lease would end.
-            await self.runner.call(self.runner.store.release_leases, self.runtime.spider,
-                                          self.runtime.lease.owner, ids)
+            await self.runtime.write(self.runner.store.release_leases, self.runtime.spider, self.runtime.lease.owner,
+                                     ids)
             return
         await self._confirm()
 

@@ -37,6 +37,7 @@ from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged, ObserveTask, judge
 from ..runtime.stats import Stats
 from ..store import Outcome, StoredState, StoreError
+from ..store.semantics import is_stale
 from .records import change_record, repeated_error
 
 __all__ = ["ChangewatchPipeline"]
@@ -45,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 
 class ChangewatchPipeline:
-    """Item pipeline; ``changewatch.Addon`` enables it at 750."""
+    """Item pipeline; ``changewatch.Addon`` enables it at 790."""
 
     def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
@@ -107,7 +108,7 @@ class ChangewatchPipeline:
         judgement: dict[str, Judged] = {}
 
         async def compute(state: StoredState | None) -> Outcome | None:
-            if state is not None and state.last_seen is not None and obs.observed_at < state.last_seen:
+            if state is not None and is_stale(obs.observed_at, state.last_seen):
                 return None  # fetched before the stored observation: it changes nothing
             judged = await self._judge(obs, state)
             judgement["last"] = judged
@@ -130,7 +131,7 @@ class ChangewatchPipeline:
         old = state.snapshot if state is not None else None
         comparisons = self.comparisons_for(obs)
         table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
-                 else {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons})
+                 else comparison_table(comparisons))
         task = ObserveTask(obs, old, table, self.compare_context(obs))
         return await judge(self.runtime.pool, task)
 
@@ -168,6 +169,11 @@ class ChangewatchPipeline:
             summary = ", ".join(f"{k}={v}" for k, v in sorted(self.kinds.items()))
             logger.info("changewatch: %s observations: %s (store %s)", sum(self.kinds.values()), summary,
                         self.runtime.runner.store)
+
+
+def comparison_table(comparisons: Sequence[Comparison]) -> dict[str, str]:
+    """*comparisons* as a worker loads them: name → dotted path of the class."""
+    return {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons}
 
 
 def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:

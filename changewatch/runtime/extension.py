@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -54,18 +54,32 @@ def check_components(settings: BaseSettings) -> None:
     """Raise ConfigError when a changewatch component is missing from the crawl: removed from its
     component setting (``None``) without the ``*_ENABLED`` setting that turns it off. A missing
     comparison step would export raw observations, a missing delivery step would re-export every
-    change on every run, a missing guard would fetch what it should refuse."""
+    change on every run, a missing guard would fetch what it should refuse. Also when one is
+    enabled twice (a user's subclass beside ours): the second never sees what the first took."""
     enabled: dict[str, list[type]] = {}
     for setting, path, switch in REQUIRED_COMPONENTS:
         if switch is not None and not settings.getbool(switch, True):
             continue
         if setting not in enabled:
-            enabled[setting] = [_class(c) for c in build_component_list(settings.getwithbase(setting))]
+            enabled[setting] = [_class(c) for c in build_component_list(_components(settings, setting))]
         required = load_object(path)
-        if not any(isinstance(cls, type) and issubclass(cls, required) for cls in enabled[setting]):
+        found = [cls for cls in enabled[setting] if isinstance(cls, type) and issubclass(cls, required)]
+        if not found:
             how = f"set {switch} = False to turn it off" if switch else "it cannot be turned off on its own"
             raise ConfigError(f"{setting} lacks {path} (or a subclass), which changewatch.Addon enables: {how}; "
                               "to turn changewatch off, remove changewatch.Addon from ADDONS")
+        if len(found) > 1:
+            names = ", ".join(f"{cls.__module__}.{cls.__qualname__}" for cls in found)
+            raise ConfigError(f"{setting} enables {path} twice ({names}): keep one, and set the other to None "
+                              f"(a subclass stands for {path} when {path} is None)")
+
+
+def _components(settings: BaseSettings, setting: str) -> BaseSettings:
+    """*setting* as Scrapy builds it: of two paths naming one class, the last one stands."""
+    try:
+        return settings.get_component_priority_dict_with_base(setting)
+    except ImportError:  # not ours to report: Scrapy says so when it builds the components
+        return settings.getwithbase(setting)
 
 
 def origin_of(url: str) -> tuple[str, str, int | None]:
@@ -108,7 +122,8 @@ class ChangewatchRuntime:
         config = ChangewatchConfig.from_settings(crawler.settings)
         check_components(crawler.settings)
         try:
-            store = store_from_uri(config.store, config.store_schemes, {"synchronous": config.store_synchronous})
+            store = store_from_uri(config.store, config.store_schemes,
+                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout})
         except StoreError as exc:
             raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
         try:
@@ -164,6 +179,16 @@ class ChangewatchRuntime:
         """The store's namespace for this crawl."""
         return spider_name(self.crawler)
 
+    async def write(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Call the store's *fn* for the crawl's own bookkeeping (claims, leases, confirmations);
+        False when the store cannot be written: the crawl then stops (:meth:`fail`), non-zero."""
+        try:
+            await self.runner.call(fn, *args)
+        except StoreError as exc:
+            self.fail(f"the store cannot be written: {exc}")
+            return False
+        return True
+
     def fail(self, why: str) -> None:
         """Stop the crawl because changewatch cannot go on (the store cannot be written): once,
         loudly, and so that the process exits non-zero. The spider is closed in a task of its
@@ -174,7 +199,7 @@ class ChangewatchRuntime:
         self.stats.inc("failed")
         logger.critical("changewatch: stopping the crawl: %s", why)
         engine = self.crawler.engine
-        if engine.spider is not None:
+        if engine is not None and engine.spider is not None:
             self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
 
     async def _engine_stopped(self) -> None:

@@ -96,9 +96,11 @@ class WorkerPool:
             raise WorkerError("pool stopped" if self._stopped else "pool not started: call start() first")
         if self._thread is None:
             self._use_loop(asyncio.get_running_loop())
-            worker = await self._idle_worker()
-            if worker is not None:
-                return await self._run_on(worker, ref, payload, limit)
+            while (worker := await self._idle_worker()) is not None:
+                try:
+                    return await self._run_on(worker, ref, payload, limit)
+                except _NotTaken:
+                    continue  # the worker had died idle: the task never started, the next worker takes it
         return await self._run_in_thread(ref, payload, limit)
 
     def stop(self) -> None:
@@ -143,14 +145,13 @@ class WorkerPool:
     async def _run_on(self, worker: WorkerProcess, ref: bytes, payload: bytes, limit: float) -> bytes:
         reply: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         worker.task = reply
-        self.stats["tasks"] += 1
         try:
             worker.send(ref, payload)
-        except OSError as exc:  # it died while idle; its EOF has not been read yet
+        except OSError:  # it died while idle; its EOF has not been read yet
             worker.task = None
             self._lost(worker)
-            raise WorkerCrashed(f"worker process {worker.pid} could not take the task ({exc}); replaced",
-                                how=f"could not take the task ({exc})") from None
+            raise _NotTaken from None
+        self.stats["tasks"] += 1
         try:
             async with asyncio.timeout(limit):
                 return await reply
@@ -322,6 +323,10 @@ class WorkerPool:
             if worker.state is State.STARTING:
                 remaining = max(worker.ready_by - time.monotonic(), 0)
                 worker.timer = loop.call_later(remaining, self._start_expired, worker)
+
+
+class _NotTaken(Exception):
+    """The worker a task was handed to was dead already: the task did not start."""
 
 
 def _fail(future: asyncio.Future[WorkerProcess | None] | asyncio.Future[bytes], error: Exception) -> None:

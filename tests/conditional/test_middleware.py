@@ -8,6 +8,7 @@ from pathlib import Path
 
 import scrapy
 from scrapy import Request
+from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from changewatch.core.comparisons import Kind, load_comparisons
@@ -15,7 +16,7 @@ from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.core.observation import utc_now
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.validators import HttpValidators
-from changewatch.middlewares.conditional import ConditionalRequestMiddleware
+from changewatch.middlewares.conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from changewatch.store import Outcome
 
 URL = "https://s.example/p"
@@ -70,3 +71,25 @@ def test_validators_copied_by_a_redirect_are_replaced_by_the_targets(tmp_path: P
     # RedirectMiddleware builds the next request by copying this one's headers and meta
     moved, unknown = first.replace(url=OTHER), first.replace(url="https://s.example/never-seen")
     assert headers_sent(tmp_path, moved, unknown) == [b'"m1"', None]
+
+
+def test_a_store_that_cannot_forget_validators_stops_the_crawl(tmp_path: Path) -> None:
+    """Forgetting the validators of keys a page no longer yields is a write like any other: a
+    store that cannot take it stops the crawl, it is not dropped in a background task."""
+    async def run() -> str | None:
+        crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                           "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}"})
+        crawler.spider = crawler._create_spider()
+        mw = ConditionalSpiderMiddleware.from_crawler(crawler)
+        await mw.runtime.open()
+        try:
+            mw.runner.store.db.execute("PRAGMA query_only=1")  # every write fails, as on a read-only file
+            response = HtmlResponse(URL, body=b"<p>x</p>", request=Request(URL))
+            list(mw.process_spider_output(response, [{"key": "a", "url": URL, "fields": {"a": 1}}]))
+            await mw._closed()
+            return mw.runtime.failure
+        finally:
+            await mw.runtime._engine_stopped()
+
+    failure = asyncio.run(run())
+    assert failure is not None and "cannot be written (forget validators)" in failure

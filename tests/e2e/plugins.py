@@ -50,7 +50,7 @@ class WorkerKiller:
 class StoreGoesReadOnly:
     """An extension that makes the crawl's store read-only (SQLite's ``query_only``, so every
     write fails as on a read-only file) once ``CHANGEWATCH_TEST_READONLY_AFTER`` items passed
-    the comparison step."""
+    the comparison step (0: as the spider opens, before its undelivered changes are claimed)."""
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
@@ -58,6 +58,8 @@ class StoreGoesReadOnly:
         self.seen = 0
         crawler.signals.connect(self.count, signal=signals.item_scraped)
         crawler.signals.connect(self.count, signal=signals.item_dropped)
+        if self.after == 0:
+            crawler.signals.connect(self.read_only, signal=signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StoreGoesReadOnly:
@@ -66,7 +68,10 @@ class StoreGoesReadOnly:
     def count(self) -> None:
         self.seen += 1
         if self.seen == self.after:
-            from changewatch.runtime.extension import ChangewatchRuntime
+            self.read_only()
 
-            store: Any = ChangewatchRuntime.of(self.crawler).runner.store
-            store.db.execute("PRAGMA query_only=1")
+    def read_only(self) -> None:
+        from changewatch.runtime.extension import ChangewatchRuntime
+
+        store: Any = ChangewatchRuntime.of(self.crawler).runner.store
+        store.db.execute("PRAGMA query_only=1")

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+
+from changewatch.core.comparisons import Kind
+from changewatch.store import Lease, Outcome
+from changewatch.store.sqlite import SQLiteStore
 
 from ..conditional.servers import OddServer, Page
 from ..conditional.test_odd_servers import html
-from .crawl import Crawler
+from .crawl import Crawler, scrapy_env
 
 KILL_AFTER_COMMIT = ("-s", "CHANGEWATCH_TEST_KILL_KEY=p",
                      "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 800}')
@@ -68,3 +74,24 @@ def test_a_feed_that_fails_to_store_leaves_its_changes_for_the_next_run(odd_serv
     [record] = again.records
     assert record["redelivery"] is True and "+ two" in record["diff"]
     assert again.stats["changewatch/delivery/confirmed"] == 1
+
+
+def test_scrapy_check_leaves_undelivered_changes_for_the_next_crawl(tmp_path: Path) -> None:
+    """`scrapy check` discards what a crawl yields: a change it redelivered would be confirmed
+    without reaching any feed, and the next real crawl would never export it."""
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    record = {"key": "LMP-001", "kind": "field", "changes": {"price": {"old": "1", "new": "2"}}}
+    dead = Lease("elsewhere:-:1:1:dead", 0.001)  # its owner is gone: the next run takes it at once
+    store.commit("catalogue", "LMP-001", None, Outcome(Kind.FIELD, "http://x.example/p", "2026-11-30T12:00:00Z",
+                                                       snapshot=None, record=record), lease=dead)
+    store.close()
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "check", "catalogue",
+                           "-s", f"CHANGEWATCH_STORE=sqlite:///{tmp_path / 'state.db'}"],
+                          cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "OK" in proc.stderr, proc.stderr[-3000:]
+    store.open()
+    try:
+        assert [c.key for c in store.undelivered("catalogue")] == ["LMP-001"]
+    finally:
+        store.close()

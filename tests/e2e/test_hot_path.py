@@ -110,3 +110,40 @@ def test_a_store_that_stops_taking_writes_stops_the_crawl_non_zero(
     # that were never committed are found again: nothing lost, nothing twice in the log
     assert sorted(r["key"] for r in recovered.records) == ["a", "b", "c"]
     assert sum(1 for r in recovered.records if r.get("redelivery")) == 1
+
+
+READ_ONLY = ("-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0, "tests.e2e.plugins.StoreGoesReadOnly": 0}',
+             "-s", "CONCURRENT_REQUESTS=1")
+
+
+def test_a_store_that_takes_no_writes_at_start_stops_the_crawl_non_zero(
+        tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    """The first write of a run claims undelivered changes, before anything is fetched."""
+    site, base = demo_site
+    crawler = Crawler(tmp_path, watches(base))
+    serve(site, {name: good_page(name) for name in PAGES})
+    assert crawler.run().returncode == 0
+    failed = crawler.run(*READ_ONLY, "-s", "CHANGEWATCH_TEST_READONLY_AFTER=0")
+    assert failed.returncode != 0, failed.stderr[-3000:]
+    assert failed.stderr.count("changewatch: stopping the crawl: the store cannot be written") == 1
+    assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
+    assert failed.records == [] and "changewatch/commit/none" not in failed.stats
+
+
+def test_a_store_that_cannot_confirm_the_exported_changes_stops_the_crawl_non_zero(
+        tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    """The last write of a run confirms what its feeds exported: when it fails, the run failed
+    (and the changes are exported again by the next run)."""
+    site, base = demo_site
+    crawler = Crawler(tmp_path, watches(base))
+    pages = {name: good_page(name) for name in PAGES}
+    serve(site, pages)
+    assert crawler.run().returncode == 0
+    serve(site, {name: body.replace(b"</body>", b"<p>Edited.</p></body>") for name, body in pages.items()})
+    failed = crawler.run(*READ_ONLY, "-s", f"CHANGEWATCH_TEST_READONLY_AFTER={len(PAGES)}")
+    assert len(failed.records) == len(PAGES)
+    assert failed.returncode != 0, failed.stderr[-3000:]
+    assert failed.stderr.count("changewatch: stopping the crawl: the store cannot be written") == 1
+    assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
+    again = crawler.run()
+    assert again.returncode == 0 and sorted(r["key"] for r in again.records if r.get("redelivery")) == list(PAGES)

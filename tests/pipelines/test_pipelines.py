@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -361,21 +362,34 @@ def test_users_items_are_left_as_they_made_them(make_chain: Any) -> None:
     assert observation.html == ARTICLE and observation.error is None
 
 
-class FieldsOnly(ChangewatchPipeline):
-    """A subclass that judges observations by their fields alone (the page text is ignored)."""
+class FieldsOnlyPipeline(ChangewatchPipeline):
+    """A subclass whose hook judges observations by their fields alone."""
 
     def comparisons_for(self, obs: Observation) -> Any:
-        return tuple(c for c in self.runtime.comparisons if c.name == "fields")
+        return [c for c in self.runtime.comparisons if c.name == "fields"]
 
 
-def test_a_subclass_chooses_the_comparisons(make_chain: Any) -> None:
+def test_the_comparisons_for_hook_decides_what_is_compared(make_chain: Any) -> None:
     chain = make_chain()
-    chain.pipeline = build_from_crawler(FieldsOnly, chain.crawler)
-    edited = ARTICLE.replace("Paragraph 3: steady", "Paragraph 3: changed")
-    out = chain.run(obs(fields={"p": "1"}, html=ARTICLE), obs(fields={"p": "1"}, html=edited),
-                    obs(fields={"p": "2"}, html=edited))
-    assert out[:2] == [None, None]  # the text changed, but this pipeline does not compare text
+    chain.pipeline = build_from_crawler(FieldsOnlyPipeline, chain.crawler)
+    edited = ARTICLE.replace("Paragraph 17: steady", "Paragraph 17: unsteady")
+    out = chain.run(obs(fields={"price": "1"}, html=ARTICLE), obs(fields={"price": "1"}, html=edited),
+                    obs(fields={"price": "2"}, html=edited))
+    assert out[:2] == [None, None]  # the text is not compared: its edit is nothing
     assert out[2]["kind"] == "field" and "diff" not in out[2]
+
+
+def test_fetch_order_is_judged_as_times_not_as_text(make_chain: Any, tmp_path: Path) -> None:
+    """Schema 2 kept a spider's own ``observed_at`` as given: a stored time with an offset is
+    still a time, and a later observation is compared, not dropped as fetched before it."""
+    chain = make_chain()
+    chain.run(obs(fields={"price": "1"}, observed_at="2026-11-30T11:00:00Z"))
+    with sqlite3.connect(tmp_path / "state.db") as db:  # 12:00 UTC, as an old store may hold it
+        db.execute("UPDATE observations SET last_seen='2026-11-30T13:00:00+01:00'")
+    [record] = chain.run(obs(fields={"price": "2"}, observed_at="2026-11-30T12:30:00Z"))
+    assert record["kind"] == "field" and record["changes"] == {"price": {"old": "1", "new": "2"}}
+    assert chain.run(obs(fields={"price": "3"}, observed_at="2026-11-30T12:10:00Z")) == [None]  # truly earlier
+    assert chain.stat("commit/stale") == 1
 
 
 class QuietOnErrors(ChangewatchPipeline):

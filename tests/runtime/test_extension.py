@@ -72,3 +72,32 @@ def test_trusted_origins_are_exact() -> None:
     assert runtime.trusts("http://127.0.0.1:8123/c/lamps/")
     assert not runtime.trusts("http://127.0.0.1:8124/") and not runtime.trusts("https://127.0.0.1:8123/")
     assert not runtime.trusts("http://localhost:8123/")
+
+
+def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_path: Any) -> None:
+    store = f"sqlite:///{tmp_path / 'state.db'}"
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_TIMEOUT="5",
+                                            CHANGEWATCH_STORE_SYNCHRONOUS="FULL"))
+    assert (runtime.runner.store.timeout, runtime.runner.store.synchronous) == (5.0, "FULL")
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store + "?timeout=7", CHANGEWATCH_STORE_TIMEOUT=5))
+    assert runtime.runner.store.timeout == 7.0
+    with pytest.raises(ConfigError, match="CHANGEWATCH_STORE_TIMEOUT = 'soon'"):
+        crawler(CHANGEWATCH_STORE_TIMEOUT="soon")
+
+
+def test_the_check_resolves_component_paths_as_scrapy_does() -> None:
+    """Scrapy keeps the last of two paths that name one class: the guard listed, then removed
+    under its module's path, is not built, and the crawl must not start without it."""
+    with pytest.raises(ConfigError, match=r"changewatch\.guard\.SSRFGuardMiddleware"):
+        crawler(DOWNLOADER_MIDDLEWARES={"changewatch.guard.SSRFGuardMiddleware": 560,
+                                        "changewatch.guard.middleware.SSRFGuardMiddleware": None})
+    crawler(DOWNLOADER_MIDDLEWARES={"changewatch.guard.middleware.SSRFGuardMiddleware": None,
+                                    "changewatch.guard.SSRFGuardMiddleware": 560})  # the last one stands: it runs
+
+
+def test_a_subclass_beside_the_component_it_stands_for_stops_the_crawl() -> None:
+    """Two comparison steps: the first one judges every observation and the other one never
+    sees one, so a subclass after ours would have its hooks ignored without a word."""
+    with pytest.raises(ConfigError, match=r"ITEM_PIPELINES enables changewatch\.pipelines\.ChangewatchPipeline "
+                                          r"twice .*MyPipeline.*None"):
+        crawler(ITEM_PIPELINES={MyPipeline: 800})

@@ -186,6 +186,23 @@ def test_a_worker_killed_mid_task_fails_that_task_and_is_replaced(make_pool: Any
     assert str(victim) in warning.getMessage() and "SIGKILL" in warning.getMessage()
 
 
+def test_a_task_given_to_a_worker_that_died_idle_runs_on_another(make_pool: Any) -> None:
+    """A worker killed while idle (the OOM killer, an operator) has not been noticed yet when the
+    next task comes: that task never started, it must not fail as if its page had killed it."""
+    pool = make_pool(1)
+
+    async def main() -> tuple[int, bytes, int]:
+        [worker] = pool._workers
+        victim = worker.pid
+        os.kill(victim, signal.SIGKILL)
+        worker.process.join(5)  # blocking, all its threads gone: the event loop has not seen the EOF yet
+        return victim, await pool.run(tasks.echo, b"innocent"), int(await pool.run(tasks.pid, b""))
+
+    victim, reply, replacement = asyncio.run(main())
+    assert reply == b"innocent"
+    assert replacement != victim and pool.processes == [replacement]
+
+
 CRAWL_PROCESS = """
 import time
 from changewatch.runtime.workers import WorkerPool
