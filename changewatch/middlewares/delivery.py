@@ -96,7 +96,7 @@ class RedeliveryMiddleware:
         """Keep this process's claim alive while the crawl runs: its changes are not for others."""
         lease = self.runtime.lease
         while True:
-            await asyncio.sleep(max(1.0, lease.seconds / 3))
+            await asyncio.sleep(lease.seconds / 3)  # three chances to renew before it runs out
             try:
                 await self.runner.call(self.runner.store.renew_leases, self.runtime.spider, lease)
             except StoreError as exc:  # the pipeline stops the crawl when the store fails for good

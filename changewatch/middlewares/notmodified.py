@@ -25,7 +25,7 @@ class KnownState:
 
     key: str
     url: str
-    snapshot: Snapshot | None
+    snapshot: Snapshot
     counters: dict[str, int]
     first_seen: str | None
     last_seen: str | None
@@ -36,10 +36,12 @@ class KnownState:
 
     @classmethod
     def of(cls, state: StoredState, comparisons: tuple[Comparison, ...]) -> KnownState:
+        # Always a Snapshot (empty when there is none, or it cannot be read), so that a callback's
+        # ``state.snapshot.entities or {}`` never trips over None.
         try:
-            snapshot = Snapshot.decode(state.snapshot, comparisons) if state.snapshot is not None else None
+            snapshot = Snapshot.decode(state.snapshot, comparisons) if state.snapshot is not None else Snapshot()
         except SnapshotError:
-            snapshot = None
+            snapshot = Snapshot()
         return cls(state.key, state.url, snapshot, dict(state.counters), state.first_seen, state.last_seen,
                    state.last_good, state.last_changed, state.last_error, state.error_streak)
 

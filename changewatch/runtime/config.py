@@ -172,7 +172,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_CONDITIONAL_ENABLED", Bool(), True),
     Setting("CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS", Int(minimum=0), 24),
     Setting("CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS", Float(minimum=0), 7),
-    Setting("CHANGEWATCH_DELIVERY_LEASE", Duration(), "10m"),
+    # renewed every third of it: shorter than a second, a busy event loop could let it lapse
+    Setting("CHANGEWATCH_DELIVERY_LEASE", Duration(minimum=1.0), "10m"),
     Setting("CHANGEWATCH_VANTAGE", VantageSetting(), {}, error=VantageError),
     Setting("CHANGEWATCH_ALLOW_PRIVATE", Bool(), False),
     Setting("CHANGEWATCH_SSRF_ENABLED", Bool(), True),

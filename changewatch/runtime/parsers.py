@@ -137,17 +137,24 @@ class Choice:
 
 @dataclass(frozen=True, slots=True)
 class Duration:
-    """:func:`changewatch.core.durations.parse_duration`: seconds, or ``90s``, ``10m``, ``6h``, ``7d``."""
+    """:func:`changewatch.core.durations.parse_duration`: seconds, or ``90s``, ``10m``, ``6h``, ``7d``;
+    at least *minimum* seconds."""
+
+    minimum: float = 0.0
 
     @property
     def accepts(self) -> str:
-        return "a duration > 0: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
+        least = f"of at least {self.minimum:g} s" if self.minimum else "> 0"
+        return f"a duration {least}: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
 
     def __call__(self, raw: Any) -> float:
         try:
-            return parse_duration(raw)
+            seconds = parse_duration(raw)
         except ValueError as exc:
             raise BadValue(str(exc)) from None
+        if seconds < self.minimum:
+            raise BadValue(f"{seconds:g} s is less than {self.minimum:g} s")
+        return seconds
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ class SQLiteStore:
                              f"{OPTIONS['synchronous'].accepts}") from None
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
+        self._clamp_reported = False
 
     @classmethod
     def from_uri(cls, uri: str, options: StoreOptions | None = None) -> SQLiteStore:
@@ -215,9 +216,13 @@ class SQLiteStore:
                     (spider, key, outcome.kind.value, observed_at, dumps(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
         if clamped:
-            logger.warning("key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
-                           "fetched at %s; check the clock of the machine that fetched it",
-                           key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+            # A skewed clock skews every fetch: one WARNING per store, then DEBUG (the crawl counts
+            # them all in changewatch/commit/clamped).
+            logger.log(logging.DEBUG if self._clamp_reported else logging.WARNING,
+                       "key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
+                       "fetched at %s; check the clock of the machine that fetched it",
+                       key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+            self._clamp_reported = True
         return Committed(version, change_id, observed_at, clamped)
 
     @staticmethod
@@ -276,13 +281,18 @@ class SQLiteStore:
         with self._transaction("claim undelivered changes") as db:
             rows = db.execute(f"SELECT * FROM changes WHERE spider=? AND {free} ORDER BY id",
                               (spider, now, *dead)).fetchall()
+            claimed: list[LoggedChange] = []
             for chunk in _chunks([r["id"] for r in rows]):
                 # the same condition again: the claim holds without SQLite's lock too
                 db.execute(f"UPDATE changes SET lease_owner=?, lease_expires=? WHERE spider=? AND {free} "
                            f"AND id IN ({', '.join('?' * len(chunk))})",
                            (lease.owner, now + lease.seconds, spider, now, *dead, *chunk))
-        return [LoggedChange(r["id"], r["spider"], r["key"], r["kind"], r["observed_at"], json.loads(r["record"]),
-                             lease.owner) for r in rows]
+                # only what this claim took: a backend without a database lock may have lost some
+                claimed += [self._change(r) for r in db.execute(
+                    f"SELECT * FROM changes WHERE spider=? AND lease_owner=? AND lease_expires=? "
+                    f"AND id IN ({', '.join('?' * len(chunk))}) ORDER BY id",
+                    (spider, lease.owner, now + lease.seconds, *chunk)).fetchall()]
+        return claimed
 
     def renew_leases(self, spider: str, lease: Lease) -> int:
         with self._transaction("renew leases") as db:

@@ -79,6 +79,7 @@ BAD_BY_SETTING: dict[str, list[Any]] = {
     "CHANGEWATCH_SSRF_NAMESERVERS": ["dns.example", "1.2.3.4:0", "1.2.3.4:99999", "0x7f.1", "1.2.3.4:53,nope"],
     "CHANGEWATCH_STORE_SCHEMES": [{"sqlite": None}, '{"s3": "my.S3Store", "gs": ""}'],
     "CHANGEWATCH_COMPARISONS": ['{"fields": "not a path"}'],
+    "CHANGEWATCH_DELIVERY_LEASE": ["0.5s", 0.2],
 }
 
 
