@@ -10,6 +10,7 @@ import signal
 import struct
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
@@ -18,7 +19,7 @@ from typing import Any
 
 from .worker_main import serve
 
-__all__ = ["FrameReader", "State", "WorkerProcess", "describe_exit", "main_module_hidden", "reap"]
+__all__ = ["FrameReader", "InFlight", "State", "WorkerProcess", "describe_exit", "main_module_hidden", "reap"]
 
 # spawn, never fork: the crawl process runs an event loop and threads
 _CONTEXT = multiprocessing.get_context("spawn")
@@ -117,6 +118,21 @@ class State(enum.Enum):
     GONE = "gone"
 
 
+class InFlight:
+    """A task handed to a worker: its reply, and whether it has started (it starts when the one
+    before it replied; its time limit counts from then)."""
+
+    __slots__ = ("reply", "started")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.reply: asyncio.Future[bytes] = loop.create_future()
+        self.started: asyncio.Future[None] = loop.create_future()
+
+    def start(self) -> None:
+        if not self.started.done():
+            self.started.set_result(None)
+
+
 class WorkerProcess:
     """A spawned worker, its connection (the crawl process's end) and its lifeline (the write
     end, which only the crawl process holds and never writes to). The pool drives its state."""
@@ -127,7 +143,10 @@ class WorkerProcess:
         self.lifeline = lifeline
         self.pid: int = process.pid or 0
         self.state = State.STARTING
-        self.task: asyncio.Future[bytes] | None = None
+        #: the tasks handed to it, in order: the first is running, the others wait in its pipe
+        self.tasks: deque[InFlight] = deque()
+        #: tasks handed to it or promised to a caller about to hand one (never more than the pool's DEPTH)
+        self.load = 0
         self.ready_by = 0.0  # time.monotonic() deadline of the ready message
         self.timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop watching conn

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import os
+import queue
 import signal
 import threading
 import traceback
@@ -72,22 +73,33 @@ def function_ref(fn: Task) -> bytes:
 
 
 def serve(conn: Connection, lifeline: Connection) -> None:
-    """The worker's main loop: one task at a time until the crawl process closes the connection."""
+    """The worker's main loop: one task at a time, in the order sent, until the crawl process
+    closes the connection. A thread reads the next task while this one runs: the crawl process
+    keeps one queued (so the worker never waits for the crawl's busy event loop between two
+    tasks), and its send must not wait for the task before it to finish."""
     # Ctrl-C reaches the whole process group; the crawl decides when its workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(lifeline,), name="changewatch-lifeline", daemon=True).start()
+    tasks: queue.SimpleQueue[tuple[bytes, bytes] | None] = queue.SimpleQueue()
+    threading.Thread(target=_read_tasks, args=(conn, tasks), name="changewatch-reader", daemon=True).start()
     conn.send_bytes(READY)
     conn.send_bytes(b"")
     functions: dict[bytes, Task] = {}
+    while (task := tasks.get()) is not None:
+        header, body = call_task(functions, *task)
+        conn.send_bytes(header)
+        conn.send_bytes(body)
+
+
+def _read_tasks(conn: Connection, tasks: queue.SimpleQueue[tuple[bytes, bytes] | None]) -> None:
     while True:
         try:
             ref = conn.recv_bytes()
             payload = conn.recv_bytes()
         except (EOFError, OSError):
+            tasks.put(None)
             return
-        header, body = call_task(functions, ref, payload)
-        conn.send_bytes(header)
-        conn.send_bytes(body)
+        tasks.put((ref, payload))
 
 
 def _exit_with_parent(lifeline: Connection) -> None:

@@ -4,6 +4,7 @@ no pytest import, so that a worker starts quickly)."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -52,3 +53,9 @@ def meet(payload: bytes) -> bytes:
     while len(set(path.read_text().split())) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     return pid(payload)
+
+
+def die(payload: bytes) -> bytes:
+    """Kills the worker it runs in."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return b""

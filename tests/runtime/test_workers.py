@@ -264,6 +264,9 @@ with open("runs.txt", "a") as f:  # one line each time this module body runs
 
 async def kill_one_then_use_both(pool):
     victim, error = await kill_mid_task(pool, Path("victim.txt"))
+    # until the replacement is ready, the other worker would take both tasks (one queued)
+    while len(pool.processes) < 2 or any(w.state.name == "STARTING" for w in pool._workers):
+        await asyncio.sleep(0.05)
     after = await asyncio.gather(pool.run(tasks.meet, b"met.txt"), pool.run(tasks.meet, b"met.txt"))
     return victim, type(error).__name__, [int(pid) for pid in after]
 
@@ -381,3 +384,34 @@ def test_functions_a_worker_cannot_import_are_refused(make_pool: Any) -> None:
     for fn in (lambda payload: payload, local, b"".join, Path("bound").write_bytes):
         with pytest.raises(ValueError, match="cannot run in a worker process"):
             asyncio.run(pool.run(fn, b""))  # type: ignore[arg-type]
+
+
+def test_a_task_waiting_behind_one_that_kills_its_worker_runs_on_another(make_pool: Any, tmp_path: Path) -> None:
+    """A worker holds a second task in its pipe while it runs the first: when the first kills
+    it, the second was never started and must not fail with it."""
+    pool = make_pool(1)
+
+    async def main() -> tuple[BaseException | bytes, ...]:
+        doomed = asyncio.ensure_future(pool.run(tasks.die, b""))
+        await asyncio.sleep(0)  # handed over first
+        waiting = asyncio.ensure_future(pool.run(tasks.pid, b""))
+        return tuple(await asyncio.gather(doomed, waiting, return_exceptions=True))
+
+    died, pid = asyncio.run(main())
+    assert isinstance(died, WorkerCrashed)
+    assert isinstance(pid, bytes) and int(pid) in pool.processes  # ran on the replacement
+
+
+def test_a_worker_is_handed_the_next_task_before_it_finishes_the_first(make_pool: Any) -> None:
+    pool = make_pool(1)
+
+    async def main() -> list[int]:
+        slow = asyncio.ensure_future(pool.run(tasks.sleep, b"0.3"))
+        await asyncio.sleep(0.05)
+        queued = asyncio.ensure_future(pool.run(tasks.pid, b""))
+        await asyncio.sleep(0.05)
+        loads = [w.load for w in pool._workers]
+        await asyncio.gather(slow, queued)
+        return loads
+
+    assert asyncio.run(main()) == [2]
