@@ -66,7 +66,7 @@ def crawl_user_project(project: Path, base: str, *extra: str, settings: str = ""
     ("CHANGEWATCH_ALLOW_PRIVATE", "yesplease", "True or False"),
     # was a bare ValueError that named no setting
     ("CHANGEWATCH_THRESHOLD", "abc", "an integer from 0 to 64"),
-    ("CHANGEWATCH_DELIVERY_LEASE", "soon", "a duration > 0"),
+    ("CHANGEWATCH_DELIVERY_LEASE", "soon", "a duration of at least 1 s"),
 ])
 def test_a_bad_setting_stops_the_crawl_before_any_fetch(site: tuple[LoggedSite, str], tmp_path: Path, setting: str,
                                                         value: str, accepted: str) -> None:
