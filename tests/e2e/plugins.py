@@ -49,29 +49,36 @@ class WorkerKiller:
 
 class StoreGoesReadOnly:
     """An extension that makes the crawl's store read-only (SQLite's ``query_only``, so every
-    write fails as on a read-only file) once ``CHANGEWATCH_TEST_READONLY_AFTER`` items passed
-    the comparison step (0: as the spider opens, before its undelivered changes are claimed)."""
+    write fails as on a read-only file) right after its ``CHANGEWATCH_TEST_READONLY_AFTER``-th
+    committed observation (0: as the spider opens, before its undelivered changes are claimed).
+
+    Counted at the store's commit, in the same call: counting items as they leave the pipeline
+    raced with the next item's commit, which a loaded machine let through."""
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.after = crawler.settings.getint("CHANGEWATCH_TEST_READONLY_AFTER", 1)
-        self.seen = 0
-        crawler.signals.connect(self.count, signal=signals.item_scraped)
-        crawler.signals.connect(self.count, signal=signals.item_dropped)
-        if self.after == 0:
-            crawler.signals.connect(self.read_only, signal=signals.spider_opened)
+        self.committed = 0
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StoreGoesReadOnly:
         return cls(crawler)
 
-    def count(self) -> None:
-        self.seen += 1
-        if self.seen == self.after:
-            self.read_only()
-
-    def read_only(self) -> None:
+    def spider_opened(self) -> None:
         from changewatch.runtime.extension import ChangewatchRuntime
 
         store: Any = ChangewatchRuntime.of(self.crawler).runner.store
-        store.db.execute("PRAGMA query_only=1")
+        if self.after == 0:
+            store.db.execute("PRAGMA query_only=1")
+            return
+        commit = store.commit
+
+        def counted_commit(*args: Any, **kwargs: Any) -> Any:
+            result = commit(*args, **kwargs)
+            self.committed += 1
+            if self.committed == self.after:
+                store.db.execute("PRAGMA query_only=1")
+            return result
+
+        store.commit = counted_commit
