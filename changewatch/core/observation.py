@@ -32,6 +32,7 @@ class Observation:
     """One look at one watched thing. ``key`` is its identity in the store (a SKU, a canonical
     URL, anything stable); ``fields``, ``text``/``html`` and ``entities`` are what is compared.
     ``error`` set means the thing could not be observed: reported, never a new baseline.
+    ``html`` may be the response's bytes, decoded with ``encoding``.
     ``options`` tune the comparisons (``kinds``, ``threshold``, ``sort_lines``,
     ``keep_params``/``drop_params``)."""
 
@@ -49,3 +50,7 @@ class Observation:
     observed_at: str = field(default_factory=utc_now)
     #: the server answered 304 Not Modified: the thing is as it was at its last full fetch
     not_modified: bool = False
+    #: how to decode ``html`` when it is bytes (the response's encoding, as Scrapy decided it):
+    #: a page compared by its text is shipped to the worker as the bytes it came in, and decoded
+    #: there. None: a BOM or the page's own declaration, else UTF-8 or windows-1252.
+    encoding: str | None = None

@@ -53,20 +53,35 @@ class Page:
         self.response = response
         self.url = response.url
         self.owner = owner
+        # What can be said without decoding the body: a page compared by its text alone is
+        # shipped to the worker as bytes and decoded there, off the crawl's thread.
         self.unsupported: str | None = None
-        text = response.text if isinstance(response, TextResponse) and not binary_body(response.body) else None
-        if text is None:
+        body = response.body
+        if not isinstance(response, TextResponse) or binary_body(body):
             ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
-            self.unsupported = (f"unsupported: {binary_body(response.body) or 'non-text response'} "
+            self.unsupported = (f"unsupported: {binary_body(body) or 'non-text response'} "
                                 f"(Content-Type: {ctype or 'none'})")
-        elif not text.strip():
+        elif not body or body.isspace():
             self.unsupported = "empty: the response body is empty"
-        else:
-            assert isinstance(response, TextResponse)
-            self.unsupported = undecodable(response)
-        self._text = text or "<html></html>"
+        self._text: str | None = None
         self._selector: Selector | None = None
         self._structured: StructuredData | None = None
+
+    @property
+    def text(self) -> str:
+        """The body decoded (Scrapy's ``response.text``); on first use, a body that mostly did not
+        decode (a wrong or lying charset) or is only whitespace makes the page unsupported."""
+        if self._text is None:
+            text = None
+            if self.unsupported is None:
+                assert isinstance(self.response, TextResponse)
+                text = self.response.text
+                if not text.strip():
+                    self.unsupported = "empty: the response body is empty"
+                else:
+                    self.unsupported = undecodable(self.response)
+            self._text = text or "<html></html>"
+        return self._text
 
     @property
     def selector(self) -> Selector:
@@ -74,7 +89,7 @@ class Page:
         if self._selector is None:
             # type="html": parsel would read a body that parses as JSON as a JSON document, which
             # CSS cannot query
-            self._selector = Selector(text=self._text, base_url=self.url, type="html")
+            self._selector = Selector(text=self.text, base_url=self.url, type="html")
         return self._selector
 
     @property
@@ -198,6 +213,8 @@ class Page:
         """An Observation of this page under *key*: *fields* and *entities* extracted, and with
         *text* (or a *region*) the page's text compared too. Any problem becomes ``error``."""
         obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}))
+        if (fields or entities is not None) and self.unsupported is None:
+            self.text  # noqa: B018 -- decoded for the selectors: may find the body undecodable
         if self.unsupported:
             obs.error = self.unsupported
             return obs
@@ -210,7 +227,14 @@ class Page:
         if merged:
             obs.options["kinds"] = {**obs.options.get("kinds", {}), **merged}
         if text or region:
-            obs.html = self.response.text
+            # The bytes and Scrapy's encoding: decoded (and checked for undecodable text) in the
+            # worker, not here on the crawl's thread. Reading .encoding is cheap when the
+            # response declares one (the header, a BOM or a meta tag): most pages do.
+            assert isinstance(self.response, TextResponse)
+            if self._text is not None:
+                obs.html = self._text
+            else:
+                obs.html, obs.encoding = self.response.body, self.response.encoding
         obs.error = extraction.error
         return obs
 

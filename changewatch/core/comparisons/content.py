@@ -10,7 +10,7 @@ from hashlib import blake2b
 from typing import Any, ClassVar
 
 from ..diff import line_diff
-from ..normalise import RegionError, VisibleText, normalise_text, visible_text
+from ..normalise import RegionError, VisibleText, decode_page, normalise_text, visible_text
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
@@ -96,11 +96,29 @@ def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
     return None
 
 
-def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool) -> VisibleText:
+def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool,
+              encoding: str | None = None) -> VisibleText:
     """The visible text of a page's HTML, or of text a spider extracted. CPU-bound."""
     if html is not None:
-        return visible_text(html, region, sort_lines=sort_lines)
+        return visible_text(html, region, sort_lines=sort_lines, encoding=encoding)
     return normalise_text(text or "", sort_lines=sort_lines)
+
+
+UNDECODABLE_MIN = 16
+
+
+def undecodable(html: bytes, encoding: str | None, visible: VisibleText) -> str | None:
+    """Why a page shipped as bytes is garbage: much of it did not decode (a wrong or lying
+    charset), and comparing it would report a change that is only an encoding accident. The
+    page's visible text is looked at first (a few characters); the body is decoded whole only
+    when that text holds replacement characters."""
+    if visible.raw.count("\ufffd") <= UNDECODABLE_MIN:
+        return None
+    text = decode_page(html, encoding)
+    bad = text.count("\ufffd")
+    if bad <= UNDECODABLE_MIN or bad * 10 <= len(text):
+        return None
+    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {encoding or 'utf-8'})"
 
 
 class ContentComparison:
@@ -114,18 +132,20 @@ class ContentComparison:
             return None
         sort_lines = bool(obs.options.get("sort_lines", False))
         try:
-            visible = page_text(obs.html, obs.text, obs.region, sort_lines)
+            visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding)
         except RegionError as exc:
             raise Unobservable(f"region: {exc}") from None
+        if isinstance(obs.html, bytes) and (why := undecodable(obs.html, obs.encoding, visible)):
+            raise Unobservable(why)
         if not visible.stable and obs.html is not None and obs.region:
-            self._explain_empty_region(obs.html, obs.region)
+            self._explain_empty_region(obs.html, obs.region, obs.encoding)
         return ContentPart.of(visible)
 
     @staticmethod
-    def _explain_empty_region(html: str | bytes, region: str) -> None:
+    def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
         """A region with no text: a blocked page says so outside the region; a redesign leaves
         the region matching nothing. Either is an error, never a change to empty."""
-        whole = visible_text(html).stable
+        whole = visible_text(html, encoding=encoding).stable
         if whole and (why := blocked(whole)):
             raise Unobservable(why)
         if whole:
