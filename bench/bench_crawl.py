@@ -45,23 +45,28 @@ What it does, all on 127.0.0.1 and in a temporary directory it removes at the en
   changewatch worker process needs too. No CPU pinning for the same reason; the server's CPU time
   per crawl is reported.
 * Every crawl is a subprocess (``bench_crawl.py crawl``): a small runner around Scrapy's
-  ``CrawlerProcess`` with ``SCRAPY_SETTINGS_MODULE=changewatch.settings``, the same for every
-  variant, that writes the crawl's stats, effective settings and CPU times to JSON.
+  ``CrawlerProcess`` that writes the crawl's stats, effective settings and CPU times to JSON.
 
-  - ``plain``: the reference. A plain Scrapy spider fetching the same URLs (``dont_filter``,
-    the same ``start()`` loop) and yielding a small dict per page; ``ADDONS={}`` and
-    ``ITEM_PIPELINES={}``: no changewatch component runs.
-  - ``watch, 1st crawl``: changewatch's ``watch`` spider with a watchlist of the N URLs (text
+  - ``plain``: the reference, "a spider that fetches the same URLs and yields each body's
+    length, with Scrapy's default settings plus the same concurrency": the same URLs
+    (``dont_filter``, the same ``start()`` loop), ``{"length": len(response.body)}`` per page,
+    on ``scrapy.settings.Settings()`` (no SCRAPY_SETTINGS_MODULE, so not changewatch.settings:
+    ``ADDONS`` and ``ITEM_PIPELINES`` empty, Scrapy's user agent, robots.txt not fetched) plus
+    CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN=16, LOG_LEVEL=WARNING and
+    TWISTED_REACTOR set to the watch crawls' reactor (asyncio), so both run on the same reactor
+    (the report aborts if they did not). No changewatch component runs.
+  - ``watch, 1st crawl``: on the project's settings (``SCRAPY_SETTINGS_MODULE=changewatch.settings``,
+    as every watch crawl), changewatch's ``watch`` spider with a watchlist of the N URLs (text
     watches), the project's add-on and pipelines, a fresh SQLite store
     (``CHANGEWATCH_STORE=sqlite:////tmp/.../state.db``): every page becomes a baseline.
   - ``watch, 2nd crawl``: the same against that store: every page is compared with its baseline.
   - ``watch, no pipelines`` (information only): the ``watch`` spider with ``ADDONS={}`` and
     ``ITEM_PIPELINES={}``, to split the cost of the spider's observations from the pipelines'.
 
-  Settings that matter are the same for every crawl: the project's values (CONCURRENT_ITEMS, ...)
-  plus LOG_LEVEL=WARNING, ROBOTSTXT_OBEY=False (the server has no robots.txt), AUTOTHROTTLE off,
-  CONCURRENT_REQUESTS=16 and CONCURRENT_REQUESTS_PER_DOMAIN=16 (one host: the project's 4 per
-  domain would measure the politeness limit, not the crawler). The effective values are printed.
+  The watch crawls run on the project's values (CONCURRENT_ITEMS, ...) plus LOG_LEVEL=WARNING,
+  ROBOTSTXT_OBEY=False (the server has no robots.txt), AUTOTHROTTLE off, CONCURRENT_REQUESTS=16
+  and CONCURRENT_REQUESTS_PER_DOMAIN=16 (one host: the project's 4 per domain would measure the
+  politeness limit, not the crawler). The effective values of each variant are printed.
 
 pages/s = ``response_received_count`` / ``elapsed_time_seconds`` (Scrapy's CoreStats, from
 spider_opened to spider_closed: process start-up and imports excluded, changewatch's pipeline
@@ -105,8 +110,18 @@ COMMON_SETTINGS: dict[str, Any] = {
     "CHANGEWATCH_ALLOW_PRIVATE": True,
 }
 NO_CHANGEWATCH: dict[str, Any] = {"ADDONS": {}, "ITEM_PIPELINES": {}}
+# The reactor of the watch crawls (the project sets none: Scrapy's default, which changewatch requires)
+REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+# The plain reference: Scrapy's default settings (not changewatch.settings) plus the same
+# concurrency, and only what a benchmark needs: quiet logs, the watch crawls' reactor.
+PLAIN_SETTINGS: dict[str, Any] = {
+    "LOG_LEVEL": "WARNING",
+    "CONCURRENT_REQUESTS": COMMON_SETTINGS["CONCURRENT_REQUESTS"],
+    "CONCURRENT_REQUESTS_PER_DOMAIN": COMMON_SETTINGS["CONCURRENT_REQUESTS_PER_DOMAIN"],
+    "TWISTED_REACTOR": REACTOR,
+}
 SHOWN_SETTINGS = ("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS", "ROBOTSTXT_OBEY",
-                  "AUTOTHROTTLE_ENABLED", "LOG_LEVEL", "DOWNLOAD_DELAY", "CHANGEWATCH_WORKERS")
+                  "AUTOTHROTTLE_ENABLED", "LOG_LEVEL", "DOWNLOAD_DELAY", "DOWNLOAD_TIMEOUT", "USER_AGENT")
 
 # -- the pages ------------------------------------------------------------------------------------
 
@@ -322,7 +337,7 @@ def _plain_spider(urls_file: str) -> Any:
     from scrapy.http import Response
 
     class PlainSpider(scrapy.Spider):
-        """The reference: same requests as the watch spider, a small dict per page."""
+        """The reference: same requests as the watch spider, each body's length."""
 
         name = "plain"
 
@@ -335,7 +350,7 @@ def _plain_spider(urls_file: str) -> Any:
                 yield scrapy.Request(url, callback=self.parse, dont_filter=True)
 
         def parse(self, response: Response) -> Iterator[dict[str, Any]]:
-            yield {"url": response.url, "status": response.status, "bytes": len(response.body)}
+            yield {"length": len(response.body)}
 
     return PlainSpider
 
@@ -356,13 +371,16 @@ def _workers(settings: Any) -> Any:
 def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None,
           sample_rss: bool = False) -> int:
     """``scrapy crawl watch -a watchlist=URLS_FILE -s ...`` (the spider loaded by name, as the
-    command does), or the plain spider; writes stats, CPU times and peak RSS to *out*. With
-    *sample_rss*, a thread samples the children's own peak RSS (rss.py) while the crawl runs."""
+    command does, on the project's settings: SCRAPY_SETTINGS_MODULE), or the plain spider on
+    Scrapy's default settings; either with *overrides*. Writes stats, CPU times and peak RSS to
+    *out*. With *sample_rss*, a thread samples the children's own peak RSS (rss.py) while the
+    crawl runs."""
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
+    from scrapy.settings import Settings
     from scrapy.utils.project import get_project_settings
 
-    settings = get_project_settings()
+    settings = get_project_settings() if spider == "watch" else Settings()
     settings.setdict(overrides, priority="cmdline")
     process = CrawlerProcess(settings)
     kwargs = {"watchlist": urls_file} if spider == "watch" else {}
@@ -381,6 +399,8 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         else:
             process.start()
     wall = time.perf_counter() - t0
+    from twisted.internet import reactor as installed_reactor
+
     after = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert crawler.stats is not None
@@ -393,8 +413,12 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         "maxrss_self": after.ru_maxrss, "maxrss_children": children.ru_maxrss,
         "vmhwm_self": vm_hwm_kb(), "child_peaks": peaks.peaks if peaks is not None else None,
         "rss_opened": rss_opened[0] if rss_opened else 0,
-        "settings": {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
-        | {"CHANGEWATCH_WORKERS": _workers(crawler.settings)},
+        "settings": {"settings": os.environ.get("SCRAPY_SETTINGS_MODULE", "-") if spider == "watch"
+                     else "Scrapy's defaults",
+                     "reactor": f"{type(installed_reactor).__module__}.{type(installed_reactor).__qualname__}",
+                     "ADDONS": sorted(crawler.settings.getdict("ADDONS"))}
+        | {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
+        | ({"CHANGEWATCH_WORKERS": _workers(crawler.settings)} if spider == "watch" else {}),
         "pipelines": sorted(crawler.settings.getdict("ITEM_PIPELINES")),
     }
     Path(out).write_text(json.dumps(result, default=str), encoding="utf-8")
@@ -477,11 +501,11 @@ class Workbench:
     sample_rss: bool = False
 
     def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
-        overrides = dict(COMMON_SETTINGS)
+        overrides = dict(PLAIN_SETTINGS if variant.spider == "plain" else COMMON_SETTINGS)
         if variant.changewatch:
             overrides["CHANGEWATCH_STORE"] = variant.store_uri or f"sqlite:///{store}"
             overrides.update(variant.extra)
-        else:
+        elif variant.spider == "watch":
             overrides.update(NO_CHANGEWATCH)
         profile = []
         if self.profile_dir is not None and variant.changewatch:
@@ -495,7 +519,9 @@ class Workbench:
         out = self.workdir / f"result-{len(variant.results)}-{run}.json"
         out.unlink(missing_ok=True)
         cmd = self.command(variant, store, run, out)
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
+        env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        if variant.spider == "watch":  # the plain spider runs on Scrapy's defaults
+            env["SCRAPY_SETTINGS_MODULE"] = "changewatch.settings"
         load_before = self.gate.wait()
         cpu0, busy0, children0 = self.server.cpu_seconds(), busy_seconds(), _children_cpu()
         # 600 s, or more for the memory mode's long crawls (a safety net, not an expectation)
@@ -563,16 +589,24 @@ def report(variants: list[Variant], pages: int) -> None:
           "process\n(reactor, store and pool threads), worker = its changewatch worker process(es), server = the "
           "page server;\nother = the most CPU any other process on the machine used during one of the runs (start-up "
           "included).")
-    first = variants[0].results[0]
-    print("Effective settings (the same for every crawl): "
-          + ", ".join(f"{k}={first['settings'][k]}" for k in SHOWN_SETTINGS))
-    for v in variants:
-        print(f"  {v.label}: ITEM_PIPELINES={v.results[0]['pipelines'] or '{}'}")
+    report_settings(variants)
     plain = variants[0]
     for v in variants[2:]:
         paired = statistics.median(v.rate(r) / plain.rate(p) for r, p in zip(v.results, plain.results, strict=True))
         print(f"Ratio {v.label} / plain: {v.median_rate() / reference:.2f}x (ratio of the medians); "
               f"{paired:.2f}x (median of each run's ratio to the plain crawl just before it); target >= 0.9x")
+
+
+def report_settings(variants: list[Variant]) -> None:
+    """The effective settings of each variant, and an abort if the crawls ran on different reactors."""
+    print("Effective settings:")
+    for v in variants:
+        shown = v.results[0]["settings"]
+        print(f"  {v.label}: " + ", ".join(f"{k}={val}" for k, val in shown.items())
+              + f", ITEM_PIPELINES={v.results[0]['pipelines'] or '{}'}")
+    reactors = {v.results[0]["settings"]["reactor"] for v in variants if "reactor" in v.results[0]["settings"]}
+    if len(reactors) > 1:
+        raise SystemExit(f"ABORTED: the crawls ran on different reactors ({', '.join(sorted(reactors))})")
 
 
 def durability_variants() -> list[Variant]:
