@@ -1,4 +1,5 @@
-"""Crawl throughput with changewatch on, as a ratio to the same crawl without it (target >= 0.9x).
+"""Crawl throughput with changewatch on, as a ratio to the same crawl without it (target >= 0.9x);
+on real pages, urlwatch's too.
 
 Run: ``.venv/bin/python bench/bench_crawl.py`` (about 1.5 minutes, 3 at most; ``--runs 1 --pages 300``
 for a smoke run; ``--profile DIR`` also writes a cProfile of each changewatch crawl process to DIR).
@@ -10,11 +11,14 @@ Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant
 * default: synthetic pages from a Twisted server, described below (2,000 pages).
 * ``--real`` (= ``--source corpus``): the real-page corpus (/work/shared/corpus/pages, 79 pages,
   mean ~230 KB; ``--corpus DIR`` elsewhere) served by nginx, read in place (realpages.py); default
-  1,500 URLs, URL i being page i mod 79. Same variants, runs and table, plus CPU milliseconds per
-  page of the crawl process, of its worker(s) and of nginx. Every crawl must get one 200 per URL
-  (``downloader/response_status_count/200``) or the run aborts. No corpus directory: exits 1 with
-  a message, never falls back to synthetic pages. About 4 minutes on a 2-core machine (mostly
-  the watch crawls: 60-90 pages/s); ``--real --runs 1 --pages 300`` for a smoke run (about a minute).
+  1,500 URLs, URL i being page i mod 79. Same variants, runs and table, plus urlwatch's 1st and
+  2nd runs on the same URLs (below), plus CPU milliseconds per page of the crawl process, of its
+  worker(s) and of nginx. Every crawl must get one 200 per URL
+  (``downloader/response_status_count/200``), and every urlwatch run must fetch and filter every
+  URL without an error, or the benchmark aborts. No corpus directory: exits 1 with a message,
+  never falls back to synthetic pages; urlwatch not installable or not running: exits 1 with a
+  message, never skips it. About 12 minutes on a 2-core machine (the urlwatch runs ~20 pages/s,
+  the watch crawls 60-100); ``--real --runs 1 --pages 300`` for a smoke run (about a minute).
 * ``--memory``: peak RSS instead of throughput, over long crawls: for each page count of
   ``--memory-pages`` (default 2000,20000), plain Scrapy, then the watch spider's 1st and 2nd
   crawls on one store, once each; the table gives each peak and the ratio of the largest count to
@@ -45,31 +49,62 @@ What it does, all on 127.0.0.1 and in a temporary directory it removes at the en
   changewatch worker process needs too. No CPU pinning for the same reason; the server's CPU time
   per crawl is reported.
 * Every crawl is a subprocess (``bench_crawl.py crawl``): a small runner around Scrapy's
-  ``CrawlerProcess`` with ``SCRAPY_SETTINGS_MODULE=changewatch.settings``, the same for every
-  variant, that writes the crawl's stats, effective settings and CPU times to JSON.
+  ``CrawlerProcess`` that writes the crawl's stats, effective settings and CPU times to JSON.
 
-  - ``plain``: the reference. A plain Scrapy spider fetching the same URLs (``dont_filter``,
-    the same ``start()`` loop) and yielding a small dict per page; ``ADDONS={}`` and
-    ``ITEM_PIPELINES={}``: no changewatch component runs.
-  - ``watch, 1st crawl``: changewatch's ``watch`` spider with a watchlist of the N URLs (text
+  - ``plain``: the reference, "a spider that fetches the same URLs and yields each body's
+    length, with Scrapy's default settings plus the same concurrency": the same URLs
+    (``dont_filter``, the same ``start()`` loop), ``{"length": len(response.body)}`` per page,
+    on ``scrapy.settings.Settings()`` (no SCRAPY_SETTINGS_MODULE, so not changewatch.settings:
+    ``ADDONS`` and ``ITEM_PIPELINES`` empty, Scrapy's user agent, robots.txt not fetched) plus
+    CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN=16, LOG_LEVEL=WARNING and
+    TWISTED_REACTOR set to the watch crawls' reactor (asyncio), so both run on the same reactor
+    (the report aborts if they did not). No changewatch component runs.
+  - ``watch, 1st crawl``: on the project's settings (``SCRAPY_SETTINGS_MODULE=changewatch.settings``,
+    as every watch crawl), changewatch's ``watch`` spider with a watchlist of the N URLs (text
     watches), the project's add-on and pipelines, a fresh SQLite store
     (``CHANGEWATCH_STORE=sqlite:////tmp/.../state.db``): every page becomes a baseline.
   - ``watch, 2nd crawl``: the same against that store: every page is compared with its baseline.
   - ``watch, no pipelines`` (information only): the ``watch`` spider with ``ADDONS={}`` and
     ``ITEM_PIPELINES={}``, to split the cost of the spider's observations from the pipelines'.
+* With ``--real`` (not ``--durability``), urlwatch 2.29 on the same N URLs (urlwatchrun.py says
+  how in detail). It is installed with ``html2text`` into its own virtual environment,
+  ``bench/.urlwatch-venv`` (git-ignored), before anything else if it is not there yet. Each run
+  of the benchmark gives it a fresh home in the temporary directory (``--urls``, ``--config``,
+  ``--hooks``, ``--cache`` files there): one job per URL with the filter
+  ``html2text: pyhtml2text`` (the Python html2text module: text without scripts and styles,
+  urlwatch's closest equivalent to the visible-text comparison), 16 threads (urlwatch has no
+  option for it: its hooks file sets ``urlwatch.worker.MAX_WORKERS``, 10 by default, to the
+  crawls' CONCURRENT_REQUESTS), urlwatch's default reporting on stdout (captured) and a small
+  reporter of the hooks file that counts each job's outcome.
 
-  Settings that matter are the same for every crawl: the project's values (CONCURRENT_ITEMS, ...)
-  plus LOG_LEVEL=WARNING, ROBOTSTXT_OBEY=False (the server has no robots.txt), AUTOTHROTTLE off,
-  CONCURRENT_REQUESTS=16 and CONCURRENT_REQUESTS_PER_DOMAIN=16 (one host: the project's 4 per
-  domain would measure the politeness limit, not the crawler). The effective values are printed.
+  - ``urlwatch, 1st run``: a fresh cache: every URL is ``new`` (a baseline).
+  - ``urlwatch, 2nd run``: the same home: every page is compared with its snapshot.
+  - start-up, measured apart: urlwatch on an empty job list (its imports, configuration, hooks,
+    cache and reporters), three times per run of the benchmark, each in a fresh home.
+
+  urlwatch exits 0 when jobs fail, so a run counts only if each URL has one outcome and none is an
+  error, the 1st run has N ``new`` and the 2nd none, 16 pool threads at most ran, and the cache
+  database holds N jobs with a snapshot and no failed try; otherwise the benchmark aborts.
+
+  The watch crawls run on the project's values (CONCURRENT_ITEMS, ...) plus LOG_LEVEL=WARNING,
+  ROBOTSTXT_OBEY=False (the server has no robots.txt), AUTOTHROTTLE off, CONCURRENT_REQUESTS=16
+  and CONCURRENT_REQUESTS_PER_DOMAIN=16 (one host: the project's 4 per domain would measure the
+  politeness limit, not the crawler). The effective values of each variant are printed.
 
 pages/s = ``response_received_count`` / ``elapsed_time_seconds`` (Scrapy's CoreStats, from
 spider_opened to spider_closed: process start-up and imports excluded, changewatch's pipeline
-open/close and worker start-up included). Each variant runs ``--runs`` times (default 3,
-interleaved: plain, watch without pipelines, 1st, 2nd, plain, ...) and the median is reported, with
-the median of each run's ratio to the plain crawl just before it (robust to a machine that drifts).
-Before each crawl the benchmark waits (60 s at most in all) for other processes to be quiet, and
-reports the CPU other processes used during each crawl.
+open/close and worker start-up included). For urlwatch, which has no such figure, pages/s = URLs /
+wall seconds of the whole urlwatch process, so its start-up is included, unlike the crawls'; the
+report also gives it start-up corrected: URLs / (wall - the median start-up). urlwatch's CPU
+seconds are its process's (RUSAGE_CHILDREN of the benchmark around it, all its threads), raw and
+less the start-up's. Each variant runs ``--runs`` times (default 3, interleaved: urlwatch's
+start-up, plain, watch without pipelines, 1st, 2nd, urlwatch 1st, urlwatch 2nd, then again) and
+the median is reported, with the median of each run's ratio to the plain crawl just before it
+(robust to a machine that drifts). The report ends with the ratios of urlwatch's runs to plain
+Scrapy and of the watch crawls to urlwatch's ("watch 1st crawl / urlwatch 1st run", "watch 2nd /
+urlwatch 2nd"), raw and start-up corrected. Before each crawl or urlwatch run the benchmark waits
+(60 s at most in all) for other processes to be quiet, and reports the CPU other processes used
+during each.
 """
 
 from __future__ import annotations
@@ -92,6 +127,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import urlwatchrun
 from realpages import CORPUS, CorpusServer
 from rss import ChildPeaks, vm_hwm_kb, vm_rss_kb
 
@@ -105,8 +141,21 @@ COMMON_SETTINGS: dict[str, Any] = {
     "CHANGEWATCH_ALLOW_PRIVATE": True,
 }
 NO_CHANGEWATCH: dict[str, Any] = {"ADDONS": {}, "ITEM_PIPELINES": {}}
+# The reactor of the watch crawls (the project sets none: Scrapy's default, which changewatch requires)
+REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+# The plain reference: Scrapy's default settings (not changewatch.settings) plus the same
+# concurrency, and only what a benchmark needs: quiet logs, the watch crawls' reactor.
+PLAIN_SETTINGS: dict[str, Any] = {
+    "LOG_LEVEL": "WARNING",
+    "CONCURRENT_REQUESTS": COMMON_SETTINGS["CONCURRENT_REQUESTS"],
+    "CONCURRENT_REQUESTS_PER_DOMAIN": COMMON_SETTINGS["CONCURRENT_REQUESTS_PER_DOMAIN"],
+    "TWISTED_REACTOR": REACTOR,
+}
+# urlwatch on the same URLs (real-page mode, urlwatchrun.py), as many threads as the crawls' requests
+URLWATCH_WORKERS = COMMON_SETTINGS["CONCURRENT_REQUESTS"]
+URLWATCH_FIRST, URLWATCH_SECOND = "urlwatch, 1st run", "urlwatch, 2nd run"
 SHOWN_SETTINGS = ("CONCURRENT_REQUESTS", "CONCURRENT_REQUESTS_PER_DOMAIN", "CONCURRENT_ITEMS", "ROBOTSTXT_OBEY",
-                  "AUTOTHROTTLE_ENABLED", "LOG_LEVEL", "DOWNLOAD_DELAY", "CHANGEWATCH_WORKERS")
+                  "AUTOTHROTTLE_ENABLED", "LOG_LEVEL", "DOWNLOAD_DELAY", "DOWNLOAD_TIMEOUT", "USER_AGENT")
 
 # -- the pages ------------------------------------------------------------------------------------
 
@@ -322,7 +371,7 @@ def _plain_spider(urls_file: str) -> Any:
     from scrapy.http import Response
 
     class PlainSpider(scrapy.Spider):
-        """The reference: same requests as the watch spider, a small dict per page."""
+        """The reference: same requests as the watch spider, each body's length."""
 
         name = "plain"
 
@@ -335,7 +384,7 @@ def _plain_spider(urls_file: str) -> Any:
                 yield scrapy.Request(url, callback=self.parse, dont_filter=True)
 
         def parse(self, response: Response) -> Iterator[dict[str, Any]]:
-            yield {"url": response.url, "status": response.status, "bytes": len(response.body)}
+            yield {"length": len(response.body)}
 
     return PlainSpider
 
@@ -356,13 +405,16 @@ def _workers(settings: Any) -> Any:
 def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, profile: str | None,
           sample_rss: bool = False) -> int:
     """``scrapy crawl watch -a watchlist=URLS_FILE -s ...`` (the spider loaded by name, as the
-    command does), or the plain spider; writes stats, CPU times and peak RSS to *out*. With
-    *sample_rss*, a thread samples the children's own peak RSS (rss.py) while the crawl runs."""
+    command does, on the project's settings: SCRAPY_SETTINGS_MODULE), or the plain spider on
+    Scrapy's default settings; either with *overrides*. Writes stats, CPU times and peak RSS to
+    *out*. With *sample_rss*, a thread samples the children's own peak RSS (rss.py) while the
+    crawl runs."""
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
+    from scrapy.settings import Settings
     from scrapy.utils.project import get_project_settings
 
-    settings = get_project_settings()
+    settings = get_project_settings() if spider == "watch" else Settings()
     settings.setdict(overrides, priority="cmdline")
     process = CrawlerProcess(settings)
     kwargs = {"watchlist": urls_file} if spider == "watch" else {}
@@ -381,6 +433,8 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         else:
             process.start()
     wall = time.perf_counter() - t0
+    from twisted.internet import reactor as installed_reactor
+
     after = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert crawler.stats is not None
@@ -393,8 +447,12 @@ def crawl(spider: str, urls_file: str, overrides: dict[str, Any], out: str, prof
         "maxrss_self": after.ru_maxrss, "maxrss_children": children.ru_maxrss,
         "vmhwm_self": vm_hwm_kb(), "child_peaks": peaks.peaks if peaks is not None else None,
         "rss_opened": rss_opened[0] if rss_opened else 0,
-        "settings": {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
-        | {"CHANGEWATCH_WORKERS": _workers(crawler.settings)},
+        "settings": {"settings": os.environ.get("SCRAPY_SETTINGS_MODULE", "-") if spider == "watch"
+                     else "Scrapy's defaults",
+                     "reactor": f"{type(installed_reactor).__module__}.{type(installed_reactor).__qualname__}",
+                     "ADDONS": sorted(crawler.settings.getdict("ADDONS"))}
+        | {name: crawler.settings.get(name) for name in SHOWN_SETTINGS}
+        | ({"CHANGEWATCH_WORKERS": _workers(crawler.settings)} if spider == "watch" else {}),
         "pipelines": sorted(crawler.settings.getdict("ITEM_PIPELINES")),
     }
     Path(out).write_text(json.dumps(result, default=str), encoding="utf-8")
@@ -446,7 +504,16 @@ class Variant:
     extra: dict[str, Any] = field(default_factory=dict)  # more settings for this variant
 
     def rate(self, r: dict[str, Any]) -> float:
+        if self.spider == "urlwatch":  # URLs / wall seconds of the whole urlwatch process
+            return float(r["pages"]) / float(r["wall"])
         return float(r["stats"]["response_received_count"]) / float(r["stats"]["elapsed_time_seconds"])
+
+    def corrected_rate(self, r: dict[str, Any], startup: float) -> float:
+        """urlwatch's rate with its start-up (*startup* seconds) taken out of its wall time."""
+        return float(r["pages"]) / (float(r["wall"]) - startup)
+
+    def median_corrected(self, startup: float) -> float:
+        return statistics.median(self.corrected_rate(r, startup) for r in self.results)
 
     def median_rate(self) -> float:
         return statistics.median(self.rate(r) for r in self.results)
@@ -475,13 +542,15 @@ class Workbench:
     profile_dir: Path | None
     expect_200: int | None = None
     sample_rss: bool = False
+    urlwatch: Path | None = None  # the urlwatch command, for the urlwatch variants
+    startups: list[dict[str, float]] = field(default_factory=list)  # urlwatch on an empty job list
 
     def command(self, variant: Variant, store: Path, run: int, out: Path) -> list[str]:
-        overrides = dict(COMMON_SETTINGS)
+        overrides = dict(PLAIN_SETTINGS if variant.spider == "plain" else COMMON_SETTINGS)
         if variant.changewatch:
             overrides["CHANGEWATCH_STORE"] = variant.store_uri or f"sqlite:///{store}"
             overrides.update(variant.extra)
-        else:
+        elif variant.spider == "watch":
             overrides.update(NO_CHANGEWATCH)
         profile = []
         if self.profile_dir is not None and variant.changewatch:
@@ -491,29 +560,85 @@ class Workbench:
                 "--settings-json", json.dumps(overrides), "--out", str(out), *profile,
                 *(["--sample-rss"] if self.sample_rss else [])]
 
-    def run(self, variant: Variant, store: Path, run: int) -> dict[str, Any]:
-        out = self.workdir / f"result-{len(variant.results)}-{run}.json"
-        out.unlink(missing_ok=True)
-        cmd = self.command(variant, store, run, out)
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
+    def _measured(self, cmd: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        """Runs *cmd* once the machine is quiet: its process, wall seconds, CPU seconds (its own and
+        its children's), the page server's CPU seconds, and the CPU any other process used meanwhile."""
         load_before = self.gate.wait()
         cpu0, busy0, children0 = self.server.cpu_seconds(), busy_seconds(), _children_cpu()
         # 600 s, or more for the memory mode's long crawls (a safety net, not an expectation)
         timeout = max(600.0, 0.3 * (self.expect_200 or 0))
+        t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=timeout)
+        wall = time.perf_counter() - t0
         busy, children = busy_seconds() - busy0, _children_cpu() - children0
+        server = self.server.cpu_seconds() - cpu0
+        # CPU used by anything else while the process ran (start-up included on both sides)
+        return proc, {"process_wall": wall, "process_cpu": children, "cpu_server": server,
+                      "cpu_foreign": max(0.0, busy - children - server), "load_before": load_before,
+                      "stderr": proc.stderr[-2000:]}
+
+    def run(self, variant: Variant, store: Path, run: int) -> dict[str, Any]:
+        if variant.spider == "urlwatch":
+            return self.run_urlwatch(variant, run)
+        out = self.workdir / f"result-{len(variant.results)}-{run}.json"
+        out.unlink(missing_ok=True)
+        cmd = self.command(variant, store, run, out)
+        env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        if variant.spider == "watch":  # the plain spider runs on Scrapy's defaults
+            env["SCRAPY_SETTINGS_MODULE"] = "changewatch.settings"
+        proc, measured = self._measured(cmd, env)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"{variant.label} crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         if self.expect_200 is not None:
             check_all_200(variant.label, result["stats"], self.expect_200)
-        result["cpu_server"] = self.server.cpu_seconds() - cpu0
-        # CPU used by anything else while the crawl ran (start-up included on both sides)
-        result["cpu_foreign"] = max(0.0, busy - children - result["cpu_server"])
-        result["load_before"] = load_before
-        result["stderr"] = proc.stderr[-2000:]
+        result |= {k: measured[k] for k in ("cpu_server", "cpu_foreign", "load_before", "stderr")}
         variant.results.append(result)
         return result
+
+    def run_urlwatch(self, variant: Variant, run: int) -> dict[str, Any]:
+        """urlwatch on the URL list in the home of this *run* (urlwatchrun.py): a first run (a fresh
+        cache: baselines), then a second (comparisons). Aborts unless it fetched every URL."""
+        assert self.urlwatch is not None and self.expect_200 is not None
+        home = self.workdir / f"urlwatch-{run}"
+        first = not (home / "cache.db").exists()
+        if first:
+            urls = (self.workdir / "urls.txt").read_text(encoding="utf-8").split()
+            urlwatchrun.prepare(home, urls, URLWATCH_WORKERS)
+        proc, measured = self._measured(*urlwatchrun.command(self.urlwatch, home))
+        outcome = urlwatchrun.outcome(home, proc)
+        urlwatchrun.check(variant.label, outcome, home, self.expect_200, first, URLWATCH_WORKERS)
+        verbs = outcome["verbs"]
+        result: dict[str, Any] = {
+            "pages": sum(verbs.get(v, 0) for v in ("new", "changed", "unchanged")), "wall": measured["process_wall"],
+            "cpu_self": measured["process_cpu"], "cpu_children": 0.0, "outcome": outcome,
+            "stats": {f"urlwatch/{verb}": n for verb, n in verbs.items()},
+            "settings": {"urlwatch": outcome["version"], "html2text": outcome["html2text"],
+                         "filter": ", ".join(f"{k}: {m}" for k, m in urlwatchrun.FILTER.items()),
+                         "MAX_WORKERS": outcome["max_workers"], "pool threads": outcome["pool_threads"],
+                         "timeout": urlwatchrun.DEFAULT_TIMEOUT, "reporters": "stdout (no colour), benchcount",
+                         "cache": "minidb (SQLite)"},
+            "pipelines": [],
+        } | {k: measured[k] for k in ("cpu_server", "cpu_foreign", "load_before", "stderr")}
+        variant.results.append(result)
+        return result
+
+    def urlwatch_startup(self, run: int, samples: int = 3) -> None:
+        """urlwatch's start-up: *samples* runs on an empty job list (its imports, configuration,
+        hooks and cache opened, reporters run), each in a fresh home, added to :attr:`startups`."""
+        assert self.urlwatch is not None
+        for i in range(samples):
+            home = self.workdir / f"urlwatch-startup-{run}-{i}"
+            urlwatchrun.prepare(home, [], URLWATCH_WORKERS)
+            proc, measured = self._measured(*urlwatchrun.command(self.urlwatch, home))
+            outcome = urlwatchrun.outcome(home, proc)
+            if outcome["jobs"]:
+                raise SystemExit(f"ABORTED: urlwatch ran {outcome['jobs']} jobs from an empty job list")
+            self.startups.append({"wall": measured["process_wall"], "cpu": measured["process_cpu"]})
+
+    def startup(self) -> dict[str, float]:
+        """The median wall and CPU seconds of urlwatch's start-up."""
+        return {k: statistics.median(s[k] for s in self.startups) for k in ("wall", "cpu")}
 
 
 def check_all_200(label: str, stats: dict[str, Any], expected: int) -> None:
@@ -533,6 +658,7 @@ def check_all_200(label: str, stats: dict[str, Any], expected: int) -> None:
 # every changewatch/commit/* stat is shown by its last part, as before, and any other stat
 # changewatch/<component>/<kind> as component/kind.
 _KIND_STAT = re.compile(r"changewatch/(\w+)/(baseline|none|noise|content|field|entities|error)")
+_URLWATCH_STAT = re.compile(r"urlwatch/(new|changed|unchanged|error)")
 
 
 def _kinds(stats: dict[str, Any]) -> str:
@@ -541,6 +667,8 @@ def _kinds(stats: dict[str, Any]) -> str:
         match = _KIND_STAT.fullmatch(name)
         if name.startswith("changewatch/commit/"):
             kinds[name.rsplit("/", 1)[1]] = value
+        elif _URLWATCH_STAT.fullmatch(name):
+            kinds[name] = value
         elif match is not None:
             kinds[f"{match[1]}/{match[2]}"] = value
     return ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())) or "-"
@@ -554,25 +682,77 @@ def report(variants: list[Variant], pages: int) -> None:
         rates = " ".join(f"{v.rate(r):6.1f}" for r in v.results)
         mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
         stats = mid["stats"]
-        ok = all(r["stats"].get("response_received_count") == pages for r in v.results)
+        urlwatch = v.spider == "urlwatch"
+        ok = all((r["pages"] if urlwatch else r["stats"].get("response_received_count")) == pages for r in v.results)
+        elapsed = mid["wall"] if urlwatch else stats["elapsed_time_seconds"]
+        worker = "-" if urlwatch else f"{mid['cpu_children']:.2f}"
         print(f"{v.label:<20} {rates:<21} {v.median_rate():6.1f} {v.median_rate() / reference:5.2f}x "
-              f"{stats['elapsed_time_seconds']:7.2f} {mid['cpu_self']:7.2f} {mid['cpu_children']:6.2f} "
+              f"{elapsed:7.2f} {mid['cpu_self']:7.2f} {worker:>6} "
               f"{mid['cpu_server']:6.2f} {max(r['cpu_foreign'] for r in v.results):5.2f}  "
               f"{'all ' + str(pages) + ' pages' if ok else 'MISSING PAGES'}; {_kinds(stats)}")
     print("\nelapsed: seconds, spider_opened to spider_closed; CPU seconds of the median run: crawler = the Scrapy "
           "process\n(reactor, store and pool threads), worker = its changewatch worker process(es), server = the "
           "page server;\nother = the most CPU any other process on the machine used during one of the runs (start-up "
           "included).")
-    first = variants[0].results[0]
-    print("Effective settings (the same for every crawl): "
-          + ", ".join(f"{k}={first['settings'][k]}" for k in SHOWN_SETTINGS))
-    for v in variants:
-        print(f"  {v.label}: ITEM_PIPELINES={v.results[0]['pipelines'] or '{}'}")
+    if any(v.spider == "urlwatch" for v in variants):
+        print("urlwatch: pages/s = URLs / wall seconds of the whole urlwatch process, its start-up (imports, "
+              "configuration,\ncache) included, unlike the crawls' elapsed_time_seconds; elapsed = that wall time; "
+              "crawler = the CPU seconds\nof the urlwatch process (all its threads, start-up included). Start-up "
+              "corrected figures below.")
+    report_settings(variants)
     plain = variants[0]
     for v in variants[2:]:
+        if v.spider == "urlwatch":
+            continue  # report_urlwatch
         paired = statistics.median(v.rate(r) / plain.rate(p) for r, p in zip(v.results, plain.results, strict=True))
         print(f"Ratio {v.label} / plain: {v.median_rate() / reference:.2f}x (ratio of the medians); "
               f"{paired:.2f}x (median of each run's ratio to the plain crawl just before it); target >= 0.9x")
+
+
+def _paired(a: Variant, b: Variant, startup: float | None = None) -> float:
+    """The median of each run's ratio of *a* to *b* (urlwatch's rates start-up corrected with *startup*)."""
+    def rate(v: Variant, r: dict[str, Any]) -> float:
+        return v.corrected_rate(r, startup) if startup is not None and v.spider == "urlwatch" else v.rate(r)
+
+    return statistics.median(rate(a, ra) / rate(b, rb) for ra, rb in zip(a.results, b.results, strict=True))
+
+
+def report_urlwatch(variants: list[Variant], workbench: Workbench, pages: int) -> None:
+    """urlwatch's start-up, its rates raw and start-up corrected, and the ratios of the watch
+    crawls to urlwatch's runs and of urlwatch's runs to plain Scrapy."""
+    by_label = {v.label: v for v in variants}
+    plain = variants[0]
+    startup = workbench.startup()
+    print(f"\nurlwatch start-up (an empty job list, {len(workbench.startups)} times, median): {startup['wall']:.2f} s "
+          f"wall, {startup['cpu']:.2f} CPU s")
+    for v in (by_label[URLWATCH_FIRST], by_label[URLWATCH_SECOND]):
+        mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
+        corrected = v.median_corrected(startup["wall"])
+        print(f"{v.label}: {v.median_rate():.1f} pages/s raw, {corrected:.1f} start-up corrected "
+              f"(URLs / (wall - {startup['wall']:.2f} s)); CPU {mid['cpu_self']:.2f} s raw, "
+              f"{mid['cpu_self'] - startup['cpu']:.2f} s corrected; text after the filter: "
+              f"{mid['outcome']['text_chars'] / pages / 1024:.1f} KB per page")
+        print(f"Ratio {v.label} / plain: {v.median_rate() / plain.median_rate():.2f}x raw, "
+              f"{corrected / plain.median_rate():.2f}x start-up corrected (ratio of the medians); "
+              f"{_paired(v, plain):.2f}x, {_paired(v, plain, startup['wall']):.2f}x (median of each run's ratio)")
+    for watch, urlwatch in ((by_label["watch, 1st crawl"], by_label[URLWATCH_FIRST]),
+                            (by_label["watch, 2nd crawl"], by_label[URLWATCH_SECOND])):
+        print(f"Ratio {watch.label} / {urlwatch.label}: {watch.median_rate() / urlwatch.median_rate():.2f}x raw, "
+              f"{watch.median_rate() / urlwatch.median_corrected(startup['wall']):.2f}x against urlwatch start-up "
+              f"corrected (ratio of the medians); {_paired(watch, urlwatch):.2f}x, "
+              f"{_paired(watch, urlwatch, startup['wall']):.2f}x (median of each run's ratio)")
+
+
+def report_settings(variants: list[Variant]) -> None:
+    """The effective settings of each variant, and an abort if the crawls ran on different reactors."""
+    print("Effective settings:")
+    for v in variants:
+        shown = v.results[0]["settings"]
+        pipelines = "" if v.spider == "urlwatch" else f", ITEM_PIPELINES={v.results[0]['pipelines'] or '{}'}"
+        print(f"  {v.label}: " + ", ".join(f"{k}={val}" for k, val in shown.items()) + pipelines)
+    reactors = {v.results[0]["settings"]["reactor"] for v in variants if "reactor" in v.results[0]["settings"]}
+    if len(reactors) > 1:
+        raise SystemExit(f"ABORTED: the crawls ran on different reactors ({', '.join(sorted(reactors))})")
 
 
 def durability_variants() -> list[Variant]:
@@ -612,11 +792,12 @@ def _write_url_files(workdir: Path, urls: list[str]) -> None:
 def report_per_page(variants: list[Variant], pages: int) -> None:
     """CPU milliseconds per page of the median run, and what changewatch's conditional requests did."""
     print(f"\n{'CPU ms per page':<20} {'crawler':>7} {'worker':>7} {'both':>7} {'server':>7}   (median run; "
-          "server = nginx)")
+          "server = nginx; urlwatch: crawler = its process, start-up included)")
     for v in variants:
         mid = sorted(v.results, key=v.rate)[len(v.results) // 2]
         crawler, worker = 1000 * mid["cpu_self"] / pages, 1000 * mid["cpu_children"] / pages
-        print(f"{v.label:<20} {crawler:7.2f} {worker:7.2f} {crawler + worker:7.2f} "
+        shown = "-" if v.spider == "urlwatch" else f"{worker:.2f}"
+        print(f"{v.label:<20} {crawler:7.2f} {shown:>7} {crawler + worker:7.2f} "
               f"{1000 * mid['cpu_server'] / pages:7.2f}")
     for v in variants:
         conditional = {k.removeprefix("changewatch/conditional/"): val for k, val in v.results[-1]["stats"].items()
@@ -627,6 +808,11 @@ def report_per_page(variants: list[Variant], pages: int) -> None:
 
 def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False, source: str = "synthetic",
           corpus: Path = CORPUS) -> int:
+    with_urlwatch = source == "corpus" and not durability
+    urlwatch: Path | None = None
+    if with_urlwatch:  # first: a benchmark that cannot run urlwatch fails before any crawl
+        urlwatch, installed = urlwatchrun.ensure_installed()
+        print(f"urlwatch: {installed}")
     tmp = Path(tempfile.mkdtemp(prefix="changewatch-bench-"))
     server: PageServer | None = None
     try:
@@ -637,8 +823,15 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
         variants = durability_variants() if durability else [
             Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
             Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
-        workbench = Workbench(server, tmp, QuietGate(), profile_dir, pages if source == "corpus" else None)
+        if with_urlwatch:
+            variants += [Variant(URLWATCH_FIRST, "urlwatch", False), Variant(URLWATCH_SECOND, "urlwatch", False)]
+        workbench = Workbench(server, tmp, QuietGate(), profile_dir, pages if source == "corpus" else None,
+                              urlwatch=urlwatch)
         for run in range(runs):
+            if with_urlwatch:
+                workbench.urlwatch_startup(run)
+                print(f"  run {run + 1}: urlwatch start-up    " + ", ".join(
+                    f"{s['wall']:.2f} s" for s in workbench.startups[-3:]) + " wall (an empty job list)", flush=True)
             for v in variants:
                 # a fresh store per variant and run in the durability comparison: first crawls only
                 folder = f"store-{run}-{v.label.replace(' ', '-')}" if durability else f"store-{run}"
@@ -649,6 +842,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                 if r["stderr"].strip():
                     print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
         report(variants, pages)
+        if with_urlwatch:
+            report_urlwatch(variants, workbench, pages)
         if source == "corpus":
             report_per_page(variants, pages)
         if durability:
@@ -773,7 +968,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--durability", action="store_true",
                         help="compare the store as shipped with an in-memory store (the crash safety's cost)")
     parser.add_argument("--source", choices=("synthetic", "corpus"), default="synthetic",
-                        help="synthetic pages from a Twisted server, or the real-page corpus served by nginx")
+                        help="synthetic pages from a Twisted server, or the real-page corpus served by nginx "
+                             "(with urlwatch on the same URLs, unless --durability)")
     parser.add_argument("--real", dest="source", action="store_const", const="corpus", help="= --source corpus")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the real-page corpus (default {CORPUS})")
     parser.add_argument("--memory", action="store_true", help="peak RSS over long crawls instead of throughput")
