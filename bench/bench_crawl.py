@@ -972,6 +972,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(with urlwatch on the same URLs, unless --durability)")
     parser.add_argument("--real", dest="source", action="store_const", const="corpus", help="= --source corpus")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the real-page corpus (default {CORPUS})")
+    parser.add_argument("--urlwatch-filter", choices=urlwatchrun.METHODS, default="re",
+                        help="the method of urlwatch's html2text filter (default re: what 'filter: html2text' does)")
     parser.add_argument("--memory", action="store_true", help="peak RSS over long crawls instead of throughput")
     parser.add_argument("--memory-pages", type=_sizes, default=[2000, 20000], metavar="N,M",
                         help="page counts of the memory mode (default 2000,20000)")
@@ -986,6 +988,7 @@ def main(argv: list[str] | None = None) -> int:
         return memory_bench(args.memory_pages, args.source, args.corpus)
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
+    urlwatchrun.FILTER["html2text"] = args.urlwatch_filter
     pages = args.pages if args.pages is not None else (1500 if args.source == "corpus" else 2000)
     return bench(pages, args.runs, args.profile, args.durability, args.source, args.corpus)
 

@@ -48,7 +48,7 @@ def test_invisible_content_inline_keeps_surrounding_text() -> None:
 def test_block_elements_give_separate_lines(tag: str) -> None:
     html = f"<body><{tag}>first block</{tag}><{tag}>second block</{tag}></body>"
     if tag == "td":  # a cell is a cell inside a table (see the HTML5 test below)
-        html = f"<body><table><tr><td>first block</td><td>second block</td></tr></table></body>"
+        html = "<body><table><tr><td>first block</td><td>second block</td></tr></table></body>"
     assert lines(html) == ["first block", "second block"]
 
 
