@@ -377,7 +377,8 @@ def _stable_text(raw: str) -> list[str]:
 
 def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
     # Collapse and fold the whole text at once (the block mark is not whitespace), then split.
-    text = _WS.sub(" ", _BLOCK_MARK.join(raw_lines).replace("\x00", "")).casefold()
+    # str.split() splits where the _WS pattern matches (both use Unicode's whitespace), in C.
+    text = " ".join(_BLOCK_MARK.join(raw_lines).replace("\x00", "").split()).casefold()
     raw = [c for c in (line.strip() for line in text.split(_BLOCK_MARK)) if c]
     stable = _stable_text("\n".join(raw))
     if sort_lines:
