@@ -26,6 +26,14 @@ _CONTEXT = multiprocessing.get_context("spawn")
 _READ_SIZE = 256 * 1024
 _EXIT_POLL = 0.01  # s between checks for the exit code of a worker whose connection closed
 _EXIT_WAIT = 2.0  # s before such a worker is killed and reported without one
+_WRITEV_MAX = 64  # buffers per writev (the OS allows at least 1,024)
+
+
+def _frame_header(size: int) -> bytes:
+    """The header ``Connection.send_bytes`` puts before *size* bytes (what ``recv_bytes`` reads)."""
+    if size > 0x7FFFFFFF:
+        return struct.pack("!i", -1) + struct.pack("!Q", size)
+    return struct.pack("!i", size)
 
 
 @contextmanager
@@ -152,6 +160,9 @@ class WorkerProcess:
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop watching conn
         self._frames = FrameReader()
         self._header: bytes | None = None
+        #: what the loop still has to write to the worker (frames of tasks, in order)
+        self._outbox: deque[memoryview] = deque()
+        self._writing = False  # a writer callback is registered for the rest of the outbox
 
     @classmethod
     def spawn(cls, start_timeout: float) -> WorkerProcess:
@@ -193,10 +204,59 @@ class WorkerProcess:
         self.state = State.IDLE
 
     def send(self, ref: bytes, payload: bytes) -> None:
-        """Hand over a task. May block briefly on a large payload, which an idle worker is
-        reading as it comes."""
-        self.conn.send_bytes(ref)
-        self.conn.send_bytes(payload)
+        """Hand over a task, framed as ``Connection.send_bytes`` frames it. Watched by a loop,
+        never blocks: what the socket does not take at once is written when it is writable (a
+        230 KB page does not fit a socket buffer, and the worker's reader thread waits for the
+        GIL its busy main thread holds: a blocking write stalled the whole crawl for up to the
+        worker's switch interval). Raises OSError if the worker is gone."""
+        if self.loop is None:
+            for view in self._outbox:  # not watched: what is left goes first, the blocking way
+                self.conn._send(view)  # type: ignore[attr-defined]  # frames already made
+            self._outbox.clear()
+            self.conn.send_bytes(ref)
+            self.conn.send_bytes(payload)
+            return
+        idle = not self._outbox
+        for data in (ref, payload):
+            self._outbox.append(memoryview(_frame_header(len(data))))
+            if data:  # an empty view would never be written away
+                self._outbox.append(memoryview(data))
+        if idle:
+            self._flush(raise_errors=True)
+
+    def _flush(self, raise_errors: bool = False) -> None:
+        fd = self.conn.fileno()
+        outbox = self._outbox
+        while outbox:
+            try:
+                written = os.writev(fd, list(outbox)[:_WRITEV_MAX])
+            except BlockingIOError:
+                break
+            except OSError:
+                outbox.clear()  # the worker is gone: its EOF tells the pool, which fails its tasks
+                self._stop_writing()
+                if raise_errors:
+                    raise
+                return
+            while written and outbox:
+                head = outbox[0]
+                if len(head) <= written:
+                    written -= len(head)
+                    outbox.popleft()
+                else:
+                    outbox[0] = head[written:]
+                    written = 0
+        if outbox and not self._writing and self.loop is not None:
+            self.loop.add_writer(fd, self._flush)
+            self._writing = True
+        elif not outbox:
+            self._stop_writing()
+
+    def _stop_writing(self) -> None:
+        if self._writing:
+            self._writing = False
+            if self.loop is not None and not self.loop.is_closed():
+                self.loop.remove_writer(self.conn.fileno())
 
     def read(self) -> list[tuple[bytes, bytes]] | None:
         """The whole messages one non-blocking read completed; None at EOF. Called when the
@@ -219,13 +279,19 @@ class WorkerProcess:
     def watch(self, loop: asyncio.AbstractEventLoop, callback: Callable[[WorkerProcess], None]) -> None:
         """Let *loop* call ``callback(self)`` when the connection is readable (only one loop)."""
         self.unwatch()
+        os.set_blocking(self.conn.fileno(), False)
         loop.add_reader(self.conn.fileno(), callback, self)
         self.loop = loop
+        if self._outbox:
+            self._flush()
 
     def unwatch(self) -> None:
+        self._stop_writing()
         if self.loop is not None and not self.loop.is_closed():
             self.loop.remove_reader(self.conn.fileno())
         self.loop = None
+        if not self.conn.closed:
+            os.set_blocking(self.conn.fileno(), True)  # what is left in the outbox waits for the next watch
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -236,6 +302,7 @@ class WorkerProcess:
             return
         self.state = State.GONE
         self.unwatch()
+        self._outbox.clear()
         if kill:
             self.process.kill()
         self.conn.close()

@@ -59,3 +59,12 @@ def die(payload: bytes) -> bytes:
     """Kills the worker it runs in."""
     os.kill(os.getpid(), signal.SIGKILL)
     return b""
+
+
+def spin(payload: bytes) -> bytes:
+    """Hold the GIL for *payload* seconds (pure Python work, as normalising a page is)."""
+    deadline = time.monotonic() + float(payload)
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+    return str(n).encode()

@@ -375,6 +375,29 @@ def test_a_10_mb_payload_round_trips_intact(make_pool: Any) -> None:
     assert asyncio.run(pool.run(tasks.echo, payload)) == payload
 
 
+def test_handing_a_busy_worker_a_large_page_never_blocks_the_event_loop(make_pool: Any) -> None:
+    """The worker reads its next task in a thread that waits for the GIL its busy main thread
+    holds; a blocking write of a page larger than the socket buffer stalled the crawl until
+    then. The rest is written when the socket takes it."""
+    pool = make_pool(1)
+    payload = os.urandom(8 * 1024 * 1024)
+
+    async def main() -> tuple[float, bytes]:
+        busy = asyncio.ensure_future(pool.run(tasks.spin, b"0.8"))
+        await asyncio.sleep(0.2)  # the worker is spinning now
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        echoed = asyncio.ensure_future(pool.run(tasks.echo, payload))
+        await asyncio.sleep(0)  # the hand-over happens here: it must return at once
+        handed_in = loop.time() - began
+        await busy
+        return handed_in, await echoed
+
+    handed_in, echoed = asyncio.run(main())
+    assert echoed == payload
+    assert handed_in < 0.15, f"handing over 8 MB blocked the event loop for {handed_in:.3f} s"
+
+
 def test_functions_a_worker_cannot_import_are_refused(make_pool: Any) -> None:
     pool = make_pool(0)
 
