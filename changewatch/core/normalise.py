@@ -15,7 +15,6 @@ tree building is quadratic in the nesting depth) is read by a streaming tokenize
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser as _Tokenizer
 
@@ -95,13 +94,38 @@ class RegionError(ValueError):
     """The region is not a valid CSS selector."""
 
 
-@dataclass(frozen=True, slots=True)
 class VisibleText:
     """Text of a page as lines: ``raw`` is collapsed and case folded; ``stable`` has volatile
-    fragments removed too (and is sorted when asked)."""
+    fragments removed too (and is sorted when *sort_lines*). ``stable`` is a function of ``raw``
+    and *sort_lines* alone, computed on first use: a page whose raw text is the one already
+    stored needs no more than ``raw``."""
 
-    raw: str
-    stable: str
+    __slots__ = ("_stable", "raw", "sort_lines")
+
+    def __init__(self, raw: str, stable: str | None = None, *, sort_lines: bool = False):
+        self.raw = raw
+        self.sort_lines = sort_lines
+        self._stable = stable
+
+    @property
+    def stable(self) -> str:
+        if self._stable is None:
+            lines = _stable_text(self.raw)
+            if self.sort_lines:
+                lines.sort()
+            self._stable = "\n".join(lines)
+        return self._stable
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, VisibleText):
+            return NotImplemented
+        return (self.raw, self.stable) == (other.raw, other.stable)
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __repr__(self) -> str:
+        return f"VisibleText(raw={self.raw!r}, stable={self.stable!r})"
 
 
 @lru_cache(maxsize=256)
@@ -380,10 +404,7 @@ def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
     # str.split() splits where the _WS pattern matches (both use Unicode's whitespace), in C.
     text = " ".join(_BLOCK_MARK.join(raw_lines).replace("\x00", "").split()).casefold()
     raw = [c for c in (line.strip() for line in text.split(_BLOCK_MARK)) if c]
-    stable = _stable_text("\n".join(raw))
-    if sort_lines:
-        stable.sort()
-    return VisibleText(raw="\n".join(raw), stable="\n".join(stable))
+    return VisibleText("\n".join(raw), sort_lines=sort_lines)
 
 
 def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False,
@@ -412,7 +433,7 @@ def _lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,
     if truncated and xpath is None:
         return _finish(_tokenizer_lines(markup), sort_lines)
     if tree is None:
-        return VisibleText("", "")
+        return VisibleText("", "", sort_lines=sort_lines)
     roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
     try:
         lines = _marked_text_lines(roots)

@@ -34,34 +34,66 @@ def _digest(text: str) -> str:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def raw_hash(visible: VisibleText) -> str:
+    """The hash of the raw text, with how its stable text is made (sorted lines or not): equal
+    raw hashes mean equal stable texts."""
+    return _digest(visible.raw + "\n\x00sorted" if visible.sort_lines else visible.raw)
+
+
 class ContentPart:
     """The stable text's hashes and simhash, and the text itself for diffs: kept compressed as
-    stored and decompressed only when a diff needs it (or a block phrase must be checked)."""
+    stored and decompressed only when a diff needs it (or a block phrase must be checked).
 
-    __slots__ = ("_compressed", "_text", "content_hash", "fingerprint", "length", "raw_hash")
+    A part digested from a page computes its stable text, hash and simhash on first use: when
+    its raw text is the stored one's, nothing but the raw hash is needed."""
 
-    def __init__(self, *, raw_hash: str, content_hash: str, fingerprint: int, length: int,
-                 text: str | None = None, compressed: bytes | None = None):
-        if text is None and compressed is None:
-            raise ValueError("a content part needs its text, plain or compressed")
+    __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_text", "_visible", "raw_hash")
+
+    def __init__(self, *, raw_hash: str, content_hash: str | None = None, fingerprint: int | None = None,
+                 length: int | None = None, text: str | None = None, compressed: bytes | None = None,
+                 visible: VisibleText | None = None):
+        if visible is None and ((text is None and compressed is None) or content_hash is None
+                                or fingerprint is None or length is None):
+            raise ValueError("a content part needs its text (plain, compressed or visible) and its hashes")
         self.raw_hash = raw_hash
-        self.content_hash = content_hash
-        self.fingerprint = fingerprint
-        self.length = length
+        self._content_hash = content_hash
+        self._fingerprint = fingerprint
+        self._length = length
         self._text = text
         self._compressed = compressed
+        self._visible = visible
 
     @classmethod
     def of(cls, visible: VisibleText) -> ContentPart:
-        return cls(raw_hash=_digest(visible.raw), content_hash=_digest(visible.stable),
-                   fingerprint=simhash(visible.stable), length=len(visible.stable), text=visible.stable)
+        return cls(raw_hash=raw_hash(visible), visible=visible)
 
     @property
     def text(self) -> str:
         if self._text is None:
-            assert self._compressed is not None
-            self._text = zlib.decompress(self._compressed).decode("utf-8", "surrogatepass")
+            if self._visible is not None:
+                self._text = self._visible.stable
+            else:
+                assert self._compressed is not None
+                self._text = zlib.decompress(self._compressed).decode("utf-8", "surrogatepass")
         return self._text
+
+    @property
+    def content_hash(self) -> str:
+        if self._content_hash is None:
+            self._content_hash = _digest(self.text)
+        return self._content_hash
+
+    @property
+    def fingerprint(self) -> int:
+        if self._fingerprint is None:
+            self._fingerprint = simhash(self.text)
+        return self._fingerprint
+
+    @property
+    def length(self) -> int:
+        if self._length is None:
+            self._length = len(self.text)
+        return self._length
 
     def compressed(self) -> bytes:
         if self._compressed is None:
@@ -71,7 +103,7 @@ class ContentPart:
     def with_raw_hash(self, raw_hash: str) -> ContentPart:
         """This text under another raw hash (the same stable text: its compressed form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self.fingerprint,
-                           length=self.length, text=self._text, compressed=self._compressed)
+                           length=self.length, text=self._text, compressed=self._compressed, visible=self._visible)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
@@ -137,7 +169,7 @@ class ContentComparison:
             raise Unobservable(f"region: {exc}") from None
         if isinstance(obs.html, bytes) and (why := undecodable(obs.html, obs.encoding, visible)):
             raise Unobservable(why)
-        if not visible.stable and obs.html is not None and obs.region:
+        if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
         return ContentPart.of(visible)
 
@@ -152,6 +184,8 @@ class ContentComparison:
             raise Unobservable(f"extraction: region {region!r} matched nothing")
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        if old is not None and old.raw_hash == new.raw_hash:
+            return None  # the page reads as the last good one did, which passed these checks
         text = new.text
         if not text.strip():
             return "empty: no visible text"
@@ -163,9 +197,9 @@ class ContentComparison:
         return None
 
     def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        if old.raw_hash == new.raw_hash:  # the same raw text: the same stable text, not computed
+            return Difference(Status.NONE, keep=old)
         if old.content_hash == new.content_hash:
-            if old.raw_hash == new.raw_hash:
-                return Difference(Status.NONE, keep=old)
             return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash))
         dist = hamming(old.fingerprint, new.fingerprint)
         threshold = context.option("threshold", context.threshold)
