@@ -307,7 +307,7 @@ def _marked_text_lines(roots: list[etree._Element]) -> list[str]:
 # The line mark of the lexbor walk: a NUL is never text in an HTML5 tree (the parser drops or
 # replaces every NUL of the page), so the mark cannot collide with the page's own characters.
 _LEXBOR_MARK = "\x00"
-_LEXBOR_DROPPED = sorted(_DROPPED)
+_LEXBOR_DROPPED = ",".join(sorted(_DROPPED))
 # "html" and "title" are left out: the title lives in the dropped head, and a mark next to
 # <html> would be text before <head> (which the HTML5 parser moves into the body).
 _LEXBOR_BLOCKS = ",".join(sorted(_BLOCKS - {"html", "title"}))
@@ -329,10 +329,13 @@ def _lexbor_lines(markup: bytes) -> list[str]:
     by lexbor, invisible elements dropped, a mark put before and after each block element, the
     text taken in one C call and split at the marks."""
     tree = LexborHTMLParser(markup)
-    tree.strip_tags(_LEXBOR_DROPPED)
     root = tree.root
     if root is None:
         return []
+    # One walk for every dropped tag (strip_tags walks once per tag). Removed, not destroyed: a
+    # dropped element inside another one is removed safely after its ancestor.
+    for node in root.css(_LEXBOR_DROPPED):
+        node.decompose(recursive=False)
     for node in root.css(_LEXBOR_BLOCKS):
         node.insert_before(_LEXBOR_MARK)
         node.insert_after(_LEXBOR_MARK)
