@@ -482,6 +482,22 @@ def test_every_volatile_fragment_trips_the_line_prefilter(fragment: str) -> None
     assert module._TRIGGER.search(fragment.casefold())
 
 
+@pytest.mark.parametrize("fragment", VOLATILE)
+def test_every_pattern_that_matches_a_fragment_finds_its_words_in_it(fragment: str) -> None:
+    """A pattern is skipped over text without any of its words (_NEEDS): each match of each
+    pattern in every kind of fragment we remove must contain one of them."""
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    text = fragment.casefold()
+    matched = 0
+    for pattern, needs in zip(module._VOLATILE, module._NEEDS, strict=True):
+        for match in pattern.finditer(text):
+            matched += 1
+            assert not needs or any(word in match.group(0) for word in needs), (pattern.pattern, match.group(0))
+    assert matched or module._BLOB.search(text), f"nothing removes {fragment!r}"
+
+
 @pytest.mark.parametrize(
     ("html", "expected"),
     [
