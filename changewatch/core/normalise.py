@@ -61,8 +61,17 @@ def _without_leading_boundary(pattern: str) -> str:
 # A leading "\b" stops Python's regex engine from skipping ahead to the pattern's possible first
 # characters, which makes every scan several times slower: it is compiled without it and
 # _at_word_start() checks the boundary for the few matches instead.
+def _digit_first(pattern: str) -> str:
+    # "\d" alone first lets the regex engine skip ahead to the next digit; "\d{1,2}" first does not
+    # (a tenth to a third faster each, the same matches).
+    for repeat, same in ((r"\d{1,2}", r"\d\d?"), (r"\d{4}", r"\d\d{3}"), (r"\d+", r"\d\d*")):
+        if pattern.startswith(repeat):
+            return same + pattern.removeprefix(repeat)
+    return pattern
+
+
 _VOLATILE = [
-    re.compile(_without_leading_boundary(p.replace(r"[^\s", r"[^ \n").replace(r"\s", " ")))
+    re.compile(_digit_first(_without_leading_boundary(p.replace(r"[^\s", r"[^ \n").replace(r"\s", " "))))
     for p in (
         # key=value secrets and session ids in visible text or echoed URLs
         r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
