@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import mmap
 import multiprocessing
 import os
 import signal
 import struct
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -17,7 +19,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from .worker_main import serve
+from .worker_main import ARENA_MARK, serve
 
 __all__ = ["FrameReader", "InFlight", "State", "WorkerProcess", "describe_exit", "main_module_hidden", "reap"]
 
@@ -27,6 +29,37 @@ _READ_SIZE = 256 * 1024
 _EXIT_POLL = 0.01  # s between checks for the exit code of a worker whose connection closed
 _EXIT_WAIT = 2.0  # s before such a worker is killed and reported without one
 _WRITEV_MAX = 64  # buffers per writev (the OS allows at least 1,024)
+#: a slot of a worker's arena (one per task it may hold); larger payloads go over the socket
+ARENA_SLOT = 2 * 1024 * 1024
+_ARENA_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def _make_arena(slots: int) -> tuple[mmap.mmap | None, str | None]:
+    """A file of *slots* arena slots, mapped here; the worker maps it too and unlinks it. Only
+    what a payload touches becomes resident. None: shared memory is not available, payloads go
+    over the socket."""
+    if slots <= 0 or sys.platform == "win32":
+        return None, None
+    try:
+        fd, path = tempfile.mkstemp(prefix="changewatch-worker-", dir=_ARENA_DIR)
+    except OSError:
+        return None, None
+    try:
+        os.ftruncate(fd, slots * ARENA_SLOT)
+        return mmap.mmap(fd, slots * ARENA_SLOT), path
+    except OSError:
+        _unlink(path)
+        return None, None
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: str | None) -> None:
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _frame_header(size: int) -> bytes:
@@ -145,7 +178,8 @@ class WorkerProcess:
     """A spawned worker, its connection (the crawl process's end) and its lifeline (the write
     end, which only the crawl process holds and never writes to). The pool drives its state."""
 
-    def __init__(self, process: BaseProcess, conn: Connection, lifeline: Connection):
+    def __init__(self, process: BaseProcess, conn: Connection, lifeline: Connection,
+                 arena: mmap.mmap | None = None, arena_path: str | None = None, slots: int = 0):
         self.process = process
         self.conn = conn
         self.lifeline = lifeline
@@ -163,28 +197,39 @@ class WorkerProcess:
         #: what the loop still has to write to the worker (frames of tasks, in order)
         self._outbox: deque[memoryview] = deque()
         self._writing = False  # a writer callback is registered for the rest of the outbox
+        #: shared memory for payloads (see worker_main): free slots, and the slot of each task
+        #: handed over, in order (None: it went over the socket)
+        self.arena = arena
+        self._arena_path = arena_path  # unlinked by the worker once mapped; by close() if it never was
+        self._free_slots = list(range(slots)) if arena is not None else []
+        self._task_slots: deque[int | None] = deque()
 
     @classmethod
-    def spawn(cls, start_timeout: float) -> WorkerProcess:
-        """Start a worker with ``__main__`` hidden. Quick (fork and exec): the caller waits for
-        its ready message, blocking in :meth:`wait_ready` or through the event loop."""
+    def spawn(cls, start_timeout: float, slots: int = 0) -> WorkerProcess:
+        """Start a worker with ``__main__`` hidden, and an arena of *slots* payload slots.
+        Quick (fork and exec): the caller waits for its ready message, blocking in
+        :meth:`wait_ready` or through the event loop."""
         conn, child_conn = _CONTEXT.Pipe(duplex=True)
         lifeline_r, lifeline_w = _CONTEXT.Pipe(duplex=False)
-        process = _CONTEXT.Process(target=serve, args=(child_conn, lifeline_r), name="changewatch-worker",
-                                   daemon=True)
+        arena, arena_path = _make_arena(slots)
+        process = _CONTEXT.Process(target=serve, args=(child_conn, lifeline_r, arena_path),
+                                   name="changewatch-worker", daemon=True)
         try:
             with main_module_hidden():
                 process.start()
         except BaseException:
             conn.close()
             lifeline_w.close()
+            _unlink(arena_path)
+            if arena is not None:
+                arena.close()
             raise
         finally:
             # The child has its own copies now. Ours would keep its end of the connection
             # open after it died (no EOF to tell us) and the lifeline's read end alive.
             child_conn.close()
             lifeline_r.close()
-        worker = cls(process, conn, lifeline_w)
+        worker = cls(process, conn, lifeline_w, arena, arena_path, slots)
         worker.ready_by = time.monotonic() + start_timeout
         return worker
 
@@ -201,9 +246,36 @@ class WorkerProcess:
                                "ready (its stderr says why)") from None
         if message[0] != b"ready":
             raise RuntimeError(f"worker process {self.pid} sent {message[0]!r} instead of ready")
+        self.ready()
+
+    def ready(self) -> None:
+        """The worker said it is ready: it has mapped (and unlinked) its arena."""
         self.state = State.IDLE
+        self._arena_path = None
+
+    def task_done(self) -> None:
+        """The oldest task handed over replied (or was given up): its arena slot is free."""
+        if self._task_slots:
+            slot = self._task_slots.popleft()
+            if slot is not None:
+                self._free_slots.append(slot)
 
     def send(self, ref: bytes, payload: bytes) -> None:
+        if self.arena is not None and self._free_slots and len(payload) <= ARENA_SLOT:
+            slot = self._free_slots.pop()
+            offset = slot * ARENA_SLOT
+            self.arena[offset:offset + len(payload)] = payload
+            try:
+                self._send(b"%s%s%d:%d" % (ref, ARENA_MARK, offset, len(payload)), b"")
+            except BaseException:
+                self._free_slots.append(slot)
+                raise
+            self._task_slots.append(slot)
+            return
+        self._send(ref, payload)
+        self._task_slots.append(None)
+
+    def _send(self, ref: bytes, payload: bytes) -> None:
         """Hand over a task, framed as ``Connection.send_bytes`` frames it. Watched by a loop,
         never blocks: what the socket does not take at once is written when it is writable (a
         230 KB page does not fit a socket buffer, and the worker's reader thread waits for the
@@ -303,6 +375,12 @@ class WorkerProcess:
         self.state = State.GONE
         self.unwatch()
         self._outbox.clear()
+        self._task_slots.clear()
+        _unlink(self._arena_path)  # a worker that never started never unlinked it
+        self._arena_path = None
+        if self.arena is not None:
+            self.arena.close()
+            self.arena = None
         if kill:
             self.process.kill()
         self.conn.close()

@@ -84,7 +84,7 @@ class WorkerPool:
             return
         try:
             for _ in range(self.workers):
-                self._workers.append(WorkerProcess.spawn(self.start_timeout))
+                self._workers.append(WorkerProcess.spawn(self.start_timeout, slots=DEPTH))
             for worker in self._workers:
                 worker.wait_ready()
         except Exception as exc:
@@ -214,9 +214,11 @@ class WorkerPool:
                 if worker.timer is not None:
                     worker.timer.cancel()
                 logger.debug("changewatch worker process %d ready", worker.pid)
+                worker.ready()
                 self._hand_over(worker)
             elif header in (OK, ERROR) and worker.state is State.BUSY and worker.tasks:
                 reply = worker.tasks.popleft().reply
+                worker.task_done()
                 worker.load -= 1
                 if worker.tasks:
                     worker.tasks[0].start()  # it is running now: its time starts
@@ -277,7 +279,7 @@ class WorkerPool:
         if self._stopped or self._thread is not None or self._loop is None:
             return
         try:
-            worker = WorkerProcess.spawn(self.start_timeout)
+            worker = WorkerProcess.spawn(self.start_timeout, slots=DEPTH)
         except Exception as exc:
             self._start_failed(f"could not start a worker process ({exc})")
             return

@@ -398,6 +398,28 @@ def test_handing_a_busy_worker_a_large_page_never_blocks_the_event_loop(make_poo
     assert handed_in < 0.15, f"handing over 8 MB blocked the event loop for {handed_in:.3f} s"
 
 
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm: payloads go over the socket")
+def test_payloads_cross_in_shared_memory_intact_and_leave_no_file(make_pool: Any) -> None:
+    """Payloads up to a slot are copied into the worker's arena; its file is unlinked as soon as
+    the worker mapped it. Many tasks of mixed sizes, some larger than a slot (the socket), all
+    come back intact: a slot is reused only after its task replied."""
+    from changewatch.runtime.processes import ARENA_SLOT
+
+    before = set(Path("/dev/shm").glob("changewatch-worker-*"))
+    pool = make_pool(2)
+    sizes = [0, 1, 1000, 230_000, ARENA_SLOT, ARENA_SLOT + 1, 3 * ARENA_SLOT] * 6
+    payloads = [os.urandom(n) for n in sizes]
+
+    async def main() -> list[bytes]:
+        return await asyncio.gather(*(pool.run(tasks.echo, p) for p in payloads))
+
+    assert asyncio.run(main()) == payloads
+    assert all(w.arena is not None for w in pool._workers)
+    assert set(Path("/dev/shm").glob("changewatch-worker-*")) == before
+    pool.stop()
+    assert set(Path("/dev/shm").glob("changewatch-worker-*")) == before
+
+
 def test_functions_a_worker_cannot_import_are_refused(make_pool: Any) -> None:
     pool = make_pool(0)
 
