@@ -154,3 +154,40 @@ def test_awkward_prices(price: Any, value: Any, normalised: Any) -> None:
     assert (result.error is not None) == (value is None)
     if value is None:
         assert "'price' (JSON-LD/microdata Product offers.price) matched nothing" in str(result.error)
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "expected_encoding"),
+    [
+        ("<p>Цена 100 рублей</p>".encode("cp1251"), {"Content-Type": "text/html; charset=windows-1251"},
+         "cp1251"),
+        ("<meta charset='koi8-r'><p>Цена 100 рублей</p>".encode("koi8-r"), {"Content-Type": "text/html"}, None),
+        (b"\xef\xbb\xbf<p>\xd0\xa6\xd0\xb5\xd0\xbd\xd0\xb0 100 \xd1\x80\xd1\x83\xd0\xb1\xd0\xbb\xd0\xb5\xd0\xb9</p>",
+         {"Content-Type": "text/html; charset=latin-1"}, "cp1252"),  # a BOM outranks the header
+        ("<p>Цена 100 рублей</p>".encode(), {}, None),
+    ],
+)
+def test_a_text_watch_ships_the_body_and_its_encoding_and_the_worker_reads_it_as_scrapy_would(
+        body: bytes, headers: dict[str, str], expected_encoding: str | None) -> None:
+    """The crawl's thread never decodes a page compared by its text: the body and the encoding
+    the response declares cross to the worker, which decodes as response.text does."""
+    from changewatch.core.comparisons.content import ContentComparison
+
+    response = HtmlResponse(url="https://shop.example/p/1", body=body, headers=headers)
+    obs = Page(response).observe("k", text=True)
+    assert obs.error is None and isinstance(obs.html, bytes) and obs.encoding == expected_encoding
+    part = ContentComparison().digest(obs)
+    assert part is not None and part.text == "цена 100 рублей"
+    assert response.text.endswith("Цена 100 рублей</p>")  # what Scrapy reads agrees
+
+
+def test_a_text_watch_of_a_mostly_undecodable_page_is_an_error_not_a_change() -> None:
+    from changewatch.core.comparisons import Unobservable
+    from changewatch.core.comparisons.content import ContentComparison
+
+    body = b"<html><body><p>" + b"\x80\xbf\xc0\xfe\xff terms " * 200 + b"</p></body></html>"
+    response = HtmlResponse(url="https://shop.example/p/1", body=body,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    obs = Page(response).observe("k", text=True)
+    with pytest.raises(Unobservable, match=r"unsupported: undecodable text \(\d+ of \d+ characters are not valid"):
+        ContentComparison().digest(obs)

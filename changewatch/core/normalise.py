@@ -163,8 +163,10 @@ def check_region(region: str) -> None:
 
 def _undeclared_encoding(body: bytes) -> str:
     # Nothing declared: UTF-8 when the bytes are valid UTF-8, else windows-1252 (a superset of
-    # latin-1), as Scrapy and browsers guess; a blanket UTF-8 turned every accented letter into
-    # the same U+FFFD, so changes to them went unseen.
+    # latin-1), as browsers in Western locales guess; a blanket UTF-8 turned every accented
+    # letter into the same U+FFFD, so changes to them went unseen. (Scrapy's response.text asks
+    # charset_normalizer instead, which reads a short French windows-1252 page as cp1250:
+    # "crème" became "crčme".)
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
@@ -173,10 +175,12 @@ def _undeclared_encoding(body: bytes) -> str:
 
 
 def _to_unicode(html: str | bytes, encoding: str | None = None) -> str:
+    """*html* decoded: a BOM first, then *encoding* (the response's, or its Content-Type's
+    charset), then the page's own declaration (a <meta> in its first 4 KB), then UTF-8 if the
+    bytes are valid UTF-8, else windows-1252 (see _undeclared_encoding)."""
     if isinstance(html, bytes):
-        if encoding:  # what the crawl decided (Scrapy's TextResponse.encoding): decoded as .text is
-            return html_to_unicode(f"charset={encoding}", html)[1]
-        return html_to_unicode(None, html, auto_detect_fun=_undeclared_encoding)[1]
+        return html_to_unicode(f"charset={encoding}" if encoding else None, html,
+                               auto_detect_fun=_undeclared_encoding)[1]
     return html
 
 
