@@ -62,7 +62,7 @@ class ChangewatchPipeline:
 
     async def open_spider(self) -> None:
         await self.runtime.open()
-        self.runtime.pool.start()
+        self.runtime.pool.start(wait=False)
 
     def close_spider(self) -> None:
         self.runtime.pool.stop()

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from changewatch.runtime.processes import State
 from changewatch.runtime.workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
 
 from . import tasks
@@ -313,6 +314,35 @@ def test_workers_that_cannot_start_leave_tasks_to_a_thread(caplog: pytest.LogCap
         assert "could not start its worker processes" in warning.getMessage()
         assert "exited with code 1 before it was ready" in warning.getMessage()
         assert int(asyncio.run(pool.run(tasks.thread_id, b""))) != threading.get_ident()
+        assert pool.processes == [] and pool.stats["inline"] == 1
+    finally:
+        pool.stop()
+
+
+def test_a_pool_started_without_waiting_runs_tasks_once_its_workers_are_ready() -> None:
+    pool = WorkerPool(2)
+    try:
+        pool.start(wait=False)  # returns at once: the workers boot while the crawl goes on
+        assert len(pool._workers) == 2 and all(w.state is State.STARTING for w in pool._workers)
+
+        async def main() -> list[bytes]:
+            return await asyncio.gather(*(pool.run(tasks.pid, b"") for _ in range(6)))
+
+        assert {int(pid) for pid in asyncio.run(main())} <= set(pool.processes)
+        assert pool.stats["inline"] == 0
+    finally:
+        pool.stop()
+
+
+def test_workers_that_cannot_start_without_waiting_leave_tasks_to_a_thread(
+        caplog: pytest.LogCaptureFixture) -> None:
+    pool = WorkerPool(1)
+    try:
+        with workers_that_exit_at_once(), caplog.at_level(logging.WARNING, logger=LOGGER):
+            pool.start(wait=False)
+            assert int(asyncio.run(pool.run(tasks.thread_id, b""))) != threading.get_ident()
+        [warning] = caplog.records
+        assert "could not start a worker process 3 times in a row" in warning.getMessage()
         assert pool.processes == [] and pool.stats["inline"] == 1
     finally:
         pool.stop()
