@@ -246,12 +246,16 @@ class WorkerProcess:
                                "ready (its stderr says why)") from None
         if message[0] != b"ready":
             raise RuntimeError(f"worker process {self.pid} sent {message[0]!r} instead of ready")
-        self.ready()
+        self.ready(message[1])
 
-    def ready(self) -> None:
-        """The worker said it is ready: it has mapped (and unlinked) its arena."""
+    def ready(self, body: bytes = b"") -> None:
+        """The worker said it is ready, and whether it mapped its arena (it unlinked the file
+        either way)."""
         self.state = State.IDLE
         self._arena_path = None
+        if body != b"arena" and self.arena is not None:
+            self.arena.close()
+            self.arena, self._free_slots = None, []
 
     def task_done(self) -> None:
         """The oldest task handed over replied (or was given up): its arena slot is free."""

@@ -3,8 +3,8 @@
 Every message is two frames of :meth:`multiprocessing.connection.Connection.send_bytes`: a
 header, then a body. The crawl process sends ``module:qualname`` and the payload; the worker
 answers ``ok`` and the result, or ``error`` and a JSON object (type, message, traceback), and
-first of all ``ready`` (empty body) once it can take tasks. Nothing is pickled here: what a
-payload holds is decided by whoever calls the pool.
+first of all ``ready`` once it can take tasks (its body ``arena`` when it mapped its arena).
+Nothing is pickled here: what a payload holds is decided by whoever calls the pool.
 
 A payload that fits a slot of the worker's arena (a file in /dev/shm both processes map) is
 copied there instead of written to the socket: the header then ends with ``|arena:SLOT:LENGTH``
@@ -88,6 +88,8 @@ def open_arena(path: str | None) -> mmap.mmap | None:
     try:
         with open(path, "r+b") as file:
             arena = mmap.mmap(file.fileno(), 0)
+    except OSError:  # gone: the crawl stopped before this worker was ready (it exits on EOF)
+        return None
     finally:
         try:
             os.unlink(path)
@@ -109,7 +111,7 @@ def serve(conn: Connection, lifeline: Connection, arena_path: str | None = None)
     threading.Thread(target=_read_tasks, args=(conn, tasks, arena), name="changewatch-reader",
                      daemon=True).start()
     conn.send_bytes(READY)
-    conn.send_bytes(b"")
+    conn.send_bytes(b"arena" if arena is not None else b"")  # without it, payloads come over the socket
     functions: dict[bytes, Task] = {}
     while (task := tasks.get()) is not None:
         header, body = call_task(functions, *task)

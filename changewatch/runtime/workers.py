@@ -221,7 +221,7 @@ class WorkerPool:
                 if worker.timer is not None:
                     worker.timer.cancel()
                 logger.debug("changewatch worker process %d ready", worker.pid)
-                worker.ready()
+                worker.ready(body)
                 self._hand_over(worker)
             elif header in (OK, ERROR) and worker.state is State.BUSY and worker.tasks:
                 reply = worker.tasks.popleft().reply

@@ -509,3 +509,26 @@ def test_every_pattern_that_matches_a_fragment_finds_its_words_in_it(fragment: s
 )
 def test_fragments_are_only_removed_from_a_word_boundary(html: str, expected: str) -> None:
     assert normalise(html) == expected
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_pages_nested_too_deep_for_lexbor_take_the_tokenizer_and_keep_their_text(depth: int) -> None:
+    """lexbor builds its tree in time quadratic in the nesting depth (100,000 nested divs: 25 s):
+    a page that may nest deeper than LEXBOR_MAX_DEPTH goes the libxml2/tokenizer way instead."""
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    closed = b"<html><body>" + b"<div>" * depth + b"deep text" + b"</div>" * depth + b"<p>after</p></body></html>"
+    unclosed = b"<html><body>" + b"<div>" * depth + b"deep text"
+    assert module._maybe_deep(closed) and module._maybe_deep(unclosed)
+    assert lines(closed) == ["deep text", "after"]
+    assert lines(unclosed) == ["deep text"]
+
+
+def test_ordinary_pages_are_not_taken_for_deep_ones() -> None:
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    item = b"<li><a href='/x'><img src='i.png'><br>item</a></li>"
+    listing = b"<html><body><ul>" + item * 3_000 + b"</ul></body></html>"
+    assert not module._maybe_deep(listing)  # 9,000 void elements, but closed items: shallow

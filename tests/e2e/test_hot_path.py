@@ -151,3 +151,35 @@ def test_a_store_that_cannot_confirm_the_exported_changes_stops_the_crawl_non_ze
     assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
     again = crawler.run()
     assert again.returncode == 0 and sorted(r["key"] for r in again.records if r.get("redelivery")) == list(PAGES)
+
+
+def test_hostile_pages_are_judged_in_bounded_time_and_stay_quiet_when_unchanged(
+        tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
+    """Issue 10's bad inputs, among good pages, on the default parser path: each is judged well
+    within a per-page budget (no worker timeout), binary served as text/html is an error, and
+    none reports a change when it has not changed."""
+    site, base = demo_site
+    hostile = {
+        "one-line": b"<html><body><p>" + b"word " * 1_800_000 + b"</p></body></html>",  # 9 MB, one line
+        "nested": b"<html><body>" + b"<div>" * 100_000 + b"deep" + b"</div>" * 100_000 + b"</body></html>",
+        "scripted": (b"<html><body><p>Some text.</p><script>" + b"var x = 1; // comment\n" * 300_000
+                     + b"</script><p>More text.</p></body></html>"),  # 95% inline script
+        "paragraphs": b"<html><body>" + b"<p>a short paragraph</p>" * 200_000 + b"</body></html>",
+        "binary": b"\x89\x00\x01\x02" * 250_000,
+    }
+    names = list(PAGES) + list(hostile)
+    crawler = Crawler(tmp_path, [{"url": f"{base}/{name}", "key": name} for name in names])
+    serve(site, {**{name: good_page(name) for name in PAGES}, **hostile})
+    budget = ("-s", "CHANGEWATCH_WORKER_TIMEOUT=20")
+
+    first = crawler.run(*budget)
+    assert first.returncode == 0, first.stderr[-2000:]
+    records = by_key(first.records)
+    assert set(records) == {"binary"} and records["binary"]["error"].startswith("unsupported: binary"), records
+    assert "changewatch/workers/timeout" not in first.stats
+    assert first.stats.get("changewatch/commit/baseline") == len(names) - 1
+
+    again = crawler.run(*budget)
+    assert again.returncode == 0 and "changewatch/workers/timeout" not in again.stats
+    assert [r["key"] for r in again.records] in ([], ["binary"]), again.records  # a repeated error, or none
+    assert again.stats.get("changewatch/commit/none") == len(names) - 1
