@@ -93,3 +93,42 @@ def test_none_removes_a_builtin() -> None:
 def test_bad_entries_are_refused_naming_them(table: dict[str, str], message: str) -> None:
     with pytest.raises(ComparisonError, match=message):
         load_comparisons(table)
+
+
+def test_a_baseline_keeps_no_fingerprint_until_its_text_changes() -> None:
+    """simhash is computed only when two texts differ: a baseline is stored without one, and
+    the first change computes it from the stored text, with the same distance as ever."""
+    from changewatch.core.comparisons import CompareContext
+    from changewatch.core.comparisons.content import ContentComparison
+    from changewatch.core.simhash import distance, simhash
+
+    comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
+                                   merge=False)
+    page = "<html><body><p>First paragraph of a page.</p><p>Second paragraph, price 89.</p></body></html>"
+    baseline = observe(Observation(key="k", url="u", html=page), None, comparisons)
+    assert baseline.keep is not None
+    stored = baseline.keep.encode(comparisons)
+    header = Snapshot.decode(stored, comparisons).part("content")
+    assert header.known_fingerprint is None  # not computed, not stored
+
+    same = observe(Observation(key="k", url="u", html=page), Snapshot.decode(stored, comparisons), comparisons)
+    assert same.kind.value == "none" and same.keep is None
+
+    edited = page.replace("price 89", "price 79")
+    changed = observe(Observation(key="k", url="u", html=edited), Snapshot.decode(stored, comparisons), comparisons,
+                      context=CompareContext(threshold=None))
+    assert changed.kind.value == "content"
+    old_text = header.text
+    new_text = old_text.replace("89", "79")
+    assert "price 89" in old_text and new_text != old_text
+    assert changed.members["distance"] == distance(simhash(old_text), simhash(new_text)) > 0
+    assert changed.keep is not None
+    kept = Snapshot.decode(changed.keep.encode(comparisons), comparisons).part("content")
+    assert kept.known_fingerprint == simhash(new_text)  # computed for the comparison: kept
+
+    # a part written before fingerprints could be left out (version 1) reads as ever
+    import zlib
+
+    v1 = ContentComparison().decode({"raw_hash": "r", "content_hash": "c", "fingerprint": -5, "length": 4},
+                                    zlib.compress(b"text"), 1)
+    assert v1 is not None and v1.fingerprint == (1 << 64) - 5 and v1.text == "text"
