@@ -182,12 +182,14 @@ def test_a_text_watch_ships_the_body_and_its_encoding_and_the_worker_reads_it_as
 
 
 def test_a_text_watch_of_a_mostly_undecodable_page_is_an_error_not_a_change() -> None:
-    from changewatch.core.comparisons import Unobservable
-    from changewatch.core.comparisons.content import ContentComparison
+    from changewatch.core.comparisons import BUILTIN_COMPARISONS, Kind, load_comparisons
+    from changewatch.core.verdict import observe
 
     body = b"<html><body><p>" + b"\x80\xbf\xc0\xfe\xff terms " * 200 + b"</p></body></html>"
     response = HtmlResponse(url="https://shop.example/p/1", body=body,
                             headers={"Content-Type": "text/html; charset=utf-8"})
     obs = Page(response).observe("k", text=True)
-    with pytest.raises(Unobservable, match=r"unsupported: undecodable text \(\d+ of \d+ characters are not valid"):
-        ContentComparison().digest(obs)
+    verdict = observe(obs, None, load_comparisons(dict(BUILTIN_COMPARISONS), merge=False))
+    assert verdict.kind is Kind.ERROR and verdict.keep is None
+    assert verdict.error is not None
+    assert verdict.error.startswith("unsupported: undecodable text (") and "not valid utf-8" in verdict.error

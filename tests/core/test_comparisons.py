@@ -132,3 +132,36 @@ def test_a_baseline_keeps_no_fingerprint_until_its_text_changes() -> None:
     v1 = ContentComparison().decode({"raw_hash": "r", "content_hash": "c", "fingerprint": -5, "length": 4},
                                     zlib.compress(b"text"), 1)
     assert v1 is not None and v1.fingerprint == (1 << 64) - 5 and v1.text == "text"
+
+
+def test_a_body_byte_for_byte_the_stored_one_is_unchanged_without_being_parsed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from changewatch.core.comparisons import content
+
+    comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
+                                   merge=False)
+    page = b"<html><body><p>A page, price 89.</p><script>var token='a1';</script></body></html>"
+    stored = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), None, comparisons).keep
+    assert stored is not None
+    old = Snapshot.decode(stored.encode(comparisons), comparisons)
+    assert old.part("content").body_hash is not None
+
+    parsed: list[object] = []
+    real = content.visible_text
+    monkeypatch.setattr(content, "visible_text", lambda *a, **k: parsed.append(a) or real(*a, **k))
+
+    same = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), old, comparisons)
+    assert same.kind is Kind.NONE and same.keep is None and parsed == []  # not even parsed
+
+    # other bytes, the same text (a script's token): read, and unchanged by its raw text
+    rotated = page.replace(b"a1", b"b2")
+    assert observe(Observation(key="k", url="u", html=rotated, encoding="utf-8"), old, comparisons).kind is Kind.NONE
+    assert len(parsed) == 1
+    # the same bytes read another way (another encoding) or by another normaliser: read again
+    assert observe(Observation(key="k", url="u", html=page, encoding="cp1252"), old, comparisons).kind is Kind.NONE
+    monkeypatch.setattr(content, "NORMALISER_VERSION", content.NORMALISER_VERSION + 1)
+    assert observe(Observation(key="k", url="u", html=page, encoding="utf-8"), old, comparisons).kind is Kind.NONE
+    assert len(parsed) == 3
+    # and a real edit is a change
+    edited = page.replace(b"89", b"79")
+    assert observe(Observation(key="k", url="u", html=edited, encoding="utf-8"), old, comparisons).kind is Kind.CONTENT
