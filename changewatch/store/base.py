@@ -147,12 +147,17 @@ class Store(Protocol):
     def read(self, spider: str, key: str) -> StoredState | None: ...
 
     def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
-               lease: Lease | None = None) -> Committed:
+               lease: Lease | None = None, previous: StoredState | None = None) -> Committed:
         """In one transaction, if *key* is at *expected_version* (None: absent) and *outcome*
         is not stale: write the state (counters, times, error streak, snapshot when given,
         validators when given), append ``outcome.record`` to the change log (leased to
         *lease* when given) and bump the version. Raises VersionConflict or StaleObservation
-        (writing nothing), StoreError, or ValueError for a fetch time that is not ISO 8601."""
+        (writing nothing), StoreError, or ValueError for a fetch time that is not ISO 8601.
+
+        *previous*: the state as :meth:`read` returned it at *expected_version*, when the caller
+        has it. A backend may then skip reading the key again: a write conditional on the
+        version still fails with VersionConflict if the key moved since (so *previous* is
+        exactly what is stored when the write succeeds)."""
         ...
 
     def keys(self, spider: str) -> list[str]: ...

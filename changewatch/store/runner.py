@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ class StoreRunner:
 
     def __init__(self, store: Store):
         self.store = store
+        # Stores written before commit() took the state read (an optional keyword) still work.
+        self._pass_previous = "previous" in inspect.signature(store.commit).parameters
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="changewatch-store")
         self._users = 0
 
@@ -90,8 +93,9 @@ class StoreRunner:
             if outcome is None:
                 return Update(None, None, conflicts=conflicts)
             try:
+                extra = {"previous": state} if self._pass_previous else {}
                 committed = await self.call(self.store.commit, spider, key, state.version if state else None,
-                                            outcome, lease=lease)
+                                            outcome, lease=lease, **extra)
             except VersionConflict:
                 continue
             except StaleObservation:

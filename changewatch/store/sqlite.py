@@ -193,12 +193,15 @@ class SQLiteStore:
     # -- committing an observation ---------------------------------------------------------------
 
     def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
-               lease: Lease | None = None) -> Committed:
+               lease: Lease | None = None, previous: StoredState | None = None) -> Committed:
         now = self.now()
         observed_at, clamped = clamp(outcome.observed_at, now)
         with self._transaction(f"commit an observation of key {key!r}") as db:
-            previous = self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
-                                              (spider, key)).fetchone())
+            if previous is None or previous.version != expected_version:
+                # Not given (or not the version expected): read it. Given, the UPDATE below is
+                # conditional on the version: it is what is stored, or the commit conflicts.
+                previous = self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
+                                                  (spider, key)).fetchone())
             found = previous.version if previous else None
             if found != expected_version:
                 raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, "

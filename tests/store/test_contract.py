@@ -178,6 +178,25 @@ def test_simultaneous_commits_against_one_version_one_wins(new_store: Callable[[
         assert writers[1].read("spider", key).version == (2 if existing else 1)  # type: ignore[union-attr]
 
 
+def test_a_commit_given_the_state_it_read_conflicts_if_the_key_moved(new_store: Callable[[], Store]) -> None:
+    """commit(previous=...) may skip reading the key again: a write conditional on the version
+    still refuses a key that moved since, and writes nothing."""
+    store, other = new_store(), new_store()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    read = store.read("spider", "k")
+    assert read is not None and read.version == 1
+    other.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
+    with pytest.raises(VersionConflict):
+        store.commit("spider", "k", 1, outcome(Kind.FIELD, encoded(), {"kind": "field"}, at=T2), previous=read)
+    assert all(c.record != {"kind": "field"} for c in store.changes("spider"))  # nothing logged
+    fresh = store.read("spider", "k")
+    assert fresh is not None and fresh.version == 2
+    store.commit("spider", "k", 2, outcome(Kind.FIELD, encoded(), {"kind": "field"}, at=T2), previous=fresh)
+    after = store.read("spider", "k")
+    assert after is not None and after.version == 3
+    assert after.counters == {"baseline": 1, "none": 1, "field": 1}
+
+
 def test_update_recomputes_after_a_conflict(new_store: Callable[[], Store]) -> None:
     store, other = new_store(), new_store()
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
