@@ -104,7 +104,7 @@ _MONTH_STEMS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 # words is in a page's candidate lines is not run over them (the tests check that each removed
 # fragment contains its pattern's words). () for a pattern without such words.
 _NEEDS: list[tuple[str, ...]] = [
-    ("=", ":"), ("-",), (), ("-",), ("/", ".", "-"), ("day",),
+    ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("-",), ("/", ".", "-"), ("day",),
     ("mon", "tue", "wed", "thu", "fri", "sat", "sun"), _MONTH_STEMS, _MONTH_STEMS, _MONTH_STEMS,
     (":",), ("am", "pm", "a.m", "p.m"), ("ago",), ("now", "ago", "day", "tomorrow"), ("ago",),
 ]
