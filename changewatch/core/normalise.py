@@ -378,7 +378,11 @@ def _maybe_deep(markup: bytes) -> bool:
 
 
 def _lexbor_lines(markup: bytes) -> list[str]:
-    """The page's text split at block elements, as :func:`_marked_text_lines` gives it: parsed
+    return _lexbor_text(markup).split(_LEXBOR_MARK)
+
+
+def _lexbor_text(markup: bytes) -> str:
+    """The page's text with a mark (NUL) where :func:`_marked_text_lines` splits it: parsed
     by lexbor, invisible elements dropped, a mark put before and after each block element, the
     text taken in one C call and split at the marks."""
     tree = LexborHTMLParser(markup)
@@ -395,7 +399,7 @@ def _lexbor_lines(markup: bytes) -> list[str]:
     text = root.text(deep=True)
     # The characters the lxml path removes from the markup before parsing (C0 controls that lxml
     # refuses, U+E000, the non-characters U+FFFE/U+FFFF): removed from the text, the same result.
-    return _VISIBLE_IN_TEXT.sub("", text).split(_LEXBOR_MARK)
+    return _VISIBLE_IN_TEXT.sub("", text)
 
 
 def _clean_line(line: str) -> str:
@@ -457,10 +461,14 @@ def _stable_text(raw: str) -> list[str]:
 
 
 def _finish(raw_lines: list[str], sort_lines: bool) -> VisibleText:
-    # Collapse and fold the whole text at once (the block mark is not whitespace), then split.
-    # str.split() splits where the _WS pattern matches (both use Unicode's whitespace), in C.
-    text = " ".join(_BLOCK_MARK.join(raw_lines).replace("\x00", "").split()).casefold()
-    raw = [c for c in (line.strip() for line in text.split(_BLOCK_MARK)) if c]
+    return _finish_marked(_BLOCK_MARK.join(raw_lines).replace("\x00", ""), _BLOCK_MARK, sort_lines)
+
+
+def _finish_marked(text: str, mark: str, sort_lines: bool) -> VisibleText:
+    """Collapse and fold the whole text at once (the mark is not whitespace), then split it at the
+    marks. str.split() splits where the _WS pattern matches (both use Unicode's whitespace), in C."""
+    folded = " ".join(text.split()).casefold()
+    raw = [c for c in (line.strip() for line in folded.split(mark)) if c]
     return VisibleText("\n".join(raw), sort_lines=sort_lines)
 
 
@@ -477,7 +485,7 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
     if not region:
         utf8 = _utf8_markup(html, encoding)
         if not _maybe_deep(utf8):
-            return _finish(_lexbor_lines(utf8), sort_lines)
+            return _finish_marked(_lexbor_text(utf8), _LEXBOR_MARK, sort_lines)
         html, encoding = utf8, "utf-8"
     return _lxml_visible_text(html, region, sort_lines, encoding)
 
