@@ -384,11 +384,11 @@ def _lexbor_lines(markup: bytes) -> list[str]:
 def _lexbor_text(markup: bytes) -> str:
     """The page's text with a mark (NUL) where :func:`_marked_text_lines` splits it: parsed
     by lexbor, invisible elements dropped, a mark put before and after each block element, the
-    text taken in one C call and split at the marks."""
+    text taken in one C call."""
     tree = LexborHTMLParser(markup)
     root = tree.root
     if root is None:
-        return []
+        return ""
     # One walk for every dropped tag (strip_tags walks once per tag). Removed, not destroyed: a
     # dropped element inside another one is removed safely after its ancestor.
     for node in root.css(_LEXBOR_DROPPED):
