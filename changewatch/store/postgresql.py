@@ -158,7 +158,7 @@ class PostgreSQLStore:
             self._pool = None
 
     def _error(self, doing: str, exc: BaseException) -> StoreError:
-        message = str(exc).strip().replace("\n", " ") or type(exc).__name__
+        message = " ".join(str(exc).split()) or type(exc).__name__
         if self.uri in message:
             message = message.replace(self.uri, self.name)
         hint = ""
