@@ -35,6 +35,8 @@ DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 #: scheme → dotted path of a class with ``from_uri(uri, options)`` (:class:`StoreFactory`)
 BUILTIN_STORE_SCHEMES: dict[str, str] = {
     "sqlite": "changewatch.store.sqlite.SQLiteStore",
+    "postgresql": "changewatch.store.postgresql.PostgreSQLStore",
+    "postgres": "changewatch.store.postgresql.PostgreSQLStore",
 }
 
 _PROTOCOL = ("open", "close", "now", "read", "commit", "keys", "changes", "undelivered", "lease_owners",

@@ -165,6 +165,8 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
     assert config.report_repeated_errors and config.store_synchronous == "FULL"
     assert (config.delivery_lease, config.conditional_full_fetch_days, config.diff_max_lines) == (5400.0, 0.5, 0)
     assert dict(config.store_schemes) == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
+                                          "postgresql": "changewatch.store.postgresql.PostgreSQLStore",
+                                          "postgres": "changewatch.store.postgresql.PostgreSQLStore",
                                           "pg": "my.stores.PostgresStore"}
     assert dict(config.comparisons) == {**{k: v for k, v in DEFAULT_COMPARISONS.items() if k != "content"},
                                         "word_count": "tests.core.test_comparisons.WordCount"}

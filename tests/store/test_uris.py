@@ -87,9 +87,10 @@ def test_bad_sqlite_uris(uri: str) -> None:
         store_from_uri(uri)
 
 
-@pytest.mark.parametrize("uri", ["mysql://x/y", "state.db", "postgresql://me:s3cret@db.example/watch"])
+@pytest.mark.parametrize("uri", ["mysql://x/y", "state.db", "mysql://me:s3cret@db.example/watch"])
 def test_an_unknown_scheme_lists_the_known_ones(uri: str) -> None:
-    with pytest.raises(StoreError, match=r"unknown store URI scheme .*known schemes: sqlite:") as caught:
+    with pytest.raises(StoreError, match=r"unknown store URI scheme .*known schemes: postgres:, postgresql:, "
+                                         r"sqlite:") as caught:
         store_from_uri(uri)
     assert "s3cret" not in str(caught.value)
 
@@ -101,7 +102,9 @@ def test_schemes_are_merged_over_the_builtin_ones(tmp_path: Path) -> None:
     assert isinstance(store_from_uri(f"sqlite:///{tmp_path}/s.db", schemes), SQLiteStore)  # still there
     with pytest.raises(StoreError, match="unknown store URI scheme"):
         store_from_uri(f"sqlite:///{tmp_path}/s.db", {"sqlite": None})  # None removes one
-    assert BUILTIN_STORE_SCHEMES == {"sqlite": "changewatch.store.sqlite.SQLiteStore"}
+    assert BUILTIN_STORE_SCHEMES == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
+                                     "postgresql": "changewatch.store.postgresql.PostgreSQLStore",
+                                     "postgres": "changewatch.store.postgresql.PostgreSQLStore"}
 
 
 @pytest.mark.parametrize(("path", "named"), [
@@ -124,3 +127,8 @@ def test_importing_the_store_package_imports_no_backend() -> None:
             "print('changewatch.store.sqlite' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True"]
+    # a PostgreSQL store imports its driver when it opens, not when it is built
+    code = ("import sys, changewatch.store as s; s.store_from_uri('sqlite:///:memory:'); "
+            "s.store_from_uri('postgresql://u@h/d'); print('psycopg' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False"]

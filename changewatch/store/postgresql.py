@@ -1,0 +1,369 @@
+"""PostgreSQL store: several crawls on several machines sharing one database.
+
+``postgresql://user:password@host:5432/database?schema=changewatch&pool_size=1&timeout=30``
+(``postgres://`` too). psycopg 3 with a :class:`psycopg_pool.ConnectionPool`; install with
+``pip install 'changewatch[postgresql]'``. Each commit is one short READ COMMITTED transaction
+whose correctness comes from the version check, as SQLite's: ``UPDATE … WHERE version = %s``
+takes the key's row lock (a concurrent commit of that key waits for it, then matches no row and
+conflicts), and an ``INSERT … ON CONFLICT DO NOTHING`` of a new key that inserts nothing
+conflicts. Nothing else is locked. The store's clock is the database server's (``now()``), shared
+by every machine. Commits cross the network: the crawl runs them on its store thread
+(``fast_commits`` is False).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from .base import (
+    Committed,
+    HttpValidators,
+    Lease,
+    LoggedChange,
+    Outcome,
+    StaleObservation,
+    StoredState,
+    StoreError,
+    StoreOptions,
+    VersionConflict,
+)
+from .options import Option, redact, resolve_options, seconds, split_query
+from .postgresql_schema import SCHEMA_VERSION, prepare
+from .semantics import clamp, dumps, is_stale, logged_record, next_state
+
+__all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def _schema_name(value: Any) -> str:
+    text = str(value)
+    if not _SCHEMA_NAME.fullmatch(text) or text.startswith("pg_"):
+        raise ValueError(text)
+    return text
+
+
+def _pool_size(value: Any) -> int:
+    number = int(str(value))
+    if not 1 <= number <= 100:
+        raise ValueError(value)
+    return number
+
+
+def _text(value: Any) -> str:
+    return str(value)
+
+
+#: what a ``postgresql://`` URI's query may set: the store's own options, then libpq parameters
+#: passed to every connection as they are
+OPTIONS: dict[str, Option] = {
+    "schema": Option(_schema_name, "a lower-case PostgreSQL name ([a-z_][a-z0-9_]*, not pg_*)", "changewatch"),
+    "pool_size": Option(_pool_size, "a number of connections from 1 to 100", 1),
+    # how long to wait for a connection, for another writer's row lock, and to connect
+    "timeout": seconds(default=30.0),
+    **{name: Option(_text, "a libpq connection parameter", None)
+       for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name", "host", "passfile",
+                    "target_session_attrs")},
+}
+_OWN = ("schema", "pool_size", "timeout")
+
+
+class PostgreSQLStore:
+    """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
+    store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
+
+    def __init__(self, uri: str, *, schema: str = "changewatch", pool_size: int = 1, timeout: float = 30.0,
+                 connect: dict[str, str] | None = None):
+        self.uri = uri  # without the query: a libpq connection URI
+        self.name = redact(uri)
+        self.schema = _schema_name(schema)
+        self.pool_size = pool_size
+        self.timeout = timeout
+        self.connect = dict(connect or {})
+        self._quoted = f'"{self.schema}"'
+        self._pool: Any = None
+        self._clamp_reported = False
+
+    @classmethod
+    def from_uri(cls, uri: str, options: StoreOptions | None = None) -> PostgreSQLStore:
+        """``postgresql://[user[:password]@][host][:port][/database]`` with options in the query
+        (``?schema=s&pool_size=2&timeout=10&sslmode=require``) overriding *options*."""
+        base, query = split_query(uri)
+        scheme, _, rest = base.partition("://")
+        if scheme.lower() not in ("postgresql", "postgres") or not rest:
+            raise StoreError(f"bad PostgreSQL store URI {redact(uri)!r}: expected "
+                             "postgresql://user@host:port/database")
+        resolved = resolve_options(uri, OPTIONS, options or {}, query)
+        connect = {name: value for name, value in resolved.items() if name not in _OWN and value is not None}
+        return cls(base, schema=resolved["schema"], pool_size=resolved["pool_size"], timeout=resolved["timeout"],
+                   connect=connect)
+
+    @property
+    def fast_commits(self) -> bool:
+        """Every commit is a network round trip: the crawl runs them on its store thread."""
+        return False
+
+    def __repr__(self) -> str:
+        return f"PostgreSQLStore({self.name!r}, schema={self.schema!r})"
+
+    @property
+    def _where(self) -> str:
+        return f"PostgreSQL store {self.name} (schema {self.schema})"
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _kwargs(self) -> dict[str, Any]:
+        lock_ms = max(1, round(self.timeout * 1000))  # 0 would mean: wait for ever
+        return {**self.connect, "connect_timeout": max(2, math.ceil(self.timeout)),
+                "options": f"-c lock_timeout={lock_ms} -c TimeZone=UTC", "autocommit": True}
+
+    def open(self) -> None:
+        if self._pool is not None:
+            return
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
+                             "pip install 'changewatch[postgresql]'") from exc
+        # Autocommit: every unit of work is a conn.transaction() block, committed as it ends.
+        # One connection first, to say why the server cannot be reached (a pool only times out)
+        # and to create or upgrade the schema.
+        try:
+            with psycopg.connect(self.uri, **self._kwargs()) as conn:
+                prepare(conn, self.schema, self._quoted, self._where)
+        except psycopg.Error as exc:
+            raise self._error("connect and prepare the schema", exc) from exc
+        pool = ConnectionPool(self.uri, kwargs=self._kwargs(), min_size=1, max_size=self.pool_size, open=False,
+                              timeout=self.timeout, name=f"changewatch-{self.schema}")
+        try:
+            pool.open(wait=True, timeout=max(self.timeout, 1.0))
+        except Exception as exc:
+            pool.close()
+            raise StoreError(f"{self._where}: cannot open a connection pool: {exc}") from exc
+        self._pool = pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def _error(self, doing: str, exc: BaseException) -> StoreError:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        if self.uri in message:
+            message = message.replace(self.uri, self.name)
+        hint = ""
+        if type(exc).__name__ == "LockNotAvailable":
+            hint = "; raise the store's timeout (?timeout=SECONDS) if its writers are slow"
+        elif type(exc).__name__ in ("OperationalError", "PoolTimeout") and "connect" in doing:
+            hint = "; is the server running and the URI right?"
+        return StoreError(f"{self._where}: cannot {doing}: {message}{hint}")
+
+    @contextmanager
+    def _cursor(self, doing: str) -> Iterator[Any]:
+        """A cursor in one transaction, committed when the block ends and rolled back on any
+        failure; a database failure becomes a StoreError that says what and why."""
+        if self._pool is None:
+            raise StoreError(f"{self._where} is not open")
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                yield cur
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._error(doing, exc) from exc
+
+    def now(self) -> datetime:
+        with self._cursor("read the server's clock") as cur:
+            cur.execute("SELECT now()")
+            moment: datetime = cur.fetchone()[0]
+        return moment.astimezone(UTC)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    _STATE = ("key, url, version, snapshot, counters, first_seen, last_seen, last_good, last_changed, last_error, "
+              "error_streak")
+    _CHANGE = "id, spider, key, kind, observed_at, record, lease_owner"
+
+    @staticmethod
+    def _state(row: tuple[Any, ...] | None) -> StoredState | None:
+        if row is None:
+            return None
+        key, url, version, snapshot, counters, first, last, good, changed, error, streak = row
+        return StoredState(key=key, url=url, version=version, snapshot=None if snapshot is None else bytes(snapshot),
+                           counters=json.loads(counters), first_seen=first, last_seen=last, last_good=good,
+                           last_changed=changed, last_error=error, error_streak=streak)
+
+    @staticmethod
+    def _change(row: tuple[Any, ...]) -> LoggedChange:
+        id_, spider, key, kind, observed_at, record, owner = row
+        return LoggedChange(id_, spider, key, kind, observed_at, json.loads(record), owner)
+
+    def _read(self, cur: Any, spider: str, key: str) -> StoredState | None:
+        cur.execute(f"SELECT {self._STATE} FROM {self._quoted}.observations WHERE spider = %s AND key = %s",
+                    (spider, key))
+        return self._state(cur.fetchone())
+
+    def read(self, spider: str, key: str) -> StoredState | None:
+        with self._cursor(f"read key {key!r}") as cur:
+            return self._read(cur, spider, key)
+
+    def keys(self, spider: str) -> list[str]:
+        with self._cursor("list keys") as cur:
+            cur.execute(f"SELECT key FROM {self._quoted}.observations WHERE spider = %s ORDER BY key COLLATE \"C\"",
+                        (spider,))
+            return [r[0] for r in cur.fetchall()]
+
+    def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
+        sql = f"SELECT {self._CHANGE} FROM {self._quoted}.changes WHERE id > %s"
+        args: tuple[Any, ...] = (after_id,)
+        if spider is not None:
+            sql += " AND spider = %s"
+            args = (after_id, spider)
+        with self._cursor("read the change log") as cur:
+            cur.execute(sql + " ORDER BY id", args)
+            rows = cur.fetchall()
+        return iter([self._change(r) for r in rows])
+
+    def undelivered(self, spider: str) -> list[LoggedChange]:
+        with self._cursor("read undelivered changes") as cur:
+            cur.execute(f"SELECT {self._CHANGE} FROM {self._quoted}.changes WHERE spider = %s "
+                        "AND delivered_at IS NULL ORDER BY id", (spider,))
+            return [self._change(r) for r in cur.fetchall()]
+
+    def validators(self, spider: str, url: str) -> list[HttpValidators]:
+        with self._cursor("read validators") as cur:
+            cur.execute("SELECT url, key, etag, last_modified, size, full_at, runs, spec "
+                        f"FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
+                        'ORDER BY key COLLATE "C"', (spider, url))
+            return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
+                                   runs=r[6], spec=r[7]) for r in cur.fetchall()]
+
+    # -- committing an observation ---------------------------------------------------------------
+
+    def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
+               lease: Lease | None = None, previous: StoredState | None = None) -> Committed:
+        with self._cursor(f"commit an observation of key {key!r}") as cur:
+            cur.execute("SELECT now()")  # the transaction's time: the same now() as the lease's below
+            now: datetime = cur.fetchone()[0].astimezone(UTC)
+            observed_at, clamped = clamp(outcome.observed_at, now)
+            if previous is None or previous.version != expected_version:
+                # Not given (or not the version expected): read it. Given, the UPDATE below is
+                # conditional on the version: it is what is stored, or the commit conflicts.
+                previous = self._read(cur, spider, key)
+            found = previous.version if previous else None
+            if found != expected_version:
+                raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, "
+                                      f"not {expected_version}")
+            if previous is not None and is_stale(observed_at, previous.last_seen):
+                raise StaleObservation(f"key {key!r} of spider {spider!r}: fetched at {observed_at}, before "
+                                       f"the stored observation ({previous.last_seen})")
+            version = self._write_state(cur, spider, key, expected_version, next_state(previous, outcome, observed_at))
+            self._write_validators(cur, spider, key, outcome, observed_at)
+            change_id = None
+            if (record := logged_record(outcome, observed_at, clamped)) is not None:
+                cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "
+                            "lease_expires) VALUES (%s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s)) "
+                            "RETURNING id",
+                            (spider, key, outcome.kind.value, observed_at, dumps(record),
+                             lease.owner if lease else None, lease.seconds if lease else None))
+                change_id = cur.fetchone()[0]
+        if clamped:
+            logger.log(logging.DEBUG if self._clamp_reported else logging.WARNING,
+                       "key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
+                       "fetched at %s; check the clock of the machine that fetched it",
+                       key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+            self._clamp_reported = True
+        return Committed(version, change_id, observed_at, clamped)
+
+    def _write_state(self, cur: Any, spider: str, key: str, expected: int | None, values: dict[str, Any]) -> int:
+        """Write the key's columns if it is still at *expected*; its new version."""
+        if expected is None:
+            values.update(spider=spider, key=key, version=1)
+            cur.execute(f"INSERT INTO {self._quoted}.observations ({', '.join(values)}) "
+                        f"VALUES ({', '.join(['%s'] * len(values))}) ON CONFLICT (spider, key) DO NOTHING",
+                        tuple(values.values()))
+            if cur.rowcount != 1:  # another writer created the key first
+                raise VersionConflict(f"key {key!r} of spider {spider!r} exists already")
+            return 1
+        sets = ", ".join(f"{column} = %s" for column in values)
+        cur.execute(f"UPDATE {self._quoted}.observations SET {sets}, version = %s "
+                    "WHERE spider = %s AND key = %s AND version = %s",
+                    (*values.values(), expected + 1, spider, key, expected))
+        if cur.rowcount != 1:
+            raise VersionConflict(f"key {key!r} of spider {spider!r} moved past version {expected}")
+        return expected + 1
+
+    def _write_validators(self, cur: Any, spider: str, key: str, outcome: Outcome, observed_at: str) -> None:
+        if outcome.not_modified:
+            cur.execute(f"UPDATE {self._quoted}.validators SET runs = runs + 1 WHERE spider = %s AND url = %s "
+                        "AND key = %s", (spider, outcome.url, key))
+        v = outcome.http
+        if v is None:
+            return
+        # A full response replaces whatever the key had, from any URL: the key may have moved.
+        # A row without validators is kept too: it says the page had none (a full fetch next time).
+        cur.execute(f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND key = %s", (spider, key))
+        cur.execute(f"INSERT INTO {self._quoted}.validators (spider, url, key, etag, last_modified, size, full_at, "
+                    "runs, spec) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec))
+
+    def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
+        with self._cursor("forget validators") as cur:
+            cur.execute(f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
+                        "AND NOT (key = ANY(%s))", (spider, url, list(keep)))
+
+    # -- delivery and leases ---------------------------------------------------------------------
+
+    def lease_owners(self, spider: str) -> set[str]:
+        with self._cursor("read lease owners") as cur:
+            cur.execute(f"SELECT DISTINCT lease_owner FROM {self._quoted}.changes WHERE spider = %s "
+                        "AND delivered_at IS NULL AND lease_owner IS NOT NULL AND lease_expires > now()", (spider,))
+            return {r[0] for r in cur.fetchall()}
+
+    def claim_undelivered(self, spider: str, lease: Lease, *, dead_owners: Collection[str] = ()) -> list[LoggedChange]:
+        # One UPDATE: a row another claim locked is checked again once that claim commits (READ
+        # COMMITTED), so a row it took with a live lease is skipped, and only what this claim
+        # took is returned.
+        with self._cursor("claim undelivered changes") as cur:
+            cur.execute(f"UPDATE {self._quoted}.changes SET lease_owner = %s, "
+                        "lease_expires = now() + make_interval(secs => %s) "
+                        "WHERE spider = %s AND delivered_at IS NULL AND (lease_owner IS NULL OR lease_expires IS NULL "
+                        f"OR lease_expires <= now() OR lease_owner = ANY(%s)) RETURNING {self._CHANGE}",
+                        (lease.owner, lease.seconds, spider, sorted(set(dead_owners))))
+            rows = cur.fetchall()
+        return sorted((self._change(r) for r in rows), key=lambda change: change.id)
+
+    def renew_leases(self, spider: str, lease: Lease) -> int:
+        with self._cursor("renew leases") as cur:
+            cur.execute(f"UPDATE {self._quoted}.changes SET lease_expires = now() + make_interval(secs => %s) "
+                        "WHERE spider = %s AND lease_owner = %s AND delivered_at IS NULL",
+                        (lease.seconds, spider, lease.owner))
+            count: int = cur.rowcount
+        return count
+
+    def release_leases(self, spider: str, owner: str, ids: Sequence[int] | None = None) -> None:
+        sql = (f"UPDATE {self._quoted}.changes SET lease_owner = NULL, lease_expires = NULL WHERE spider = %s "
+               "AND lease_owner = %s AND delivered_at IS NULL")
+        with self._cursor("release leases") as cur:
+            if ids is None:
+                cur.execute(sql, (spider, owner))
+            elif ids:
+                cur.execute(sql + " AND id = ANY(%s)", (spider, owner, list(ids)))
+
+    def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
+        if not ids:
+            return
+        with self._cursor("mark changes delivered") as cur:
+            cur.execute(f"UPDATE {self._quoted}.changes SET delivered_at = %s WHERE spider = %s "
+                        "AND delivered_at IS NULL AND id = ANY(%s)", (at, spider, list(ids)))

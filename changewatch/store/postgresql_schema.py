@@ -1,0 +1,132 @@
+"""The PostgreSQL store's schema, its forward migrations, and the checks made when it opens.
+
+Every table lives in one PostgreSQL schema (``?schema=``, default ``changewatch``), so that one
+database can hold several stores, and the tests a fresh one each. ``changewatch_meta`` names the
+application and the schema version; :data:`MIGRATIONS` upgrade an older store one step at a time.
+Creating and upgrading run under a transaction-level advisory lock on the schema's name: crawls
+opening one store at once wait for each other, and each step checks again that it is due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .base import StoreError
+
+__all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "prepare", "schema_sql"]
+
+APP_ID = "changewatch"
+
+#: ``{s}`` is the quoted schema name
+_SCHEMA = """
+CREATE TABLE {s}.changewatch_meta (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE {s}.observations (
+    spider text NOT NULL,
+    key text NOT NULL,
+    url text NOT NULL,
+    version bigint NOT NULL,
+    snapshot bytea,
+    counters text NOT NULL DEFAULT '{{}}',
+    first_seen text,
+    last_seen text,
+    last_good text,
+    last_changed text,
+    last_error text,
+    error_streak integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (spider, key)
+);
+CREATE TABLE {s}.changes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    spider text NOT NULL,
+    key text NOT NULL,
+    kind text NOT NULL,
+    observed_at text NOT NULL,
+    record text NOT NULL,
+    delivered_at text,
+    lease_owner text,
+    lease_expires timestamptz
+);
+CREATE INDEX changes_by_key ON {s}.changes (spider, key, id);
+CREATE INDEX changes_undelivered ON {s}.changes (spider, id) WHERE delivered_at IS NULL;
+CREATE TABLE {s}.validators (
+    spider text NOT NULL,
+    url text NOT NULL,
+    key text NOT NULL,
+    etag text,
+    last_modified text,
+    size bigint NOT NULL DEFAULT 0,
+    full_at text,
+    runs integer NOT NULL DEFAULT 0,
+    spec text,
+    PRIMARY KEY (spider, url, key)
+);
+CREATE INDEX validators_by_key ON {s}.validators (spider, key)
+"""
+
+#: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
+#: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
+MIGRATIONS: list[str | Callable[[Any, str], None]] = []
+
+#: the schema this code creates and writes
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
+
+
+def schema_sql(quoted: str) -> list[str]:
+    """The statements that create the current schema in the schema *quoted*."""
+    return [s for s in _SCHEMA.format(s=quoted).split(";") if s.strip()]
+
+
+def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
+    """Create the store in schema *name* (created too when missing), or upgrade it, in one
+    transaction on *conn* (psycopg, not in autocommit); its schema version. Refuses, leaving it
+    untouched, a schema that holds other tables, that is not ours, or of a newer version.
+    *where* names the store in messages."""
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"changewatch store {name}",))
+        cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,))
+        if cur.fetchone() is None:
+            cur.execute(f"CREATE SCHEMA {quoted}")
+        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (name,))
+        tables = {row[0] for row in cur.fetchall()}
+        if not tables:
+            for statement in schema_sql(quoted):
+                cur.execute(statement)
+            cur.execute(f"INSERT INTO {quoted}.changewatch_meta VALUES ('app', %s), ('schema_version', %s)",
+                        (APP_ID, str(SCHEMA_VERSION)))
+            return SCHEMA_VERSION
+        if "changewatch_meta" not in tables:
+            raise StoreError(f"{where}: schema {name!r} holds tables of another application "
+                             f"({', '.join(sorted(tables)[:5])}); it was left untouched: choose another "
+                             "with ?schema=")
+        cur.execute(f"SELECT name, value FROM {quoted}.changewatch_meta")
+        meta = dict(cur.fetchall())
+        version = _version(meta, name, where)
+        while version < SCHEMA_VERSION:
+            step = MIGRATIONS[version - 1]
+            if callable(step):
+                step(cur, quoted)
+            else:
+                for statement in (s for s in step.format(s=quoted).split(";") if s.strip()):
+                    cur.execute(statement)
+            version += 1
+            cur.execute(f"UPDATE {quoted}.changewatch_meta SET value = %s WHERE name = 'schema_version'",
+                        (str(version),))
+        return version
+
+
+def _version(meta: dict[str, str], name: str, where: str) -> int:
+    if meta.get("app") != APP_ID:
+        raise StoreError(f"{where}: schema {name!r} is not a changewatch store (app={meta.get('app')!r}); "
+                         "it was left untouched")
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        version = 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{where}: schema {name!r} has store schema {version}, newer than this changewatch "
+                         f"understands ({SCHEMA_VERSION}): upgrade changewatch; the store was left untouched")
+    if version < 1:
+        raise StoreError(f"{where}: schema {name!r} has no readable store schema version "
+                         f"({meta.get('schema_version')!r}); it was left untouched")
+    return version

@@ -1,0 +1,186 @@
+"""What only the PostgreSQL store does: its URI and options, its schema (namespacing, versions,
+migrations, what it refuses), and what an unreachable server says. The contract it shares with
+every backend is in test_contract*.py and test_concurrency.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from changewatch.core.comparisons import Kind
+from changewatch.store import StoreError, store_from_uri
+from changewatch.store import postgresql_schema as schema
+from changewatch.store.postgresql import PostgreSQLStore
+
+from ._support import T0, T1, encoded, outcome
+from .conftest import drop_postgresql_schema, postgresql_schema_uri
+
+
+def _pg(uri: str, options: dict[str, object] | None = None) -> PostgreSQLStore:
+    store = store_from_uri(uri, options=options)
+    assert isinstance(store, PostgreSQLStore)
+    return store
+
+
+def test_uri_and_options() -> None:
+    store = _pg("postgresql://me:s3cret@db.example:6543/watch")
+    assert (store.uri, store.schema, store.pool_size, store.timeout) == (
+        "postgresql://me:s3cret@db.example:6543/watch", "changewatch", 1, 30.0)
+    assert not store.fast_commits and "s3cret" not in repr(store)
+    store = _pg("postgres://db.example/watch?schema=crawl_a&pool_size=3&timeout=5&sslmode=require",
+                {"timeout": 9, "synchronous": "FULL"})  # SQLite's options are ignored
+    assert (store.schema, store.pool_size, store.timeout, store.connect) == ("crawl_a", 3, 5.0,
+                                                                             {"sslmode": "require"})
+    assert _pg("postgresql://db.example/watch", {"timeout": 9}).timeout == 9.0
+
+
+@pytest.mark.parametrize(("uri", "named"), [
+    ("postgresql://", "bad PostgreSQL store URI"),
+    ("postgresql://me:s3cret@h/d?schema=Crawl", r"schema='Crawl' \(from the URI\) is not accepted: expected a "
+                                               "lower-case PostgreSQL name"),
+    ("postgresql://me:s3cret@h/d?schema=pg_x", r"schema='pg_x'"),
+    ("postgresql://me:s3cret@h/d?schema=a;drop", r"schema='a;drop'"),
+    ("postgresql://me:s3cret@h/d?pool_size=0", r"pool_size='0' \(from the URI\) is not accepted"),
+    ("postgresql://me:s3cret@h/d?bogus=1", r"unknown option bogus='1'; accepted: schema"),
+])
+def test_a_bad_uri_is_named_without_its_password(uri: str, named: str) -> None:
+    with pytest.raises(StoreError, match=named) as caught:
+        store_from_uri(uri)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_an_unreachable_server_is_a_clear_store_error() -> None:
+    pytest.importorskip("psycopg")
+    store = store_from_uri("postgresql://me:s3cret@127.0.0.1:1/watch?timeout=2")
+    with pytest.raises(StoreError, match=r"PostgreSQL store postgresql://me:\*\*\*@127.0.0.1:1/watch \(schema "
+                                         r"changewatch\): cannot connect.*is the server running") as caught:
+        store.open()
+    assert "s3cret" not in str(caught.value)
+    with pytest.raises(StoreError, match="is not open"):
+        store.read("spider", "k")
+
+
+@pytest.fixture
+def fresh() -> Iterator[tuple[str, str]]:
+    name, uri = postgresql_schema_uri()
+    yield name, uri
+    drop_postgresql_schema(name)
+
+
+def _sql(store: PostgreSQLStore, statement: str) -> None:
+    with store._cursor("test") as cur:
+        cur.execute(statement)
+
+
+def test_schemas_are_separate_stores(fresh: tuple[str, str]) -> None:
+    name, uri = fresh
+    a = _pg(uri)
+    b = _pg(uri.replace(f"schema={name}", f"schema={name}_b"))
+    try:
+        a.open()
+        b.open()
+        a.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+        assert b.read("spider", "k") is None and b.keys("spider") == []
+    finally:
+        a.close()
+        b.close()
+        drop_postgresql_schema(f"{name}_b")
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) -> None:
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
+    store.close()
+    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(1\): "
+                                         "upgrade changewatch"):
+        _pg(uri).open()
+    import psycopg
+
+    from .conftest import POSTGRESQL
+    with psycopg.connect(POSTGRESQL, autocommit=True) as conn:  # left as it was
+        assert conn.execute(f"SELECT value FROM {store._quoted}.changewatch_meta WHERE name = 'schema_version'"
+                            ).fetchone() == ("99",)
+        assert conn.execute(f"SELECT count(*) FROM {store._quoted}.observations").fetchone() == (1,)
+
+
+def test_a_schema_of_another_application_is_refused(fresh: tuple[str, str]) -> None:
+    name, uri = fresh
+    import psycopg
+
+    from .conftest import POSTGRESQL
+    with psycopg.connect(POSTGRESQL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+        conn.execute(f'CREATE TABLE "{name}".invoices (id int)')
+    with pytest.raises(StoreError, match=rf"schema '{name}' holds tables of another application \(invoices\)"):
+        _pg(uri).open()
+
+
+def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    store.close()
+
+    def backfill(cur: object, quoted: str) -> None:
+        cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(schema, "MIGRATIONS", ["ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        with upgraded._cursor("test") as cur:
+            cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
+            assert cur.fetchone() == ("3",)
+            cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
+            assert cur.fetchall() == [("v3",)]
+        assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
+    finally:
+        upgraded.close()
+
+
+def test_crawls_opening_a_new_store_at_once_create_it_once(fresh: tuple[str, str]) -> None:
+    _, uri = fresh
+    stores = [_pg(uri) for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+    errors: list[BaseException] = []
+
+    def open_(store: PostgreSQLStore) -> None:
+        barrier.wait()
+        try:
+            store.open()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        stores[0].commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
+        assert stores[3].read("spider", "k") is not None
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    try:
+        with store._cursor("test") as cur:
+            cur.execute("SELECT now()")
+            server = cur.fetchone()[0]
+        assert abs((store.now() - server).total_seconds()) < 5 and store.now().utcoffset() is not None
+    finally:
+        store.close()
