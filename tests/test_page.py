@@ -193,3 +193,23 @@ def test_a_text_watch_of_a_mostly_undecodable_page_is_an_error_not_a_change() ->
     assert verdict.kind is Kind.ERROR and verdict.keep is None
     assert verdict.error is not None
     assert verdict.error.startswith("unsupported: undecodable text (") and "not valid utf-8" in verdict.error
+
+
+def test_an_undeclared_page_reads_as_scrapy_reads_it_with_or_without_fields() -> None:
+    """A windows-1252 page that declares nothing: the worker infers its encoding as Scrapy's
+    response.text does, so a text watch reads the same text whether or not it also has fields
+    (and as before this page crossed as bytes: no baseline changes on upgrading)."""
+    from changewatch.core.comparisons.content import ContentComparison
+
+    body = "<html><body><p>crème brûlée à la carte, prix 12 €</p></body></html>".encode("cp1252")
+    texts = []
+    for fields in (None, {"t": "p::text"}):
+        response = HtmlResponse(url="https://shop.example/p/1", body=body, headers={"Content-Type": "text/html"})
+        obs = Page(response).observe("k", fields, text=True)
+        assert isinstance(obs.html, bytes if fields is None else str) and obs.encoding is None
+        part = ContentComparison().digest(obs)
+        assert part is not None
+        texts.append(part.text)
+        scrapy_text = " ".join(response.text.split("<p>")[1].split("</p>")[0].split()).casefold()
+        assert part.text == scrapy_text
+    assert texts[0] == texts[1]

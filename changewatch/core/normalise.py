@@ -174,34 +174,60 @@ def _undeclared_encoding(body: bytes) -> str:
     return "utf-8"
 
 
-def _to_unicode(html: str | bytes, encoding: str | None = None) -> str:
+def _scrapy_undeclared_encoding(body: bytes) -> str | None:
+    """Nothing declared, as Scrapy's TextResponse infers it: ASCII, UTF-8, then charset_normalizer's
+    best guess (None: w3lib's default, windows-1252). What a page compared by its text was read
+    with before it crossed to the worker as bytes: the same text, so no baseline changes."""
+    for candidate in ("ascii", "utf-8"):
+        try:
+            body.decode(candidate)
+        except UnicodeError:
+            continue
+        return resolve_encoding(candidate)
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # a Scrapy dependency: only without Scrapy
+        return "cp1252"
+    match = from_bytes(body).best()
+    return resolve_encoding(match.encoding) if match else None
+
+
+def _to_unicode(html: str | bytes, encoding: str | None = None, like_scrapy: bool = False) -> str:
     """*html* decoded: a BOM first, then *encoding* (the response's, or its Content-Type's
     charset), then the page's own declaration (a <meta> in its first 4 KB), then UTF-8 if the
-    bytes are valid UTF-8, else windows-1252 (see _undeclared_encoding)."""
+    bytes are valid UTF-8, else windows-1252 (see _undeclared_encoding), or *like_scrapy* what
+    Scrapy would infer (_scrapy_undeclared_encoding)."""
     if isinstance(html, bytes):
-        return html_to_unicode(f"charset={encoding}" if encoding else None, html,
-                               auto_detect_fun=_undeclared_encoding)[1]
+        infer = _scrapy_undeclared_encoding if like_scrapy else _undeclared_encoding
+        return html_to_unicode(f"charset={encoding}" if encoding else None, html, auto_detect_fun=infer,
+                               default_encoding="cp1252" if like_scrapy else "utf8")[1]
     return html
 
 
-def decode_page(html: str | bytes, encoding: str | None = None) -> str:
+def decode_page(html: str | bytes, encoding: str | None = None, *, like_scrapy: bool = False) -> str:
     """*html* as text, decoded as :func:`visible_text` decodes it (see there for *encoding*)."""
-    return _to_unicode(html, encoding)
+    return _to_unicode(html, encoding, like_scrapy)
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _utf8_markup(html: str | bytes, encoding: str | None) -> bytes:
+def _utf8_markup(html: str | bytes, encoding: str | None, like_scrapy: bool = False) -> bytes:
     """*html* as the UTF-8 bytes lexbor reads, decoded as :func:`_to_unicode` decodes it. A UTF-8
     body (most of the web) is passed as it is: no decoding, no copy."""
     if isinstance(html, bytes):
         bom, _ = read_bom(html)
         declared = bom or encoding or html_body_declared_encoding(html)
         if declared is None:
-            declared = "utf-8" if html.isascii() else _undeclared_encoding(html)
+            if html.isascii():
+                declared = "utf-8"
+            elif like_scrapy:
+                declared = _scrapy_undeclared_encoding(html) or "cp1252"
+            else:
+                declared = _undeclared_encoding(html)
         if resolve_encoding(declared) == "utf-8":
             return html[3:] if html.startswith(_UTF8_BOM) else html
+        return _to_unicode(html, declared, like_scrapy).encode("utf-8", "replace")
     return _to_unicode(html, encoding).encode("utf-8", "replace")
 
 
@@ -368,10 +394,15 @@ def _maybe_deep(markup: bytes) -> bool:
         codes = stem.encode()
         match = (first == codes[0]) & (second == codes[1])
         void |= match & (~_letters(third) if len(codes) == 2 else third == codes[2])
-    opens = at[_letters(first) & ~void]
+    opening = _letters(first) & ~void
+    opens = at[opening]
     if len(opens) <= LEXBOR_MAX_DEPTH:
         return False
-    closes = np.concatenate((at[first == 0x2F], np.flatnonzero((data[:-1] == 0x2F) & (data[1:] == 0x3E))))
+    # "/>" closes the tag it ends only when that tag was counted as opened (not "<br/>")
+    self_closed = np.flatnonzero((data[:-1] == 0x2F) & (data[1:] == 0x3E))
+    owner = np.searchsorted(at, self_closed, side="right") - 1
+    self_closed = self_closed[(owner >= 0) & opening[np.maximum(owner, 0)]]
+    closes = np.concatenate((at[first == 0x2F], self_closed))
     positions = np.concatenate((opens, closes))
     steps = np.concatenate((np.ones(len(opens), np.int32), np.full(len(closes), -1, np.int32)))
     return int(np.cumsum(steps[np.argsort(positions, kind="stable")]).max()) > LEXBOR_MAX_DEPTH
@@ -473,27 +504,29 @@ def _finish_marked(text: str, mark: str, sort_lines: bool) -> VisibleText:
 
 
 def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False,
-                 encoding: str | None = None) -> VisibleText:
+                 encoding: str | None = None, like_scrapy: bool = False) -> VisibleText:
     """Visible text of *html* (optionally only the *region* CSS selector) as raw and stable lines.
-    *encoding* is how to decode *html* when it is bytes (the response's encoding as Scrapy
-    decided it); without one, a BOM or the page's own declaration, else UTF-8 if the bytes are
-    valid UTF-8, else windows-1252.
+    *encoding* is how to decode *html* when it is bytes (what the response was given or its
+    Content-Type declares); a BOM wins, and without either the page's own <meta> declaration,
+    else UTF-8 if the bytes are valid UTF-8, else windows-1252 as browsers guess, or with
+    *like_scrapy* what Scrapy's ``response.text`` would guess (charset_normalizer): how an
+    observation's bytes are read, so its text is the one Scrapy would have given.
 
     Never raises on bad markup: malformed, truncated, empty or binary input gives what text can
     be found (possibly none). Raises :class:`RegionError` for an invalid *region* only.
     """
     if not region:
-        utf8 = _utf8_markup(html, encoding)
+        utf8 = _utf8_markup(html, encoding, like_scrapy)
         if not _maybe_deep(utf8):
             return _finish_marked(_lexbor_text(utf8), _LEXBOR_MARK, sort_lines)
         html, encoding = utf8, "utf-8"
-    return _lxml_visible_text(html, region, sort_lines, encoding)
+    return _lxml_visible_text(html, region, sort_lines, encoding, like_scrapy)
 
 
 def _lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,
-                       encoding: str | None) -> VisibleText:
+                       encoding: str | None, like_scrapy: bool = False) -> VisibleText:
     xpath = _region_xpath(region) if region else None
-    markup = _clean_markup(_to_unicode(html, encoding))
+    markup = _clean_markup(_to_unicode(html, encoding, like_scrapy))
     tree, truncated = _parse(markup)
     if truncated and xpath is None:
         return _finish(_tokenizer_lines(markup), sort_lines)

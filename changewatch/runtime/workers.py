@@ -301,6 +301,8 @@ class WorkerPool:
             self._start_failed(f"worker process {worker.pid} was not ready within {self.start_timeout:g} s")
 
     def _start_failed(self, why: str) -> None:
+        if self._thread is not None or self._stopped:
+            return  # fallen back already (workers that failed together report one by one)
         self._failed_starts += 1
         if self._failed_starts >= _MAX_FAILED_STARTS:
             self._fall_back(f"could not start a worker process {self._failed_starts} times in a row (last: {why})")

@@ -165,3 +165,21 @@ def test_a_body_byte_for_byte_the_stored_one_is_unchanged_without_being_parsed(
     # and a real edit is a change
     edited = page.replace(b"89", b"79")
     assert observe(Observation(key="k", url="u", html=edited, encoding="utf-8"), old, comparisons).kind is Kind.CONTENT
+
+
+def test_a_baseline_without_a_body_hash_gains_this_body_s_once() -> None:
+    """A part stored before body hashes existed: the first unchanged page keeps it with its body
+    hash (one rewrite), so the next crawl of the same bytes is not even parsed."""
+    comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
+                                   merge=False)
+    page = b"<html><body><p>A page, price 89.</p></body></html>"
+    stored = observe(Observation(key="k", url="u", html=page.decode()), None, comparisons).keep
+    assert stored is not None
+    legacy = Snapshot.decode(stored.encode(comparisons), comparisons)
+    legacy.part("content").body_hash = None  # as a version-1 part reads
+    first = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), legacy, comparisons)
+    assert first.kind is Kind.NONE and first.keep is not None
+    kept = Snapshot.decode(first.keep.encode(comparisons), comparisons)
+    assert kept.part("content").body_hash is not None
+    again = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), kept, comparisons)
+    assert again.kind is Kind.NONE and again.keep is None

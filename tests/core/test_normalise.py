@@ -546,3 +546,15 @@ def test_every_corpus_page_reads_the_same_with_lexbor_as_with_libxml2(corpus_tex
         fast = visible_text(body)
         exact = module._lxml_visible_text(body.replace(b"</br>", b"<br>"), None, False, None)
         assert (fast.raw, fast.stable) == (exact.raw, exact.stable), path
+
+
+def test_self_closed_void_tags_do_not_hide_deep_nesting() -> None:
+    """A "<br/>" is neither opened nor closed: 20,000 of them after 20,000 nested divs must not
+    bring the estimated depth back down."""
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    page = b"<html><body>" + b"<div>" * 20_000 + b"<br/>" * 20_000 + b"deep" + b"</div>" * 20_000 + b"</body></html>"
+    assert module._maybe_deep(page)
+    svg = b"<html><body>" + b"<svg><path d='M0'/></svg><p>x</p>" * 5_000 + b"</body></html>"
+    assert not module._maybe_deep(svg)  # self-closed elements that were opened close again
