@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
-from .core.normalise import RegionError, check_region
+from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
 from .core.snapshot import Snapshot
 from .core.verdict import Verdict, classify, digest
@@ -19,8 +19,10 @@ __all__ = ["main"]
 EXIT_SAME, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
 
-def _read(path: str) -> bytes:
-    return Path(path).read_bytes()
+def _read(path: str) -> str:
+    # A saved file has no Content-Type: decoded here as a browser would (a BOM, its <meta>,
+    # UTF-8, else windows-1252), not as Scrapy infers a response's encoding.
+    return decode_page(Path(path).read_bytes())
 
 
 def _snapshot(path: str, args: argparse.Namespace) -> Snapshot:
