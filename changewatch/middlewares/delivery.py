@@ -46,15 +46,21 @@ def change_id_of(item: Any) -> int | None:
 class RedeliveryMiddleware:
     """Spider middleware: exports, at the start of a run, the spider's undelivered changes that no
     live process holds (claiming them with this process's lease), renews the lease while the
-    crawl runs, and confirms a run's changes as delivered once its feeds are closed cleanly (or,
-    without feeds, once the crawl closes: then the item pipelines were the consumers)."""
+    crawl runs, and confirms a run's changes as delivered once its feeds are closed cleanly.
+
+    Delivery means a feed: a run without one (no ``-O``/``-o``, no FEEDS) confirms nothing its
+    records reached the end of the pipelines with: they stay undelivered (their leases released)
+    and go out, as redeliveries, with the next run that has a feed; the run says so when it
+    starts and when it ends. A record an item pipeline dropped was consumed there (the user's
+    filter or sink): confirmed either way."""
 
     def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
         self.crawler = crawler
         self.runtime = runtime
         self.runner = runtime.runner
         self.stats = Stats(crawler, "delivery")
-        self.ids: list[int] = []
+        self.ids: list[int] = []  # exported records (scraped), and consumed ones (dropped)
+        self.consumed: list[int] = []
         self.has_feeds = bool(crawler.settings.getdict("FEEDS"))
         self._renewal: asyncio.Task[None] | None = None
 
@@ -63,7 +69,7 @@ class RedeliveryMiddleware:
         mw = cls(crawler, ChangewatchRuntime.of(crawler))
         crawler.signals.connect(mw._handled, signal=signals.item_scraped)
         # a pipeline that drops a record (the user's filter) has consumed it: never redeliver it
-        crawler.signals.connect(mw._handled, signal=signals.item_dropped)
+        crawler.signals.connect(mw._consumed, signal=signals.item_dropped)
         crawler.signals.connect(mw._feeds_closed, signal=signals.feed_exporter_closed)
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
         return mw
@@ -76,6 +82,9 @@ class RedeliveryMiddleware:
         if not os.environ.get("SCRAPY_CHECK") and not await self.runtime.write(self._claim, pending):
             return  # the store cannot be written: the crawl is stopping
         self._renewal = asyncio.ensure_future(self._renew())
+        if not self.has_feeds and not os.environ.get("SCRAPY_CHECK"):
+            logger.info("changewatch: this run has no feed (-O FILE, or FEEDS): its changes stay in the store, "
+                        "undelivered, and go out with the next run that has one")
         if pending:
             logger.info("changewatch: exporting %d change(s) again whose delivery was never confirmed "
                         "(a run that did not close its feeds)", len(pending))
@@ -107,8 +116,12 @@ class RedeliveryMiddleware:
         if change_id is not None:
             self.ids.append(change_id)
 
-    async def _confirm(self) -> None:
-        ids, self.ids = self.ids, []
+    def _consumed(self, item: Any) -> None:
+        change_id = change_id_of(item)
+        if change_id is not None:
+            self.consumed.append(change_id)
+
+    async def _confirm(self, ids: list[int]) -> None:
         if not ids:
             return
         if await self.runtime.write(self.runner.store.mark_delivered, self.runtime.spider, ids, utc_now()):
@@ -118,7 +131,8 @@ class RedeliveryMiddleware:
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         failed = sorted(k for k, v in stats.items() if k.startswith("feedexport/failed_count/") and v)
         if failed:
-            ids, self.ids = self.ids, []
+            ids, self.ids = self.ids + self.consumed, []
+            self.consumed = []
             self.stats.inc("unconfirmed", len(ids))
             logger.warning("changewatch: a feed failed to store (%s): its %d change(s) will be exported again by "
                            "the next run", ", ".join(failed), len(ids))
@@ -126,11 +140,22 @@ class RedeliveryMiddleware:
             await self.runtime.write(self.runner.store.release_leases, self.runtime.spider, self.runtime.lease.owner,
                                      ids)
             return
-        await self._confirm()
+        ids, self.ids, self.consumed = self.ids + self.consumed, [], []
+        await self._confirm(ids)
 
     async def _spider_closed(self) -> None:
         if self._renewal is not None:
             self._renewal.cancel()
             self._renewal = None
-        if not self.has_feeds:
-            await self._confirm()
+        if self.has_feeds:
+            return
+        consumed, self.consumed = self.consumed, []
+        await self._confirm(consumed)
+        kept, self.ids = self.ids, []
+        if kept:
+            self.stats.inc("no_feed", len(kept))
+            logger.warning("changewatch: %d change(s) stay undelivered: this run had no feed (-O FILE, or FEEDS); the "
+                           "next run with a feed exports them", len(kept))
+            # Released, not left to expire: that next run may come before the lease would end.
+            await self.runtime.write(self.runner.store.release_leases, self.runtime.spider, self.runtime.lease.owner,
+                                     kept)

@@ -50,10 +50,16 @@ def test_a_run_that_closes_its_feed_confirms_its_changes(odd_server: tuple[OddSe
     changed = crawler.run()
     [record] = changed.records
     assert "redelivery" not in record and changed.stats["changewatch/delivery/confirmed"] == 1
-    # without any feed, the pipelines were the consumers: confirmed at close as well
+    # delivery means a feed: a run without one confirms nothing, says so, and the next run with a
+    # feed exports the change (issue 11: "no feed, no change" lost them)
     server.pages["/p"] = Page(html("three"))
     no_feed = crawler.run(feed_option=False)
-    assert no_feed.stats["changewatch/delivery/confirmed"] == 1
+    assert "changewatch/delivery/confirmed" not in no_feed.stats
+    assert no_feed.stats["changewatch/delivery/no_feed"] == 1
+    assert "this run has no feed" in no_feed.stderr and "1 change(s) stay undelivered" in no_feed.stderr
+    later = crawler.run()
+    [again] = later.records
+    assert again["redelivery"] is True and again["key"] == "p" and later.stats["changewatch/delivery/confirmed"] == 1
     assert crawler.run().records == []
 
 
