@@ -46,3 +46,6 @@ class Addon:
             translate_components(components)
             for path, priority in order.items():
                 components.set(path, priority, "addon")
+        # CSV feeds of change records: one header with every member, nested values as JSON (the
+        # user's own FEED_EXPORTERS["csv"] wins: set at "addon" priority)
+        settings["FEED_EXPORTERS"].set("csv", "changewatch.feeds.ChangeRecordCsvExporter", "addon")
