@@ -48,10 +48,10 @@ class RedeliveryMiddleware:
     live process holds (claiming them with this process's lease), renews the lease while the
     crawl runs, and confirms a run's changes as delivered once its feeds are closed cleanly.
 
-    Delivery means a feed: a run without one (no ``-O``/``-o``, no FEEDS) confirms nothing its
-    records reached the end of the pipelines with: they stay undelivered (their leases released)
-    and go out, as redeliveries, with the next run that has a feed; the run says so when it
-    starts and when it ends. A record an item pipeline dropped was consumed there (the user's
+    Delivery means a feed: a run without one (no ``-O``/``-o``, no FEEDS) claims nothing and
+    confirms nothing: its changes stay undelivered (their leases released) and go out, as
+    redeliveries, with the next run that has a feed; the run says so when it starts and when it
+    ends. A record an item pipeline dropped was consumed there (the user's
     filter or sink): confirmed either way."""
 
     def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
@@ -79,7 +79,10 @@ class RedeliveryMiddleware:
         # `scrapy check` (it sets SCRAPY_CHECK) discards what a crawl yields: a change
         # redelivered there would be confirmed without ever reaching a feed.
         pending: list[LoggedChange] = []
-        if not os.environ.get("SCRAPY_CHECK") and not await self.runtime.write(self._claim, pending):
+        # Without a feed nothing would carry a redelivery: the changes wait for a run that has one
+        # (re-yielding them into every feedless run would only grow with them).
+        claims = self.has_feeds and not os.environ.get("SCRAPY_CHECK")
+        if claims and not await self.runtime.write(self._claim, pending):
             return  # the store cannot be written: the crawl is stopping
         self._renewal = asyncio.ensure_future(self._renew())
         if not self.has_feeds and not os.environ.get("SCRAPY_CHECK"):

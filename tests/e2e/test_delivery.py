@@ -57,6 +57,8 @@ def test_a_run_that_closes_its_feed_confirms_its_changes(odd_server: tuple[OddSe
     assert "changewatch/delivery/confirmed" not in no_feed.stats
     assert no_feed.stats["changewatch/delivery/no_feed"] == 1
     assert "this run has no feed" in no_feed.stderr and "1 change(s) stay undelivered" in no_feed.stderr
+    still_no_feed = crawler.run(feed_option=False)  # nothing would carry it: not exported again here
+    assert "changewatch/delivery/redelivered" not in still_no_feed.stats
     later = crawler.run()
     [again] = later.records
     assert again["redelivery"] is True and again["key"] == "p" and later.stats["changewatch/delivery/confirmed"] == 1
