@@ -40,8 +40,9 @@ def _make_arena(slots: int) -> tuple[mmap.mmap | None, str | None]:
     over the socket."""
     if slots <= 0 or sys.platform == "win32":
         return None, None
+    _sweep_arenas()
     try:
-        fd, path = tempfile.mkstemp(prefix="changewatch-worker-", dir=_ARENA_DIR)
+        fd, path = tempfile.mkstemp(prefix=f"{_ARENA_PREFIX}{os.getpid()}-", dir=_ARENA_DIR)
     except OSError:
         return None, None
     try:
@@ -52,6 +53,42 @@ def _make_arena(slots: int) -> tuple[mmap.mmap | None, str | None]:
         return None, None
     finally:
         os.close(fd)
+
+
+_ARENA_PREFIX = "changewatch-worker-"
+_swept = False
+
+
+def _sweep_arenas() -> None:
+    """Remove arena files of crawl processes that are gone (once per process): a crawl killed
+    while its workers were still starting leaves its workers' files behind (empty: nothing was
+    written to them yet)."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    directory = _ARENA_DIR or tempfile.gettempdir()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_ARENA_PREFIX):
+            continue
+        owner = name[len(_ARENA_PREFIX):].split("-", 1)[0]
+        if not owner.isdigit() or _alive(int(owner)):
+            continue
+        _unlink(os.path.join(directory, name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def _unlink(path: str | None) -> None:

@@ -105,9 +105,9 @@ def serve(conn: Connection, lifeline: Connection, arena_path: str | None = None)
     tasks), and its send must not wait for the task before it to finish."""
     # Ctrl-C reaches the whole process group; the crawl decides when its workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    arena = open_arena(arena_path)  # first: unlinked even when the crawl is already gone
     threading.Thread(target=_exit_with_parent, args=(lifeline,), name="changewatch-lifeline", daemon=True).start()
     tasks: queue.SimpleQueue[tuple[bytes, bytes] | None] = queue.SimpleQueue()
-    arena = open_arena(arena_path)
     threading.Thread(target=_read_tasks, args=(conn, tasks, arena), name="changewatch-reader",
                      daemon=True).start()
     conn.send_bytes(READY)

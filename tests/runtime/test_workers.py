@@ -490,3 +490,24 @@ def test_a_worker_is_handed_the_next_task_before_it_finishes_the_first(make_pool
         return loads
 
     assert asyncio.run(main()) == [2]
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm: payloads go over the socket")
+def test_arena_files_of_a_crawl_that_is_gone_are_swept(make_pool: Any) -> None:
+    """A crawl killed while its workers start leaves their (empty) arena files: the next pool
+    removes those of processes that no longer exist, and never a live process's."""
+    from changewatch.runtime import processes
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale = Path("/dev/shm") / f"changewatch-worker-{dead}-test"
+    live = Path("/dev/shm") / f"changewatch-worker-{os.getpid()}-test"
+    stale.write_bytes(b"")
+    live.write_bytes(b"")
+    try:
+        processes._swept = False
+        make_pool(1)
+        assert not stale.exists() and live.exists()
+    finally:
+        for path in (stale, live):
+            path.unlink(missing_ok=True)
