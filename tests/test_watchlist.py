@@ -111,3 +111,25 @@ def test_kinds_key_and_vantage_options() -> None:
     assert watch.jsonld is not None and watch.jsonld.key == "sku"
     assert watch.kinds == {"offers.price": "price"}
     assert watch.vantage.accept_language == "en-GB" and watch.vantage.headers == (("X-A", "1"),)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("dup.yaml", "watches:\n  - url: https://a.example/\n    key: a\n    key: b\n", "found duplicate key 'key'"),
+    ("dup-top.yaml", "watches: []\nwatches:\n  - url: https://a.example/\n", "found duplicate key 'watches'"),
+    ("dup.json", '{"watches": [{"url": "https://a.example/", "url": "https://b.example/"}]}', "duplicate key 'url'"),
+    ("space.yaml", "watches:\n  - url: https://a.example/a page\n", "url must not contain spaces"),
+])
+def test_duplicate_keys_and_unencoded_spaces_are_errors(tmp_path: Path, name: str, text: str, message: str) -> None:
+    """Issue 11: the last of two keys silently won, and a URL with a space failed only when fetched."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(WatchlistError, match=message):
+        load_watchlist(path)
+
+
+def test_yaml_merge_keys_still_work(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("watches:\n  - &shop {url: 'https://a.example/p', threshold: 3}\n"
+                    "  - {<<: *shop, url: 'https://a.example/q%20r'}\n", encoding="utf-8")
+    assert [(w.url, w.threshold) for w in load_watchlist(path)] == [
+        ("https://a.example/p", 3), ("https://a.example/q%20r", 3)]

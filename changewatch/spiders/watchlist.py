@@ -139,10 +139,13 @@ def _entities(value: Any) -> EntitySpec:
 def _url(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("url is required")
-    parts = urlsplit(value.strip())
+    url = value.strip()
+    if any(char.isspace() for char in url):  # it would fail only when fetched, if at all
+        raise ValueError(f"url must not contain spaces (encode them as %20): {short_repr(value)}")
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
-    return value.strip()
+    return url
 
 
 def _watch(raw: Mapping[str, Any]) -> Watch:
@@ -225,6 +228,41 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
     return watches
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that names a key twice: the last one silently won
+    (a watch's second `fields:` replaced its first)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # "<<: *defaults": keys given next to it override merged ones, as YAML means
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        try:
+            duplicate = key in seen
+        except TypeError:  # an unhashable key: the constructor below says so
+            duplicate = False
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark)
+        if not isinstance(key, list | dict):
+            seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _unique_json(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
 def load_watchlist(path: str | Path) -> list[Watch]:
     """Read a YAML or JSON watchlist file (JSON when its name ends in ``.json``). Raises
     :class:`WatchlistError` (unreadable, not YAML/JSON, nested too deeply, or invalid) and
@@ -235,7 +273,8 @@ def load_watchlist(path: str | Path) -> list[Watch]:
     except (OSError, UnicodeDecodeError) as exc:
         raise WatchlistError(f"cannot read watchlist {p}: {exc}") from exc
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = (json.loads(text, object_pairs_hook=_unique_json) if p.suffix.lower() == ".json"
+                else yaml.load(text, Loader=_UniqueKeyLoader))  # a SafeLoader that refuses duplicate keys
     except (ValueError, yaml.YAMLError) as exc:
         raise WatchlistError(f"watchlist {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from exc
     except RecursionError:
