@@ -238,7 +238,7 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue  # "<<: *defaults": keys given next to it override merged ones, as YAML means
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         try:
             duplicate = key in seen
         except TypeError:  # an unhashable key: the constructor below says so
