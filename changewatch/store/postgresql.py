@@ -28,7 +28,6 @@ from .base import (
     Lease,
     LoggedChange,
     Outcome,
-    StaleObservation,
     StoredState,
     StoreError,
     StoreOptions,
@@ -36,7 +35,7 @@ from .base import (
 )
 from .options import Option, redact, resolve_options, seconds, split_query
 from .postgresql_schema import SCHEMA_VERSION, prepare
-from .semantics import clamp, dumps, is_stale, logged_record, next_state
+from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
 
@@ -261,13 +260,7 @@ class PostgreSQLStore:
                 # Not given (or not the version expected): read it. Given, the UPDATE below is
                 # conditional on the version: it is what is stored, or the commit conflicts.
                 previous = self._read(cur, spider, key)
-            found = previous.version if previous else None
-            if found != expected_version:
-                raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, "
-                                      f"not {expected_version}")
-            if previous is not None and is_stale(observed_at, previous.last_seen):
-                raise StaleObservation(f"key {key!r} of spider {spider!r}: fetched at {observed_at}, before "
-                                       f"the stored observation ({previous.last_seen})")
+            check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(cur, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(cur, spider, key, outcome, observed_at)
             change_id = None
@@ -279,10 +272,7 @@ class PostgreSQLStore:
                              lease.owner if lease else None, lease.seconds if lease else None))
                 change_id = cur.fetchone()[0]
         if clamped:
-            logger.log(logging.DEBUG if self._clamp_reported else logging.WARNING,
-                       "key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
-                       "fetched at %s; check the clock of the machine that fetched it",
-                       key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+            report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
             self._clamp_reported = True
         return Committed(version, change_id, observed_at, clamped)
 

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import StoreError
+from .semantics import APP_ID, check_schema_version
 
 __all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "prepare", "schema_sql"]
-
-APP_ID = "changewatch"
 
 #: ``{s}`` is the quoted schema name
 _SCHEMA = """
@@ -116,17 +115,4 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
 
 
 def _version(meta: dict[str, str], name: str, where: str) -> int:
-    if meta.get("app") != APP_ID:
-        raise StoreError(f"{where}: schema {name!r} is not a changewatch store (app={meta.get('app')!r}); "
-                         "it was left untouched")
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError:
-        version = 0
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"{where}: schema {name!r} has store schema {version}, newer than this changewatch "
-                         f"understands ({SCHEMA_VERSION}): upgrade changewatch; the store was left untouched")
-    if version < 1:
-        raise StoreError(f"{where}: schema {name!r} has no readable store schema version "
-                         f"({meta.get('schema_version')!r}); it was left untouched")
-    return version
+    return check_schema_version(meta, f"{where}: schema {name!r}", SCHEMA_VERSION)

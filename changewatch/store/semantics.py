@@ -5,13 +5,19 @@ transaction and writes the result; the contract suite checks that it did."""
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from ..core.comparisons import Kind
-from .base import CLOCK_TOLERANCE, Outcome, StoredState
+from .base import CLOCK_TOLERANCE, Outcome, StaleObservation, StoredState, StoreError, VersionConflict
 
-__all__ = ["clamp", "dumps", "format_time", "is_stale", "logged_record", "next_state", "parse_time"]
+__all__ = ["check_committable", "check_schema_version", "clamp", "dumps", "format_time", "is_stale",
+           "logged_record", "next_state", "parse_time", "report_clamp"]
+
+#: what every store writes in its metadata table: its application and its schema version
+APP_ID = "changewatch"
 
 
 def dumps(value: Any) -> str:
@@ -99,3 +105,45 @@ def logged_record(outcome: Outcome, observed_at: str, clamped: bool) -> dict[str
     if outcome.record is None or not clamped or "observed_at" not in outcome.record:
         return outcome.record
     return {**outcome.record, "observed_at": observed_at}
+
+
+def check_committable(previous: StoredState | None, expected_version: int | None, observed_at: str,
+                      spider: str, key: str) -> None:
+    """Raise VersionConflict when the key is not at *expected_version*, StaleObservation when the
+    observation was fetched before the stored one (every backend, inside its transaction)."""
+    found = previous.version if previous else None
+    if found != expected_version:
+        raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, not {expected_version}")
+    if previous is not None and is_stale(observed_at, previous.last_seen):
+        raise StaleObservation(f"key {key!r} of spider {spider!r}: fetched at {observed_at}, before "
+                               f"the stored observation ({previous.last_seen})")
+
+
+def report_clamp(logger: logging.Logger, reported: bool, spider: str, key: str, fetched: str, now: datetime,
+                 stored: str) -> None:
+    """Log a fetch time clamped to the store's clock: a skewed clock skews every fetch, so one
+    WARNING per store (*reported*: it had one), then DEBUG (the crawl counts them all in
+    changewatch/commit/clamped)."""
+    logger.log(logging.DEBUG if reported else logging.WARNING,
+               "key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
+               "fetched at %s; check the clock of the machine that fetched it",
+               key, spider, fetched, now.isoformat(timespec="seconds"), stored)
+
+
+def check_schema_version(meta: Mapping[str, str], subject: str, supported: int) -> int:
+    """The store schema version in a store's metadata (``app``, ``schema_version``); StoreError
+    for another application's data, a newer schema than *supported*, or none readable. *subject*
+    names the store in the messages (a file, a PostgreSQL schema)."""
+    if meta.get("app") != APP_ID:
+        raise StoreError(f"{subject} is not a changewatch store (app={meta.get('app')!r}); it was left untouched")
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        version = 0
+    if version > supported:
+        raise StoreError(f"{subject} has store schema {version}, newer than this changewatch understands "
+                         f"({supported}): upgrade changewatch; the store was left untouched")
+    if version < 1:
+        raise StoreError(f"{subject} has no readable store schema version ({meta.get('schema_version')!r}); "
+                         "it was left untouched")
+    return version

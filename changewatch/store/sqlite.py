@@ -20,14 +20,13 @@ from .base import (
     Lease,
     LoggedChange,
     Outcome,
-    StaleObservation,
     StoredState,
     StoreError,
     StoreOptions,
     VersionConflict,
 )
 from .options import Option, choice, resolve_options, seconds, split_query
-from .semantics import clamp, dumps, is_stale, logged_record, next_state
+from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 from .sqlite_schema import SCHEMA_VERSION, check_file, prepare, store_error
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
@@ -202,13 +201,7 @@ class SQLiteStore:
                 # conditional on the version: it is what is stored, or the commit conflicts.
                 previous = self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
                                                   (spider, key)).fetchone())
-            found = previous.version if previous else None
-            if found != expected_version:
-                raise VersionConflict(f"key {key!r} of spider {spider!r} is at version {found}, "
-                                      f"not {expected_version}")
-            if previous is not None and is_stale(observed_at, previous.last_seen):
-                raise StaleObservation(f"key {key!r} of spider {spider!r}: fetched at {observed_at}, before "
-                                       f"the stored observation ({previous.last_seen})")
+            check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(db, spider, key, outcome, observed_at)
             change_id = None
@@ -219,12 +212,7 @@ class SQLiteStore:
                     (spider, key, outcome.kind.value, observed_at, dumps(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
         if clamped:
-            # A skewed clock skews every fetch: one WARNING per store, then DEBUG (the crawl counts
-            # them all in changewatch/commit/clamped).
-            logger.log(logging.DEBUG if self._clamp_reported else logging.WARNING,
-                       "key %r of spider %r was fetched at %s, ahead of the store's clock (%s): stored as "
-                       "fetched at %s; check the clock of the machine that fetched it",
-                       key, spider, outcome.observed_at, now.isoformat(timespec="seconds"), observed_at)
+            report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
             self._clamp_reported = True
         return Committed(version, change_id, observed_at, clamped)
 

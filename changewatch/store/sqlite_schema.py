@@ -13,10 +13,10 @@ from typing import Any
 
 from .base import StoreError
 from .legacy import snapshot_from_v2_columns
+from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "prepare", "store_error"]
 
-APP_ID = "changewatch"
 SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -204,19 +204,7 @@ def _schema_version(db: sqlite3.Connection, path: Path) -> int:
         meta = dict(db.execute("SELECT name, value FROM changewatch_meta").fetchall())
     except sqlite3.Error as exc:
         raise store_error(path, "read its metadata", exc) from exc
-    if meta.get("app") != APP_ID:
-        raise StoreError(f"{path} is not a changewatch store (app={meta.get('app')!r}); it was left untouched")
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError:
-        version = 0
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"{path} has store schema {version}, newer than this changewatch understands "
-                         f"({SCHEMA_VERSION}): upgrade changewatch; the store was left untouched")
-    if version < 1:
-        raise StoreError(f"{path} has no readable store schema version ({meta.get('schema_version')!r}); "
-                         "it was left untouched")
-    return version
+    return check_schema_version(meta, str(path), SCHEMA_VERSION)
 
 
 def _in_transaction(db: sqlite3.Connection, path: Path, doing: str, work: Callable[[], object], *,
