@@ -17,8 +17,11 @@ Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant
   (``downloader/response_status_count/200``), and every urlwatch run must fetch and filter every
   URL without an error, or the benchmark aborts. No corpus directory: exits 1 with a message,
   never falls back to synthetic pages; urlwatch not installable or not running: exits 1 with a
-  message, never skips it. About 12 minutes on a 2-core machine (the urlwatch runs ~20 pages/s,
-  the watch crawls 60-100); ``--real --runs 1 --pages 300`` for a smoke run (about a minute).
+  message, never skips it. ``--urlwatch-filter`` picks the method of urlwatch's ``html2text``
+  filter: ``re`` (default, what ``filter: html2text`` does) or ``pyhtml2text`` (its Markdown
+  converter, ~10x slower). About 2.5 minutes on a 2-core machine (urlwatch ~190-250 pages/s,
+  the watch crawls ~230-360; 12 minutes with ``pyhtml2text``); ``--real --runs 1 --pages 300``
+  for a smoke run (about a minute).
 * ``--memory``: peak RSS instead of throughput, over long crawls: for each page count of
   ``--memory-pages`` (default 2000,20000), plain Scrapy, then the watch spider's 1st and 2nd
   crawls on one store, once each; the table gives each peak and the ratio of the largest count to

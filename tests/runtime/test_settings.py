@@ -223,3 +223,11 @@ def test_credentials_are_not_repeated(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         start(addon_crawler(tmp_path, CHANGEWATCH_VANTAGE={"headers": {"Authorization": "Bearer hunter2\n"}}))
     assert "hunter2" not in str(caught.value) and "Authorization" in str(caught.value)
+
+
+@pytest.mark.parametrize(("cpus", "workers"), [(None, 0), (1, 0), (2, 2), (3, 2), (4, 3), (8, 4), (64, 4)])
+def test_default_workers_by_cpu_count(monkeypatch: pytest.MonkeyPatch, cpus: int | None, workers: int) -> None:
+    """A thread on one core; else one worker per core but the crawl's, at least two (measured: one
+    left a 2-core machine's second core a third idle) and at most four."""
+    monkeypatch.setattr("os.cpu_count", lambda: cpus)
+    assert default_workers() == workers
