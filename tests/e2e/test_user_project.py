@@ -96,3 +96,41 @@ def test_good_network_settings_keep_the_guard_on(site: tuple[LoggedSite, str], t
     assert "/hours" in served.paths
     assert read_feed(tmp_path / "changes.jsonl") == []
     assert "changewatch/commit/baseline': 1" in allowed.stderr
+
+
+class EditedSite(LoggedSite):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hours = "9 to 5"
+
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        status, ctype, body = super().respond_to(path, headers)
+        return status, ctype, body.replace(b"9 to 5", self.hours.encode())
+
+
+def test_a_csv_feed_of_a_user_project_has_every_record_member(tmp_path: Path) -> None:
+    """Issue 11: -O changes.csv took its columns from the first record. In a project that
+    enables only the add-on, a CSV feed gets every record member as a column, nested values as
+    JSON, and the page's change in it."""
+    import csv
+
+    from changewatch.feeds import RECORD_FIELDS
+
+    served = EditedSite()
+    base = served.start()
+    try:
+        allow = ("-s", "CHANGEWATCH_ALLOW_PRIVATE=True", "-s", "ROBOTSTXT_OBEY=False")
+        first = crawl_user_project(tmp_path, base, *allow)
+        assert first.returncode == 0, first.stderr[-2000:]
+        served.hours = "10 to 4"
+        second = crawl_user_project(tmp_path, base, *allow, "-O", "changes.csv")
+        assert second.returncode == 0, second.stderr[-2000:]
+    finally:
+        served.stop()
+    with (tmp_path / "changes.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert reader.fieldnames == list(RECORD_FIELDS)
+    [row] = rows
+    assert row["kind"] == "content" and row["key"] == "hours" and "10 to 4" in row["diff"]
+    assert read_feed(tmp_path / "changes.jsonl")[0]["change_id"] == int(row["change_id"])
