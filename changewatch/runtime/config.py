@@ -30,6 +30,7 @@ from .parsers import (
     BadValue,
     Bool,
     Choice,
+    Directory,
     DottedPathTable,
     Duration,
     Float,
@@ -188,6 +189,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_SSRF_ALLOWED_NETWORKS", ListOf(parse_network, "IP networks such as 10.0.0.0/8"), ()),
     Setting("CHANGEWATCH_SSRF_NAMESERVERS", ListOf(parse_nameserver, "nameserver IP addresses with an optional "
                                                    "port (1.2.3.4, 1.2.3.4:5353, [::1]:53)"), ()),
+    # where the watch spider's -a watchlist= comes from (docs/watchlist.md, "Where a watchlist comes from")
+    Setting("CHANGEWATCH_WATCHLIST_DIR", Directory(), None),
+    Setting("CHANGEWATCH_WATCHLIST_TIMEOUT", Float(minimum=0, above=True), 30),
+    Setting("CHANGEWATCH_WATCHLIST_MAXSIZE", Int(minimum=1), 10 * 1024 * 1024),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -220,6 +225,9 @@ class ChangewatchConfig:
     conditional_full_fetch_days: float = 7.0
     delivery_lease: float = 600.0  # seconds
     vantage: Vantage = field(default_factory=_no_vantage)
+    watchlist_dir: str | None = None  # None: the working directory
+    watchlist_timeout: float = 30.0  # seconds
+    watchlist_maxsize: int = 10 * 1024 * 1024  # bytes
     guard: GuardConfig = field(default_factory=GuardConfig)
 
     @classmethod

@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 
 from ..core.durations import parse_duration
 
-__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "DottedPathTable", "Duration", "Float", "Int", "ListOf", "StoreUri",
-           "json_mapping"]
+__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Float", "Int", "ListOf",
+           "StoreUri", "json_mapping"]
 
 T = TypeVar("T")
 
@@ -251,4 +251,21 @@ class StoreUri:
         scheme, colon, _ = raw.strip().partition(":")
         if not colon or not SCHEME.fullmatch(scheme):
             raise BadValue("no scheme: prefix")
+        return raw.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Directory:
+    """A directory's path (a string); None or an empty string mean None (the working directory).
+    Whether it exists is checked when it is used: a crawl that never needs it must not fail."""
+
+    @property
+    def accepts(self) -> str:
+        return "a directory path, or an empty value for the working directory"
+
+    def __call__(self, raw: Any) -> str | None:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or "\x00" in raw:
+            raise BadValue()
         return raw.strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -15,10 +16,14 @@ from ..extract.observe import describe_failure, failed_url
 from ..extract.page import Page
 from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
+from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
-from .watchlist import Watch, load_watchlist
+from .sources import WatchlistSource, read_watchlist
+from .watchlist import Watch, WatchlistError
 
 __all__ = ["WatchSpider", "observe_watch", "watch_specs"]
+
+logger = logging.getLogger(__name__)
 
 
 def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
@@ -56,22 +61,34 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
 
 
 class WatchSpider(scrapy.Spider):
-    """``scrapy crawl watch -a watchlist=watchlist.yaml -O changes.jsonl``"""
+    """``scrapy crawl watch -a watchlist=watchlist.yaml -O changes.jsonl``; the watchlist may also
+    be an http(s) URL or inline JSON (:mod:`changewatch.spiders.sources`)."""
 
     name = "watch"
     cw_stats: Stats
+    watches: list[Watch]
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         if not watchlist:
-            raise ValueError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE")
-        # Validated here, before anything is fetched: a bad watchlist fails the run at start.
-        self.watches: list[Watch] = load_watchlist(watchlist)
+            raise ValueError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
+                             "(a path, an http(s) URL or inline JSON)")
+        self.watchlist = watchlist
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WatchSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.cw_stats = Stats(crawler, "watch")
+        # Read and validated here, before the engine starts: a bad or unreachable watchlist stops
+        # the crawl (exit status 1) before anything is fetched or stored.
+        config = ChangewatchConfig.from_settings(crawler.settings)
+        source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
+                                 config.watchlist_maxsize, crawler.settings.get("USER_AGENT") or "changewatch")
+        try:
+            spider.watches = read_watchlist(spider.watchlist, source)
+        except WatchlistError as exc:
+            logger.error("The watch spider cannot start: %s", exc)
+            raise
         return spider
 
     async def start(self) -> AsyncIterator[Any]:

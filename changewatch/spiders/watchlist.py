@@ -19,13 +19,16 @@ from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
 from ..middlewares.vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
 
-__all__ = ["EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist"]
+__all__ = ["INLINE", "EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist",
+           "parse_watchlist_text"]
 
 WATCH_OPTIONS = frozenset(
     {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params",
      "kinds", "conditional", *VANTAGE_OPTIONS}
 )
 DEFAULT_OPTIONS = WATCH_OPTIONS - {"url", "key"}
+#: how errors name a watchlist given inline (``-a watchlist='{"watches": [...]}'``)
+INLINE = "(inline JSON)"
 
 
 class WatchlistError(ValueError):
@@ -272,11 +275,19 @@ def load_watchlist(path: str | Path) -> list[Watch]:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise WatchlistError(f"cannot read watchlist {p}: {exc}") from exc
+    return parse_watchlist_text(text, str(p), is_json=p.suffix.lower() == ".json")
+
+
+def parse_watchlist_text(text: str, source: str, *, is_json: bool) -> list[Watch]:
+    """A watchlist document's text, JSON or YAML, validated; *source* names it in errors.
+    Raises :class:`WatchlistError` and nothing else."""
     try:
-        data = (json.loads(text, object_pairs_hook=_unique_json) if p.suffix.lower() == ".json"
+        data = (json.loads(text, object_pairs_hook=_unique_json) if is_json
                 else yaml.load(text, Loader=_UniqueKeyLoader))  # a SafeLoader that refuses duplicate keys
     except (ValueError, yaml.YAMLError) as exc:
-        raise WatchlistError(f"watchlist {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from exc
+        raise WatchlistError(f"watchlist {source} is not valid {'JSON' if is_json else 'YAML'}: {exc}") from exc
     except RecursionError:
-        raise WatchlistError(f"watchlist {p} is nested too deeply to be a watchlist") from None
-    return parse_watchlist(data, str(p))
+        raise WatchlistError(f"watchlist {source} is nested too deeply to be a watchlist") from None
+    if is_json and isinstance(data, list) and source == INLINE:
+        data = {"watches": data}  # -a watchlist='[{"url": ...}]': the watches alone
+    return parse_watchlist(data, source)

@@ -31,7 +31,17 @@ from changewatch.runtime.config import (
     VantageSetting,
     default_workers,
 )
-from changewatch.runtime.parsers import Bool, Choice, DottedPathTable, Duration, Float, Int, ListOf, StoreUri
+from changewatch.runtime.parsers import (
+    Bool,
+    Choice,
+    Directory,
+    DottedPathTable,
+    Duration,
+    Float,
+    Int,
+    ListOf,
+    StoreUri,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,6 +78,7 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     ListOf: lambda p: [5, {"a": "b"}, ["ok.example", 5], True],
     DottedPathTable: lambda p: ["[1,2]", "{bad json", 5, '{"x": "nodots"}', {"x": 5}, {"": "a.b"}, {"a b": "a.b"},
                                 ["sqlite"]] + ([] if p.removable else [{"x": None}]),
+    Directory: lambda p: [5, True, ["/srv/watchlists"], "/srv/\x00"],
     StoreUri: lambda p: ["nosuchscheme://x", "", "  ", "no-scheme-here", "1http://x", 5, ["sqlite:///x.db"]],
     VantageSetting: lambda p: ['{"colour": "red"}', {"proxy": "nope"}, "[1]", '{"accept_language": "de"',
                                {"accept_language": "not a language!"}, {"headers": {"X-A": "a\nb"}}, 5],

@@ -1,0 +1,76 @@
+"""End to end: ``scrapy crawl watch`` with its watchlist at a URL or inline; a watchlist that cannot
+be had stops the crawl at start, exit status 1, one clear line, nothing fetched or stored."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .crawl import scrapy_crawl
+from .hostile import HostileSite, good_page, hang, page
+
+
+@pytest.fixture
+def site() -> Iterator[HostileSite]:
+    server = HostileSite()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def store_args(tmp_path: Path, *extra: str) -> tuple[str, ...]:
+    return ("-s", f"CHANGEWATCH_STORE=sqlite:///{tmp_path / 'state.db'}", *extra)
+
+
+def test_a_watchlist_url_is_fetched_once_with_the_user_agent(site: HostileSite, tmp_path: Path) -> None:
+    site.good["/page"] = page(good_page("page"))
+    site.good["/w.json"] = page(json.dumps({"watches": [{"url": site.base + "/page", "key": "p"}]}).encode(),
+                                ctype="application/json")
+    run = scrapy_crawl(tmp_path, "watch", 1, "-a", f"watchlist={site.base}/w.json",
+                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert site.hits["/w.json"] == 1 and site.hits["/page"] == 1
+    assert run.stats["changewatch/watch/observed"] == 1
+    assert all(agent.startswith("changewatch/") for agent in site.agents), site.agents
+
+
+def test_inline_json(site: HostileSite, tmp_path: Path) -> None:
+    site.good["/page"] = page(good_page("page"))
+    watches = json.dumps([{"url": site.base + "/page", "key": "p"}])
+    run = scrapy_crawl(tmp_path, "watch", 1, "-a", f"watchlist={watches}",
+                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert site.hits["/page"] == 1
+
+
+@pytest.mark.parametrize(("path", "settings", "message"), [
+    ("/w.json", (), r"cannot fetch watchlist http://127\.0\.0\.1:\d+/w\.json: refused: loopback: 127\.0\.0\.1 "
+                    r"\(a watchlist on this machine or network needs CHANGEWATCH_ALLOW_PRIVATE=True"),
+    ("/slow", ("CHANGEWATCH_ALLOW_PRIVATE=True", "CHANGEWATCH_WATCHLIST_TIMEOUT=1"),
+     r"cannot fetch watchlist .*/slow: timeout: no complete answer from .*/slow within 1 s"),
+    ("/w.json", ("CHANGEWATCH_ALLOW_PRIVATE=True", "CHANGEWATCH_WATCHLIST_MAXSIZE=10"),
+     r"cannot fetch watchlist .*/w\.json: too large: .* announces \d+ bytes, more than the 10 allowed"),
+    ("/html", ("CHANGEWATCH_ALLOW_PRIVATE=True",), r"watchlist .*/html is not valid YAML"),
+])
+def test_a_watchlist_url_that_cannot_be_had_stops_the_crawl(
+        site: HostileSite, tmp_path: Path, path: str, settings: tuple[str, ...], message: str) -> None:
+    site.good["/page"] = page(good_page("page"))
+    site.good["/w.json"] = page(json.dumps({"watches": [{"url": site.base + "/page"}]}).encode())
+    site.good["/slow"] = hang(site)
+    site.good["/html"] = page(b"<html><body><p>Sign in: <b>here</b></p>\n  x: [</body></html>")
+    start = time.monotonic()
+    run = scrapy_crawl(tmp_path, "watch", 1, "-a", f"watchlist={site.base}{path}",
+                       *store_args(tmp_path, *(arg for s in settings for arg in ("-s", s))))
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert time.monotonic() - start < 30
+    lines = [line for line in run.stderr.splitlines() if "ERROR: The watch spider cannot start: " in line]
+    assert len(lines) == 1, run.stderr[-3000:]
+    assert re.search(message, lines[0]), lines[0]
+    assert "/page" not in site.hits
+    assert not (tmp_path / "state.db").exists()
