@@ -87,6 +87,11 @@ class Scrapyd:
     url: str
     workdir: Path
     log: Path
+    items: bool  # items_dir is set
+
+    def records(self, job: str) -> list[dict[str, Any]]:
+        path = self.workdir / "items" / PROJECT / "watch" / f"{job}.jl"
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
     def call(self, endpoint: str, *, post: bool = False, **data: Any) -> dict[str, Any]:
         query = urllib.parse.urlencode(list(_pairs(data)))
@@ -130,18 +135,21 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return clone
 
 
-@pytest.fixture(scope="module")
-def scrapyd(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scrapyd]:
+@pytest.fixture(scope="module", params=["no items_dir", "items_dir"])
+def scrapyd(checkout: Path, tmp_path_factory: pytest.TempPathFactory,
+            request: pytest.FixtureRequest) -> Iterator[Scrapyd]:
+    """A Scrapyd with or without items_dir (with it, Scrapyd gives every job a feed of its own)."""
     workdir = tmp_path_factory.mktemp("scrapyd")
     port = free_port()
+    items_dir = "items" if request.param == "items_dir" else ""
     (workdir / "scrapyd.conf").write_text(
         f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {port}\neggs_dir = eggs\nlogs_dir = logs\n"
-        "dbs_dir = dbs\nitems_dir =\npoll_interval = 0.2\nmax_proc = 4\njobs_to_keep = 20\n")
+        f"dbs_dir = dbs\nitems_dir = {items_dir}\npoll_interval = 0.2\nmax_proc = 4\njobs_to_keep = 20\n")
     log = workdir / "scrapyd.out"
     with log.open("wb") as out:
         process = subprocess.Popen([str(ENV_DIR / "bin" / "scrapyd")], cwd=workdir, env=clean_env(),
                                    stdout=out, stderr=subprocess.STDOUT)
-    server = Scrapyd(f"http://127.0.0.1:{port}/", workdir, log)
+    server = Scrapyd(f"http://127.0.0.1:{port}/", workdir, log, bool(items_dir))
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -244,8 +252,13 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
         logged, undelivered = changes(scrapyd)
         assert [(c.key, c.kind, c.record["changes"]) for c in logged] == [
             ("lamp", "field", {"price": {"old": "89.00 EUR", "new": "79.00 EUR"}})]
-        # no items_dir and no FEEDS: no job had a feed to deliver it, it waits in the store
-        assert [c.id for c in undelivered] == [c.id for c in logged]
+        exported = scrapyd.records(first) + scrapyd.records(second)
+        if scrapyd.items:  # one job exported it, in its own feed, and it counts as delivered
+            assert [(r["key"], r["change_id"]) for r in exported] == [("lamp", logged[0].id)]
+            assert undelivered == []
+        else:  # no items_dir and no FEEDS: no job had a feed to deliver it, it waits in the store
+            assert exported == []
+            assert [c.id for c in undelivered] == [c.id for c in logged]
         assert site.hits["/watchlist.json"] == 3  # once per job that was allowed to fetch it
     finally:
         site.stop()
