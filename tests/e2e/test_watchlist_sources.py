@@ -74,3 +74,15 @@ def test_a_watchlist_url_that_cannot_be_had_stops_the_crawl(
     assert re.search(message, lines[0]), lines[0]
     assert "/page" not in site.hits
     assert not (tmp_path / "state.db").exists()
+
+
+def test_a_relative_path_is_read_from_the_watchlist_dir(site: HostileSite, tmp_path: Path) -> None:
+    site.good["/page"] = page(good_page("page"))
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "w.json").write_text(json.dumps({"watches": [{"url": site.base + "/page", "key": "p"}]}))
+    run = scrapy_crawl(tmp_path, "watch", 1, "-a", "watchlist=w.json",  # the crawl runs in tmp_path
+                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True",
+                                   "-s", f"CHANGEWATCH_WATCHLIST_DIR={lists}"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert site.hits["/page"] == 1
