@@ -28,6 +28,7 @@ from .base import (
     StoredState,
     StoreError,
     StoreFactory,
+    StoreNotEmpty,
     StoreOptions,
     TransferableStore,
     TransferBatch,
@@ -38,8 +39,8 @@ from .options import redact
 __all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeLogStore",
            "ChangeQuery", "Committed", "HttpValidators", "Lease", "LogEntry", "LoggedChange", "NoSuchStore",
            "OlderSchema", "Outcome", "StaleObservation", "Store", "StoreCounts", "StoreError", "StoreFactory",
-           "StoreOptions", "StoredState", "TransferBatch", "TransferableStore", "VersionConflict", "open_store",
-           "store_from_uri"]
+           "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore", "VersionConflict",
+           "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 

@@ -43,8 +43,8 @@ from ..core.validators import HttpValidators
 
 __all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeLogStore", "ChangeQuery", "Committed", "HttpValidators",
            "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "OlderSchema", "Outcome", "StaleObservation", "Store",
-           "StoreCounts", "StoreError", "StoreFactory", "StoreOptions", "StoredState", "TransferBatch",
-           "TransferableStore", "VersionConflict"]
+           "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
+           "TransferBatch", "TransferableStore", "VersionConflict"]
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
@@ -61,6 +61,10 @@ class NoSuchStore(StoreError):
 class OlderSchema(StoreError):
     """:meth:`ChangeLogStore.open_existing` found a store of an older schema, and was not asked to
     upgrade it (it was left untouched)."""
+
+
+class StoreNotEmpty(StoreError):
+    """:meth:`TransferableStore.import_rows` found the store holding data (it was left untouched)."""
 
 
 class VersionConflict(Exception):
@@ -321,9 +325,10 @@ class TransferableStore(ChangeLogStore, Protocol):
 
     def import_rows(self, batches: Iterable[TransferBatch]) -> None:
         """Write *batches* (as :meth:`export_rows` yields them) into this store in one
-        transaction, keeping change ids (later changes get higher ones). Raises StoreError, and
-        writes nothing, when the store holds any key, validator or change, or when anything fails
-        before the end (a batch that cannot be written, or *batches* itself raising)."""
+        transaction, keeping change ids (later changes get higher ones). Raises
+        :class:`StoreNotEmpty` when the store holds any key, validator or change, and StoreError
+        (or whatever *batches* raises) when anything fails before the end; either way it writes
+        nothing."""
         ...
 
     def counts(self) -> StoreCounts: ...

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, OlderSchema, StoreError
+from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, OlderSchema, StoreNotEmpty
 
 __all__ = ["ENTRY_COLUMNS", "EXPORT_ORDER", "entry", "insert_sql", "not_empty", "older_schema", "paged", "query_where"]
 
@@ -75,7 +75,7 @@ def older_schema(subject: str, found: int, supported: int) -> OlderSchema:
                        "left untouched: open it once for writing (a crawl does) to upgrade it in place")
 
 
-def not_empty(subject: str, keys: int, validators: int, changes: int) -> StoreError:
-    return StoreError(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes): a "
+def not_empty(subject: str, keys: int, validators: int, changes: int) -> StoreNotEmpty:
+    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes): a "
                       "migration writes only into an empty store, never merges two; name a new one (another "
                       "file, or another ?schema=)")

@@ -8,29 +8,9 @@ from collections.abc import Callable
 import pytest
 
 from changewatch.core.comparisons import Kind
-from changewatch.store import ChangeLogStore, ChangeQuery, Lease, LogEntry, NoSuchStore, Store, store_from_uri
+from changewatch.store import ChangeLogStore, ChangeQuery, LogEntry, NoSuchStore, Store, store_from_uri
 
-from ._support import T0, T1, T2, T3, encoded, outcome
-
-#: (spider, key, kind, fetch time) of each change logged by :func:`_log`, in id order
-LOGGED = [("shop", "a", Kind.FIELD, T0), ("shop", "b", Kind.CONTENT, T1), ("news", "a", Kind.ERROR, T1),
-          ("shop", "a", Kind.ENTITIES, T2), ("news", "c", Kind.FIELD, T3), ("shop", "b", Kind.ERROR, T3)]
-
-
-def _log(store: Store) -> list[int]:
-    """Log :data:`LOGGED`; deliver the first two. The change ids."""
-    versions: dict[tuple[str, str], int] = {}
-    ids = []
-    for n, (spider, key, kind, at) in enumerate(LOGGED):
-        version = versions.get((spider, key))
-        error = "blocked" if kind is Kind.ERROR else None
-        committed = store.commit(spider, key, version, outcome(kind, None if error else encoded(), {"n": n}, at=at,
-                                                               error=error), lease=Lease("owner", 60.0))
-        versions[(spider, key)] = committed.version
-        assert committed.change_id is not None
-        ids.append(committed.change_id)
-    store.mark_delivered("shop", ids[:2], "2024-06-01T00:00:00Z")
-    return ids
+from ._support import T0, T1, T3, encoded, log_changes, outcome
 
 
 def _listed(store: Store, query: ChangeQuery, **kwargs: int) -> list[int]:
@@ -40,7 +20,7 @@ def _listed(store: Store, query: ChangeQuery, **kwargs: int) -> list[int]:
 
 
 def test_every_change_oldest_first_with_its_delivery(store: Store) -> None:
-    ids = _log(store)
+    ids = log_changes(store)
     assert isinstance(store, ChangeLogStore)
     entries = list(store.query_changes(ChangeQuery()))
     assert [e.id for e in entries] == ids
@@ -65,13 +45,13 @@ def test_every_change_oldest_first_with_its_delivery(store: Store) -> None:
     (ChangeQuery(spiders=("news",), keys=("b",)), []),
 ])
 def test_filters(store: Store, query: ChangeQuery, expected: list[int]) -> None:
-    _log(store)
+    log_changes(store)
     assert _listed(store, query) == expected
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 5, 6, 1000])
 def test_batches_list_the_same_changes(store: Store, batch_size: int) -> None:
-    ids = _log(store)
+    ids = log_changes(store)
     assert _listed(store, ChangeQuery(), batch_size=batch_size) == [0, 1, 2, 3, 4, 5]
     assert _listed(store, ChangeQuery(undelivered=True), batch_size=batch_size) == [2, 3, 4, 5]
     assert _listed(store, ChangeQuery(), after_id=ids[3], batch_size=batch_size) == [4, 5]
@@ -88,7 +68,7 @@ def test_keys_and_spiders_are_matched_exactly(store: Store) -> None:
 
 
 def test_delivered_changes_leave_the_undelivered_list(store: Store) -> None:
-    ids = _log(store)
+    ids = log_changes(store)
     store.mark_delivered("news", [ids[2], ids[4]], T3)
     assert _listed(store, ChangeQuery(undelivered=True)) == [3, 5]
     assert _listed(store, ChangeQuery(spiders=("news",))) == [2, 4]  # still listed without the filter
