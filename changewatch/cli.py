@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes
+from . import cli_changes, cli_migrate
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -92,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", metavar="DIR", help="keep the demo's store, watchlist and feeds in DIR")
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
+    cli_migrate.add_parser(sub)
     return parser
 
 
