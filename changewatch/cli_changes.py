@@ -80,7 +80,7 @@ def parse_kinds(values: Iterable[str]) -> tuple[str, ...]:
     """The kinds named by ``--kind`` options (each may list several, comma-separated)."""
     kinds: list[str] = []
     for value in values:
-        for name in (part.strip() for part in value.split(",")):
+        for name in (part.strip().lower() for part in value.split(",")):
             if not name:
                 continue
             if name not in LOGGED_KINDS:

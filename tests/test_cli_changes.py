@@ -78,6 +78,7 @@ def test_every_change_oldest_first_as_exported(logged: tuple[str, list[int]], ca
     (["--key", "a"], [0, 2, 3]),
     (["--key", "a", "--key", "c"], [0, 2, 3, 4]),
     (["--kind", "error"], [2, 5]),
+    (["--kind", "Error"], [2, 5]),
     (["--kind", "field,entities"], [0, 3, 4]),
     (["--kind", "field", "--kind", " entities ,"], [0, 3, 4]),
     (["--since", T1], [1, 2, 3, 4, 5]),
