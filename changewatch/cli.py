@@ -1,4 +1,5 @@
-"""The ``changewatch`` command: compare two saved pages, or run the demo."""
+"""The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log, or
+migrate a store."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_changes, cli_migrate
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -89,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="serve a noisy demo site on 127.0.0.1, crawl it, change it, crawl again")
     demo.add_argument("--keep", metavar="DIR", help="keep the demo's store, watchlist and feeds in DIR")
     demo.set_defaults(func=_demo)
+    cli_changes.add_parser(sub)
+    cli_migrate.add_parser(sub)
     return parser
 
 

@@ -11,24 +11,36 @@ from typing import Any
 
 from .base import (
     CLOCK_TOLERANCE,
+    TRANSFER_TABLES,
+    ChangeLogStore,
+    ChangeQuery,
     Committed,
     HttpValidators,
     Lease,
+    LogEntry,
     LoggedChange,
+    NoSuchStore,
+    OlderSchema,
     Outcome,
     StaleObservation,
     Store,
+    StoreCounts,
     StoredState,
     StoreError,
     StoreFactory,
+    StoreNotEmpty,
     StoreOptions,
+    TransferableStore,
+    TransferBatch,
     VersionConflict,
 )
 from .options import redact
 
-__all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "Committed", "HttpValidators", "Lease",
-           "LoggedChange", "Outcome", "StaleObservation", "Store", "StoreError", "StoreFactory", "StoreOptions",
-           "StoredState", "VersionConflict", "open_store", "store_from_uri"]
+__all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeLogStore",
+           "ChangeQuery", "Committed", "HttpValidators", "Lease", "LogEntry", "LoggedChange", "NoSuchStore",
+           "OlderSchema", "Outcome", "StaleObservation", "Store", "StoreCounts", "StoreError", "StoreFactory",
+           "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore", "VersionConflict",
+           "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 

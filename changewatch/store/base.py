@@ -24,11 +24,16 @@ tests against every backend).
   (:meth:`Store.claim_undelivered`). Leases are renewed while a crawl runs
   (:meth:`Store.renew_leases`) and released when a feed fails (:meth:`Store.release_leases`).
 - The snapshot is opaque bytes to the store (:mod:`changewatch.core.snapshot` encodes it).
+
+Two optional protocols serve the command line, and a store without them still crawls:
+:class:`ChangeLogStore` (``changewatch changes``: open only a store that exists, list the change
+log filtered in the database) and :class:`TransferableStore` (``changewatch migrate``: every
+row out in batches, and into an empty store in one transaction).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
@@ -36,8 +41,10 @@ from typing import Any, Protocol, runtime_checkable
 from ..core.comparisons import Kind
 from ..core.validators import HttpValidators
 
-__all__ = ["CLOCK_TOLERANCE", "Committed", "HttpValidators", "Lease", "LoggedChange", "Outcome", "StaleObservation",
-           "Store", "StoreError", "StoreFactory", "StoreOptions", "StoredState", "VersionConflict"]
+__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeLogStore", "ChangeQuery", "Committed", "HttpValidators",
+           "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "OlderSchema", "Outcome", "StaleObservation", "Store",
+           "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
+           "TransferBatch", "TransferableStore", "VersionConflict"]
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
@@ -45,6 +52,19 @@ CLOCK_TOLERANCE = timedelta(seconds=60)
 
 class StoreError(Exception):
     """The store cannot be opened or written; the message says which and why. Fatal for a crawl."""
+
+
+class NoSuchStore(StoreError):
+    """:meth:`ChangeLogStore.open_existing` found no store where the URI points (nothing was created)."""
+
+
+class OlderSchema(StoreError):
+    """:meth:`ChangeLogStore.open_existing` found a store of an older schema, and was not asked to
+    upgrade it (it was left untouched)."""
+
+
+class StoreNotEmpty(StoreError):
+    """:meth:`TransferableStore.import_rows` found the store holding data (it was left untouched)."""
 
 
 class VersionConflict(Exception):
@@ -217,3 +237,98 @@ class StoreFactory(Protocol):
         overrides its default, and an unknown or invalid one raises StoreError naming it, its value
         and what is accepted. Messages never quote a URI's password."""
         ...
+
+
+# -- optional: the change log as the source of truth, and moving a store ------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ChangeQuery:
+    """Which logged changes :meth:`ChangeLogStore.query_changes` lists. Each member given
+    narrows the list (empty: any); values within one member are alternatives."""
+
+    spiders: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    #: a time as the store keeps them (``2026-11-30T12:00:00Z``): changes fetched at it or later
+    since: str | None = None
+    undelivered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One change-log row as listed: the logged change and when it was confirmed as delivered
+    (None: not yet; a store upgraded from schema 1 says ``before-schema-2``)."""
+
+    id: int
+    spider: str
+    key: str
+    kind: str
+    observed_at: str
+    record: dict[str, Any]
+    delivered_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    """How much a store holds: keys per spider, validators, logged changes and undelivered ones."""
+
+    keys: dict[str, int]
+    validators: int
+    changes: int
+    undelivered: int
+
+
+#: what a migration copies, table by table in this order, with the columns of each in the order
+#: of a :data:`TransferBatch`'s rows. Leases are not copied: a lease names a process of the old
+#: store's crawls, and an undelivered change without one is claimed by the next crawl at once.
+TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
+    "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
+                     "last_good", "last_changed", "last_error", "error_streak"),
+    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec"),
+    "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
+}
+
+#: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
+#: snapshot as bytes, counters and records as the JSON text stored, times as text)
+TransferBatch = tuple[str, list[tuple[Any, ...]]]
+
+
+@runtime_checkable
+class ChangeLogStore(Protocol):
+    """Optional: what ``changewatch changes`` needs besides :class:`Store`. The built-in stores
+    have it; the command refuses, saying so, a store that has not."""
+
+    def open_existing(self, *, upgrade: bool = False) -> None:
+        """Connect to the store only if it exists, as :meth:`Store.open` otherwise does: raises
+        :class:`NoSuchStore` (and creates nothing: no file, directory or schema) where there is
+        none, StoreError for one that is not ours or of a newer schema, and :class:`OlderSchema`
+        for an older one unless *upgrade* (then it is upgraded in place, as a crawl would)."""
+        ...
+
+    def query_changes(self, query: ChangeQuery, *, after_id: int = 0, batch_size: int = 1000) -> Iterator[LogEntry]:
+        """The logged changes *query* selects with an id above *after_id*, oldest (lowest id)
+        first. Filtered in the database and read *batch_size* rows at a time, each batch its own
+        short read: memory stays flat whatever the log's size, and no lock is held between
+        batches (a change logged meanwhile is listed if its id is still ahead)."""
+        ...
+
+
+@runtime_checkable
+class TransferableStore(ChangeLogStore, Protocol):
+    """Optional: what ``changewatch migrate`` needs to move a whole store to another backend."""
+
+    def export_rows(self, batch_size: int = 1000) -> Iterator[TransferBatch]:
+        """Every row of :data:`TRANSFER_TABLES`, table by table in that order (keys by spider and
+        key, changes by id), in batches of at most *batch_size* rows, all read in one snapshot of
+        the store (writers meanwhile are not seen)."""
+        ...
+
+    def import_rows(self, batches: Iterable[TransferBatch]) -> None:
+        """Write *batches* (as :meth:`export_rows` yields them) into this store in one
+        transaction, keeping change ids (later changes get higher ones). Raises
+        :class:`StoreNotEmpty` when the store holds any key, validator or change, and StoreError
+        (or whatever *batches* raises) when anything fails before the end; either way it writes
+        nothing."""
+        ...
+
+    def counts(self) -> StoreCounts: ...

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .base import StoreError
+from .base import NoSuchStore, StoreError
 from .semantics import APP_ID, check_schema_version
 
-__all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "prepare", "schema_sql"]
+__all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "existing_version", "prepare", "schema_sql"]
 
 #: ``{s}`` is the quoted schema name
 _SCHEMA = """
@@ -116,3 +116,19 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
 
 def _version(meta: dict[str, str], name: str, where: str) -> int:
     return check_schema_version(meta, f"{where}: schema {name!r}", SCHEMA_VERSION)
+
+
+def existing_version(conn: Any, name: str, quoted: str, where: str) -> int:
+    """The schema version of the store in schema *name*, read without creating or changing
+    anything: NoSuchStore when the schema does not exist or holds no table, StoreError for one
+    that is not ours or of a newer version."""
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (name,))
+        tables = {row[0] for row in cur.fetchall()}
+        if not tables:
+            raise NoSuchStore(f"no such store: {where} does not exist (nothing was created)")
+        if "changewatch_meta" not in tables:
+            raise StoreError(f"{where}: schema {name!r} holds tables of another application "
+                             f"({', '.join(sorted(tables)[:5])}); it was left untouched")
+        cur.execute(f"SELECT name, value FROM {quoted}.changewatch_meta")
+        return _version(dict(cur.fetchall()), name, where)

@@ -8,26 +8,32 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .base import (
+    TRANSFER_TABLES,
+    ChangeQuery,
     Committed,
     HttpValidators,
     Lease,
+    LogEntry,
     LoggedChange,
     Outcome,
+    StoreCounts,
     StoredState,
     StoreError,
     StoreOptions,
+    TransferBatch,
     VersionConflict,
 )
+from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty, older_schema, paged, query_where
 from .options import Option, choice, resolve_options, seconds, split_query
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
-from .sqlite_schema import SCHEMA_VERSION, check_file, prepare, store_error
+from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
@@ -305,6 +311,57 @@ class SQLiteStore:
             for chunk in _chunks(ids):
                 db.execute(f"UPDATE changes SET delivered_at=? WHERE spider=? AND delivered_at IS NULL "
                            f"AND id IN ({', '.join('?' * len(chunk))})", (at, spider, *chunk))
+
+    # -- the change log as the source of truth, and moving a store (base.ChangeLogStore, TransferableStore) --
+
+    def open_existing(self, *, upgrade: bool = False) -> None:
+        if self._db is not None:
+            return
+        found = existing_version(self.path, self.timeout)
+        if found < SCHEMA_VERSION and not upgrade:
+            raise older_schema(f"store {self.path}", found, SCHEMA_VERSION)
+        self.open()
+
+    def query_changes(self, query: ChangeQuery, *, after_id: int = 0, batch_size: int = 1000) -> Iterator[LogEntry]:
+        def fetch(after: int, limit: int) -> list[LogEntry]:
+            where, args = query_where(query, after, "?")
+            with self._reading("read the change log") as db:
+                rows = db.execute(f"SELECT {ENTRY_COLUMNS} FROM changes WHERE {where} ORDER BY id LIMIT ?",
+                                  (*args, limit)).fetchall()
+            return [entry(r) for r in rows]
+
+        return paged(fetch, after_id, batch_size)
+
+    def export_rows(self, batch_size: int = 1000) -> Iterator[TransferBatch]:
+        db = self.db
+        try:
+            db.execute("BEGIN")  # one read transaction: one snapshot of every table (WAL)
+            try:
+                for table, columns in TRANSFER_TABLES.items():
+                    cursor = db.execute(f"SELECT {', '.join(columns)} FROM {table} "
+                                        f"ORDER BY {', '.join(EXPORT_ORDER[table])}")
+                    while rows := cursor.fetchmany(batch_size):
+                        yield table, [tuple(row) for row in rows]
+            finally:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise store_error(self.path, "read it for a migration", exc) from exc
+
+    def import_rows(self, batches: Iterable[TransferBatch]) -> None:
+        with self._transaction("import a migrated store") as db:
+            held = [db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TRANSFER_TABLES]
+            if any(held):
+                raise not_empty(f"store {self.path}", *held)
+            for table, rows in batches:
+                db.executemany(insert_sql(table, "?"), rows)
+
+    def counts(self) -> StoreCounts:
+        with self._reading("count what it holds") as db:
+            keys = dict(db.execute("SELECT spider, count(*) FROM observations GROUP BY spider ORDER BY spider"))
+            validators = db.execute("SELECT count(*) FROM validators").fetchone()[0]
+            changes, undelivered = db.execute("SELECT count(*), count(*) - count(delivered_at) FROM changes").fetchone()
+        return StoreCounts(keys, validators, changes, undelivered)
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:

@@ -10,12 +10,13 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from .base import StoreError
+from .base import NoSuchStore, StoreError
 from .legacy import snapshot_from_v2_columns
 from .semantics import APP_ID, check_schema_version
 
-__all__ = ["SCHEMA_VERSION", "check_file", "prepare", "store_error"]
+__all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
 SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -266,3 +267,26 @@ def _v3_row(row: dict[str, Any]) -> tuple[Any, ...]:
                          f"to a snapshot: {exc!r}") from exc
     return (row["spider"], row["key"], row["url"], snapshot, row["counters"] or "{}", row["first_seen"],
             row["last_seen"], row["last_good"], row["last_changed"], row["last_error"], row["error_streak"] or 0)
+
+
+def existing_version(path: Path, timeout: float) -> int:
+    """The schema version of the store at *path*, read without creating or changing anything:
+    NoSuchStore when there is no file (or an empty one, which SQLite would take as a new
+    database), StoreError for a file that is not ours or of a newer schema."""
+    if str(path) == ":memory:" or not path.exists():
+        raise NoSuchStore(f"no such store: {path} does not exist (nothing was created)")
+    check_file(path)
+    if path.stat().st_size == 0:
+        raise NoSuchStore(f"no such store: {path} is an empty file")
+    try:  # mode=ro: SQLite neither creates the file nor writes to it
+        db = sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=timeout)
+    except sqlite3.Error as exc:
+        raise store_error(path, "open it", exc) from exc
+    try:
+        tables = _tables(db, path)
+        if "changewatch_meta" not in tables:
+            raise StoreError(f"{path} is an SQLite database of another application (tables: "
+                             f"{', '.join(sorted(tables)[:5]) or 'none'}); it was left untouched")
+        return _schema_version(db, path)
+    finally:
+        db.close()

@@ -10,7 +10,7 @@ from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.core.entities import build_entities
 from changewatch.core.snapshot import Snapshot
-from changewatch.store import HttpValidators, Outcome
+from changewatch.store import HttpValidators, Lease, Outcome, Store
 
 #: fetch times well before the test machine's clock: never clamped
 T0, T1, T2, T3 = "2024-05-01T00:00:00Z", "2024-05-01T01:00:00Z", "2024-05-01T02:00:00Z", "2024-05-01T03:00:00Z"
@@ -48,3 +48,24 @@ def with_http(kind: Kind, url: str, etag: str | None, *, not_modified: bool = Fa
     http = None if not_modified else HttpValidators(url=url, key="", etag=etag, size=1234, spec="s1")
     return Outcome(kind, url, at, snapshot=snapshot, http=http, not_modified=not_modified,
                    record={"kind": kind.value} if kind.reported else None)
+
+
+#: (spider, key, kind, fetch time) of each change logged by :func:`log_changes`, in id order
+LOGGED = [("shop", "a", Kind.FIELD, T0), ("shop", "b", Kind.CONTENT, T1), ("news", "a", Kind.ERROR, T1),
+          ("shop", "a", Kind.ENTITIES, T2), ("news", "c", Kind.FIELD, T3), ("shop", "b", Kind.ERROR, T3)]
+
+
+def log_changes(store: Store) -> list[int]:
+    """Log :data:`LOGGED`; deliver the first two. The change ids."""
+    versions: dict[tuple[str, str], int] = {}
+    ids = []
+    for n, (spider, key, kind, at) in enumerate(LOGGED):
+        version = versions.get((spider, key))
+        error = "blocked" if kind is Kind.ERROR else None
+        committed = store.commit(spider, key, version, outcome(kind, None if error else encoded(), {"n": n}, at=at,
+                                                               error=error), lease=Lease("owner", 60.0))
+        versions[(spider, key)] = committed.version
+        assert committed.change_id is not None
+        ids.append(committed.change_id)
+    store.mark_delivered("shop", ids[:2], "2024-06-01T00:00:00Z")
+    return ids

@@ -1,0 +1,139 @@
+"""``changewatch migrate --from URI --to URI``: move a whole store to another backend (or file, or
+schema): every key's state (snapshot, version, counters, times, error streak, HTTP validators) and
+the change log (ids, delivery times; leases are dropped), so that a crawl pointed at the target
+carries on where the source left off. The target must be empty; it is written in one transaction
+(a failure leaves it empty), reading the source in one snapshot, a batch at a time."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cli_changes import open_existing_store
+from .store import TRANSFER_TABLES, StoreCounts, StoreError, StoreNotEmpty, TransferableStore, TransferBatch
+from .store import store_from_uri as _store_from_uri
+from .store.options import redact
+
+__all__ = ["add_parser"]
+
+_BATCH = 1000
+_SPIDER = TRANSFER_TABLES["observations"].index("spider")
+_DELIVERED_AT = TRANSFER_TABLES["changes"].index("delivered_at")
+
+
+@dataclass
+class Tally:
+    """What went through a migration, counted as it streamed."""
+
+    keys: Counter[str] = field(default_factory=Counter)
+    rows: Counter[str] = field(default_factory=Counter)
+    undelivered: int = 0
+
+    def counting(self, batches: Iterable[TransferBatch]) -> Iterator[TransferBatch]:
+        for table, rows in batches:
+            self.rows[table] += len(rows)
+            if table == "observations":
+                self.keys.update(row[_SPIDER] for row in rows)
+            elif table == "changes":
+                self.undelivered += sum(1 for row in rows if row[_DELIVERED_AT] is None)
+            yield table, rows
+
+    def counts(self) -> StoreCounts:
+        return StoreCounts(dict(sorted(self.keys.items())), self.rows["validators"], self.rows["changes"],
+                           self.undelivered)
+
+
+def _error(message: str) -> None:
+    print(f"changewatch migrate: {message}", file=sys.stderr)
+
+
+def _open_target(uri: str) -> Any:
+    store = _store_from_uri(uri)
+    if not isinstance(store, TransferableStore):
+        raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot receive "
+                         "a migration: its backend does not implement changewatch.store.TransferableStore")
+    store.open()  # created when missing, as a crawl would
+    return store
+
+
+def migrate(args: argparse.Namespace) -> int:
+    """Exit 0: migrated and verified; 1: the copy failed (the target was left empty) or does not
+    verify; 2: a bad argument, a store that cannot be opened, or a target that is not empty."""
+    if args.source == args.target:
+        _error("--from and --to name the same store")
+        return 2
+    try:
+        source = open_existing_store(args.source, upgrade=args.upgrade, protocol=TransferableStore,
+                                     purpose="be migrated")
+    except StoreError as exc:
+        _error(f"the source: {exc}")
+        return 2
+    try:
+        try:
+            target = _open_target(args.target)
+        except StoreError as exc:
+            _error(f"the target: {exc}")
+            return 2
+        try:
+            return _copy(source, target, args)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+def _copy(source: TransferableStore, target: TransferableStore, args: argparse.Namespace) -> int:
+    tally = Tally()
+    try:
+        target.import_rows(tally.counting(source.export_rows(_BATCH)))
+    except StoreNotEmpty as exc:
+        _error(f"the target: {exc}")
+        return 2
+    except StoreError as exc:
+        _error(f"{exc}; nothing was written to the target, which is still empty")
+        return 1
+    copied = tally.counts()
+    try:
+        arrived, now_in_source = target.counts(), source.counts()
+    except StoreError as exc:
+        _error(f"copied, but cannot count what arrived: {exc}")
+        return 1
+    print(_summary(args, copied))
+    if arrived != copied:
+        _error(f"the target does not hold what was copied: {_describe(arrived)}, not {_describe(copied)}")
+        return 1
+    if now_in_source != copied:
+        _error(f"the source changed during the migration (a crawl was running?): it now holds "
+               f"{_describe(now_in_source)}; the target holds the store as it was when the copy began")
+        return 1
+    return 0
+
+
+def _describe(counts: StoreCounts) -> str:
+    return (f"{sum(counts.keys.values())} keys, {counts.validators} validators, {counts.changes} changes "
+            f"({counts.undelivered} undelivered)")
+
+
+def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
+    per_spider = ", ".join(f"{spider}: {n}" for spider, n in counts.keys.items())
+    return "\n".join([
+        f"migrated {redact(args.source)} to {redact(args.target)}",
+        f"  keys: {sum(counts.keys.values())}" + (f" ({per_spider})" if per_spider else ""),
+        f"  validators: {counts.validators}",
+        f"  changes: {counts.changes} ({counts.undelivered} undelivered; leases dropped)",
+    ])
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("migrate", help="move a whole store to another backend (SQLite, PostgreSQL)",
+                            description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="source", required=True, metavar="URI", help="the store to copy; never created")
+    parser.add_argument("--to", dest="target", required=True, metavar="URI",
+                        help="an empty store to copy it into (created when missing)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade a source of an older schema in place first (as a crawl would)")
+    parser.set_defaults(func=migrate)

@@ -1,0 +1,81 @@
+"""What both built-in backends share to list the change log (:class:`~.base.ChangeLogStore`) and to
+move a store (:class:`~.base.TransferableStore`): the SQL of a :class:`~.base.ChangeQuery`, the
+paging, and the messages. Written once, so that both select exactly the same rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, OlderSchema, StoreNotEmpty
+
+__all__ = ["ENTRY_COLUMNS", "EXPORT_ORDER", "entry", "insert_sql", "not_empty", "older_schema", "paged", "query_where"]
+
+#: the columns of a :class:`LogEntry`, in the order :func:`entry` reads them
+ENTRY_COLUMNS = "id, spider, key, kind, observed_at, record, delivered_at"
+
+
+def query_where(query: ChangeQuery, after_id: int, mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (without ``WHERE``) selecting *query*'s changes above *after_id*, and its
+    arguments; *mark* is the driver's placeholder (``?``, ``%s``).
+
+    >>> query_where(ChangeQuery(kinds=("field", "error"), undelivered=True), 7, "?")
+    ('id > ? AND kind IN (?, ?) AND delivered_at IS NULL', [7, 'field', 'error'])
+    """
+    clauses: list[str] = [f"id > {mark}"]
+    args: list[Any] = [after_id]
+    for column, values in (("spider", query.spiders), ("key", query.keys), ("kind", query.kinds)):
+        if values:
+            clauses.append(f"{column} IN ({', '.join([mark] * len(values))})")
+            args += values
+    if query.since is not None:
+        # Times are stored as the crawl writes them (UTC, seconds, Z): their text order is their time order.
+        clauses.append(f"observed_at >= {mark}")
+        args.append(query.since)
+    if query.undelivered:
+        clauses.append("delivered_at IS NULL")
+    return " AND ".join(clauses), args
+
+
+def entry(row: Any) -> LogEntry:
+    """A :class:`LogEntry` from a row of :data:`ENTRY_COLUMNS`."""
+    id_, spider, key, kind, observed_at, record, delivered_at = tuple(row)
+    return LogEntry(id_, spider, key, kind, observed_at, json.loads(record), delivered_at)
+
+
+def paged(fetch: Callable[[int, int], list[LogEntry]], after_id: int, batch_size: int) -> Iterator[LogEntry]:
+    """Every entry ``fetch(after_id, limit)`` gives, a batch at a time, each batch starting after
+    the last id of the one before (keyset paging: no OFFSET, no cursor held between batches)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be 1 or more, not {batch_size}")
+    while True:
+        batch = fetch(after_id, batch_size)
+        yield from batch
+        if len(batch) < batch_size:
+            return
+        after_id = batch[-1].id
+
+
+#: the order :meth:`~.base.TransferableStore.export_rows` reads each table in (its primary key)
+EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",)}
+
+
+def insert_sql(table: str, mark: str) -> str:
+    """``INSERT INTO table (columns) VALUES (marks)`` for a table of :data:`TRANSFER_TABLES`
+    (anything else is refused: the name goes into SQL)."""
+    if table not in TRANSFER_TABLES:
+        raise ValueError(f"not a table a store transfers: {table!r}")
+    columns = TRANSFER_TABLES[table]
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join([mark] * len(columns))})"
+
+
+def older_schema(subject: str, found: int, supported: int) -> OlderSchema:
+    return OlderSchema(f"{subject} has store schema {found}, older than this changewatch's ({supported}); it was "
+                       "left untouched: open it once for writing (a crawl does) to upgrade it in place")
+
+
+def not_empty(subject: str, keys: int, validators: int, changes: int) -> StoreNotEmpty:
+    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes): a "
+                      "migration writes only into an empty store, never merges two; name a new one (another "
+                      "file, or another ?schema=)")
