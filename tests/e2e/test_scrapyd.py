@@ -28,8 +28,6 @@ from typing import Any
 
 import pytest
 
-from changewatch.store import LoggedChange, open_store
-
 from ..services import require
 from .hostile import HostileSite, page
 
@@ -184,16 +182,15 @@ def deploy(checkout: Path, server: Scrapyd, tmp_path: Path) -> None:
     assert git(checkout, "status", "--porcelain", "--ignored") == ignored_before, "scrapyd-deploy left files behind"
 
 
-def changes(server: Scrapyd) -> tuple[list[LoggedChange], list[LoggedChange]]:
-    """Every change in the jobs' store (the default: .changewatch/state.db in Scrapyd's working
-    directory), and the undelivered ones."""
-    # TODO(coordinator): read through the CLI once branch issue12-changes lands:
-    # `changewatch changes --store URI --spider watch [--undelivered]` (JSON lines).
-    store = open_store(f"sqlite:///{server.workdir / '.changewatch' / 'state.db'}")
-    try:
-        return list(store.changes("watch")), store.undelivered("watch")
-    finally:
-        store.close()
+def changes(server: Scrapyd, *flags: str) -> list[dict[str, Any]]:
+    """``changewatch changes`` on the jobs' store (the default: .changewatch/state.db in Scrapyd's
+    working directory), run as the README says: where changewatch is installed, not in Scrapyd's
+    environment."""
+    store = f"sqlite:///{server.workdir / '.changewatch' / 'state.db'}"
+    done = subprocess.run([sys.executable, "-m", "changewatch.cli", "changes", "--store", store, "--spider", "watch",
+                           *flags], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def product(price: str) -> bytes:
@@ -230,7 +227,7 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
         refused = scrapyd.schedule(watchlist=watchlist)
         scrapyd.wait(baseline, missing, refused)
         assert "ERROR" not in scrapyd.job_log(baseline), scrapyd.job_log(baseline)[-3000:]
-        assert changes(scrapyd) == ([], [])  # a baseline is silent
+        assert changes(scrapyd) == []  # a baseline is silent
         for job, message in [
                 (missing, f"cannot read watchlist {scrapyd.workdir / 'w.yaml'}: no such file (a relative path is "
                           f"read from the working directory ({scrapyd.workdir})"),
@@ -249,16 +246,16 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
         assert finished[second]["start_time"] < finished[first]["end_time"], "the jobs did not overlap"
         for job in (first, second):
             assert "ERROR" not in scrapyd.job_log(job), scrapyd.job_log(job)[-3000:]
-        logged, undelivered = changes(scrapyd)
-        assert [(c.key, c.kind, c.record["changes"]) for c in logged] == [
-            ("lamp", "field", {"price": {"old": "89.00 EUR", "new": "79.00 EUR"}})]
+        logged, undelivered = changes(scrapyd), changes(scrapyd, "--undelivered")
+        assert [(c["spider"], c["key"], c["kind"], c["record"]["changes"]) for c in logged] == [
+            ("watch", "lamp", "field", {"price": {"old": "89.00 EUR", "new": "79.00 EUR"}})]
         exported = scrapyd.records(first) + scrapyd.records(second)
         if scrapyd.items:  # one job exported it, in its own feed, and it counts as delivered
-            assert [(r["key"], r["change_id"]) for r in exported] == [("lamp", logged[0].id)]
-            assert undelivered == []
+            assert [(r["key"], r["change_id"]) for r in exported] == [("lamp", logged[0]["id"])]
+            assert undelivered == [] and logged[0]["delivered_at"]
         else:  # no items_dir and no FEEDS: no job had a feed to deliver it, it waits in the store
             assert exported == []
-            assert [c.id for c in undelivered] == [c.id for c in logged]
+            assert undelivered == logged and logged[0]["delivered_at"] is None
         assert site.hits["/watchlist.json"] == 3  # once per job that was allowed to fetch it
     finally:
         site.stop()
