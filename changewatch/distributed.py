@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 #: its meta is not a new start and must not be claimed (it would lose to its own claim)
 CLAIMED = "_changewatch_round_claimed"
 _DEFAULT_QUEUE = "scrapy_redis.queue.PriorityQueue"
+_EXPIRE_EVERY = 64  # pushes between two EXPIREs of the queue key
 
 
 def round_name(explicit: str | None, every: float | None, now: float) -> str:
@@ -110,6 +111,7 @@ class RoundScheduler:
         self.spider: Spider | None = None
         self._starts: list[Request] = []  # every start request offered, to claim again after a loss
         self._counts = {"claimed": 0, "skipped": 0, "reseeded": 0}
+        self._pushed = 0
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
 
     @classmethod
@@ -151,6 +153,7 @@ class RoundScheduler:
         # The engine asks only when this process is otherwise idle (its start requests read,
         # nothing downloading or being scraped): the moment to check the round is intact.
         if len(self.queue) > 0:
+            self.server.expire(self.keys.queue, self.ttl)
             return True
         if self.server.exists(self.keys.marker):
             return False
@@ -220,7 +223,11 @@ class RoundScheduler:
         if request.meta.get("is_start_request"):
             request.meta[CLAIMED] = True
         self.queue.push(request)
-        self.server.expire(self.keys.queue, self.ttl)
+        # A TTL survives pushes but not the key's removal when the queue drains: set it again
+        # now and then (and on close), not on every push: seeding is one round trip less a watch.
+        if self._pushed % _EXPIRE_EVERY == 0:
+            self.server.expire(self.keys.queue, self.ttl)
+        self._pushed += 1
         self.stats.inc("enqueued")
 
     def _reseed(self) -> None:

@@ -25,7 +25,8 @@ from .services import require
 WATCHES = {"defaults": {"threshold": 3}, "watches": [
     {"url": "https://shop.example/p/1", "key": "p1", "jsonld": {"type": "Product", "fields": ["offers.price"]},
      "fields": {"stock": "p.stock::text"}, "kinds": {"stock": "availability"}},
-    {"url": "https://rentals.example/search?q=2br", "accept_language": "de", "headers": {"X-A": "b"}, "cookies": {"c": "1"},
+    {"url": "https://rentals.example/search?q=2br", "accept_language": "de", "headers": {"X-A": "b"},
+     "cookies": {"c": "1"},
      "entities": {"selector": "article", "key": "a::attr(href)", "fields": {"price": "span.price::text"}}},
     {"url": "https://example.com/terms", "key": "terms", "region": "main article"},
 ]}

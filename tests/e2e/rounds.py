@@ -61,6 +61,7 @@ class ProductSite(ServedSite):
     first_hit: float | None = None
     last_hit: float | None = None
     agents: set[str] = field(default_factory=set)  # User-Agents seen: which processes have fetched
+    log: list[tuple[float, str]] = field(default_factory=list)  # (time.monotonic(), User-Agent) per page fetch
     #: called with the site on each page fetched (after counting it), before it answers
     on_hit: Callable[[ProductSite], None] | None = None
 
@@ -74,7 +75,9 @@ class ProductSite(ServedSite):
             now = time.monotonic()
             self.first_hit = self.first_hit or now
             self.last_hit = now
-            self.agents.add(next((v for k, v in headers.items() if k.lower() == "user-agent"), ""))
+            agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+            self.agents.add(agent)
+            self.log.append((now, agent))
         if self.on_hit is not None:
             self.on_hit(self)
         i = int(path.rsplit("/", 1)[1])
@@ -89,6 +92,7 @@ class ProductSite(ServedSite):
         with self.lock:
             hits, self.hits = self.hits, Counter()
             self.agents = set()
+            self.log = []
             self.first_hit = self.last_hit = None
         return hits
 
