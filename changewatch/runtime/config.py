@@ -36,6 +36,7 @@ from .parsers import (
     Float,
     Int,
     ListOf,
+    Name,
     StoreUri,
     json_mapping,
 )
@@ -181,6 +182,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS", Float(minimum=0), 7),
     # renewed every third of it: shorter than a second, a busy event loop could let it lapse
     Setting("CHANGEWATCH_DELIVERY_LEASE", Duration(minimum=1.0), "10m"),
+    # the shared scheduler of several crawl processes (changewatch.distributed.RoundScheduler)
+    Setting("CHANGEWATCH_ROUND", Name(optional=True), None),
+    Setting("CHANGEWATCH_ROUND_EVERY", Duration(minimum=1.0, optional=True), None),
+    Setting("CHANGEWATCH_ROUND_TTL", Duration(minimum=60.0), "1d"),
+    Setting("CHANGEWATCH_ROUND_PREFIX", Name(), "changewatch"),
     Setting("CHANGEWATCH_VANTAGE", VantageSetting(), {}, error=VantageError),
     Setting("CHANGEWATCH_ALLOW_PRIVATE", Bool(), False),
     Setting("CHANGEWATCH_SSRF_ENABLED", Bool(), True),
@@ -224,6 +230,10 @@ class ChangewatchConfig:
     conditional_full_fetch_runs: int = 24
     conditional_full_fetch_days: float = 7.0
     delivery_lease: float = 600.0  # seconds
+    round: str | None = None
+    round_every: float | None = None  # seconds
+    round_ttl: float = 86400.0  # seconds
+    round_prefix: str = "changewatch"
     vantage: Vantage = field(default_factory=_no_vantage)
     watchlist_dir: str | None = None  # None: the working directory
     watchlist_timeout: float = 30.0  # seconds

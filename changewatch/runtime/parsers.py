@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 from ..core.durations import parse_duration
 
 __all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Float", "Int", "ListOf",
-           "StoreUri", "json_mapping"]
+           "Name", "StoreUri", "json_mapping"]
 
 T = TypeVar("T")
 
@@ -135,19 +135,50 @@ class Choice:
         raise BadValue()
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}")
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A name that goes into Redis keys and log lines: up to 100 letters, digits and ``. _ : + -``,
+    starting with a letter or digit. *optional*: None and an empty string mean None.
+
+    >>> Name()("2026-11-30T12:00Z")
+    '2026-11-30T12:00Z'
+    """
+
+    optional: bool = False
+
+    @property
+    def accepts(self) -> str:
+        text = "a name of up to 100 letters, digits and . _ : + - (starting with a letter or digit)"
+        return text + (", or None (an empty value)" if self.optional else "")
+
+    def __call__(self, raw: Any) -> str | None:
+        if self.optional and (raw is None or (isinstance(raw, str) and not raw.strip())):
+            return None
+        if isinstance(raw, str) and _NAME.fullmatch(raw):
+            return raw
+        raise BadValue()
+
+
 @dataclass(frozen=True, slots=True)
 class Duration:
     """:func:`changewatch.core.durations.parse_duration`: seconds, or ``90s``, ``10m``, ``6h``, ``7d``;
     at least *minimum* seconds."""
 
     minimum: float = 0.0
+    optional: bool = False  # None and an empty string mean None
 
     @property
     def accepts(self) -> str:
         least = f"of at least {self.minimum:g} s" if self.minimum else "> 0"
-        return f"a duration {least}: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
+        text = f"a duration {least}: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
+        return text + (", or None (an empty value)" if self.optional else "")
 
-    def __call__(self, raw: Any) -> float:
+    def __call__(self, raw: Any) -> float | None:
+        if self.optional and (raw is None or (isinstance(raw, str) and not raw.strip())):
+            return None
         try:
             seconds = parse_duration(raw)
         except ValueError as exc:

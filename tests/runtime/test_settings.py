@@ -40,6 +40,7 @@ from changewatch.runtime.parsers import (
     Float,
     Int,
     ListOf,
+    Name,
     StoreUri,
 )
 
@@ -74,7 +75,9 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     Int: _int_bad,
     Float: _float_bad,
     Choice: lambda p: ["SOMETIMES", 1, "", True],
-    Duration: lambda p: ["soon", "-5m", "0", 0, "5x", "10M", "30m1h", True, "nan", math.inf, ""],
+    Duration: lambda p: (["soon", "-5m", "0", 0, "5x", "10M", "30m1h", True, "nan", math.inf]
+                         + ([] if p.optional else [""])),
+    Name: lambda p: ["a b", "-lead", "x" * 101, "a/b", "a\nb", 5, True, ["r1"]] + ([] if p.optional else ["", "  "]),
     ListOf: lambda p: [5, {"a": "b"}, ["ok.example", 5], True],
     DottedPathTable: lambda p: ["[1,2]", "{bad json", 5, '{"x": "nodots"}', {"x": 5}, {"": "a.b"}, {"a b": "a.b"},
                                 ["sqlite"]] + ([] if p.removable else [{"x": None}]),
@@ -91,6 +94,7 @@ BAD_BY_SETTING: dict[str, list[Any]] = {
     "CHANGEWATCH_STORE_SCHEMES": [{"sqlite": None}, '{"s3": "my.S3Store", "gs": ""}'],
     "CHANGEWATCH_COMPARISONS": ['{"fields": "not a path"}'],
     "CHANGEWATCH_DELIVERY_LEASE": ["0.5s", 0.2],
+    "CHANGEWATCH_ROUND_TTL": ["30s", 59],
 }
 
 

@@ -1,0 +1,142 @@
+"""Distributed rounds for the tests and the benchmark: a local product site that counts fetches
+per path, a Redis database the test owns, and N ``scrapy crawl watch`` processes sharing one
+round through ``changewatch.distributed.RoundScheduler``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from changewatch.demo.serving import ServedSite
+
+from .crawl import crawl_command, read_feed, scrapy_env
+
+REDIS = os.environ.get("CHANGEWATCH_TEST_REDIS", "redis://127.0.0.1:6379")
+REDIS_HOW = ("start one (redis-server --port 6379, or docker run -p 6379:6379 redis:7) or point "
+             "CHANGEWATCH_TEST_REDIS at a server whose databases 10-15 the tests may flush")
+
+
+def redis_unavailable() -> str | None:
+    try:
+        import redis
+    except ImportError:
+        return "the redis client is not installed: pip install 'changewatch[redis]'"
+    try:
+        redis.Redis.from_url(REDIS, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        return f"{REDIS}: {exc}"
+    return None
+
+
+def redis_db_url(db: int) -> str:
+    """A URL of database *db* of the test Redis (each test owns one, 10-15: it may flush it)."""
+    return f"{REDIS.rstrip('/')}/{db}"
+
+
+def product(i: int, price: str) -> bytes:
+    node = {"@context": "https://schema.org", "@type": "Product", "name": f"Lamp {i}",
+            "offers": {"@type": "Offer", "price": price, "priceCurrency": "EUR"}}
+    return (f'<html><head><script type="application/ld+json">{json.dumps(node)}</script></head>'
+            f"<body><h1>Lamp {i}</h1><p>A lamp.</p></body></html>").encode()
+
+
+@dataclass
+class ProductSite(ServedSite):
+    """``/p/<i>``: a product page whose price the test sets; answers If-None-Match with a 304 as a
+    real server does, after *delay* seconds, and counts every fetch of every page."""
+
+    delay: float = 0.0
+    prices: dict[int, str] = field(default_factory=dict)
+    hits: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    first_hit: float | None = None
+    last_hit: float | None = None
+    agents: set[str] = field(default_factory=set)  # User-Agents seen: which processes have fetched
+    log: list[tuple[float, str]] = field(default_factory=list)  # (time.monotonic(), User-Agent) per page fetch
+    #: called with the site on each page fetched (after counting it), before it answers
+    on_hit: Callable[[ProductSite], None] | None = None
+
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
+        if path == "/robots.txt":
+            return 404, "text/plain", b"", {}
+        if self.delay:
+            time.sleep(self.delay)
+        with self.lock:
+            self.hits[path] += 1
+            now = time.monotonic()
+            self.first_hit = self.first_hit or now
+            self.last_hit = now
+            agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+            self.agents.add(agent)
+            self.log.append((now, agent))
+        if self.on_hit is not None:
+            self.on_hit(self)
+        i = int(path.rsplit("/", 1)[1])
+        body = product(i, self.prices[i])
+        etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+        lowered = {k.lower(): v for k, v in headers.items()}
+        if lowered.get("if-none-match") == etag:
+            return 304, "text/html; charset=utf-8", b"", {"ETag": etag}
+        return 200, "text/html; charset=utf-8", body, {"ETag": etag}
+
+    def take_hits(self) -> Counter[str]:
+        with self.lock:
+            hits, self.hits = self.hits, Counter()
+            self.agents = set()
+            self.log = []
+            self.first_hit = self.last_hit = None
+        return hits
+
+
+def write_watchlist(path: Path, base: str, indices: range, key_prefix: str = "p") -> Path:
+    path.write_text(json.dumps({"watches": [
+        {"url": f"{base}/p/{i}", "key": f"{key_prefix}{i}", "jsonld": {"type": "Product", "fields": ["offers.price"]}}
+        for i in indices]}), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Proc:
+    returncode: int
+    records: list[dict[str, Any]]
+    stats: dict[str, Any]
+    stderr: str
+
+
+def round_command(workdir: Path, run: int, watchlist: Path, store: str, redis_url: str, prefix: str,
+                  round_: str, *extra: str) -> tuple[list[str], Path]:
+    return crawl_command(workdir, "watch", run, "-a", f"watchlist={watchlist}",
+                         "-s", f"CHANGEWATCH_STORE={store}", "-s", "CHANGEWATCH_ALLOW_PRIVATE=True",
+                         "-s", "SCHEDULER=changewatch.distributed.RoundScheduler", "-s", f"REDIS_URL={redis_url}",
+                         "-s", f"CHANGEWATCH_ROUND_PREFIX={prefix}", "-s", f"CHANGEWATCH_ROUND={round_}",
+                         "-s", "CHANGEWATCH_WORKERS=0", *extra)
+
+
+def start_round(workdir: Path, watchlist: Path, store: str, redis_url: str, prefix: str, round_: str,
+                processes: int, first_run: int, *extra: str) -> list[tuple[subprocess.Popen[str], int]]:
+    procs = []
+    for n in range(processes):
+        cmd, _ = round_command(workdir, first_run + n, watchlist, store, redis_url, prefix, round_,
+                               "-s", f"USER_AGENT=changewatch-test/{n}", *extra)
+        procs.append((subprocess.Popen(cmd, cwd=workdir, env=scrapy_env(), stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True), first_run + n))
+    return procs
+
+
+def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]]) -> list[Proc]:
+    out = []
+    for proc, run in procs:
+        _, err = proc.communicate(timeout=300)
+        stats = workdir / f"stats-{run}.json"
+        out.append(Proc(proc.returncode, read_feed(workdir / f"changes-{run}.jsonl"),
+                        json.loads(stats.read_text()) if stats.exists() else {}, err))
+    return out

@@ -1,0 +1,195 @@
+"""Distributed crawling with scrapy-redis (issue 12, item 4): real Redis, real PostgreSQL, real
+``scrapy crawl`` processes sharing rounds through ``changewatch.distributed.RoundScheduler``.
+
+Each test owns one Redis database (10-15), flushed before and after it, and one PostgreSQL schema.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..services import require
+from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
+from .crawl import scrapy_env
+from .rounds import (
+    REDIS_HOW,
+    Proc,
+    ProductSite,
+    finish,
+    redis_db_url,
+    redis_unavailable,
+    round_command,
+    start_round,
+    write_watchlist,
+)
+
+WATCHES = 300
+PROCESSES = 3
+
+
+@pytest.fixture
+def pg_store() -> Iterator[str]:
+    name, uri = postgresql_schema_uri()
+    yield uri
+    drop_postgresql_schema(name)
+
+
+def owned_redis(db: int) -> Iterator[str]:
+    why = redis_unavailable()
+    require(why is None, f"the test Redis server ({why})", REDIS_HOW)
+    import redis
+
+    url = redis_db_url(db)
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
+
+
+@pytest.fixture
+def redis_10() -> Iterator[str]:
+    yield from owned_redis(10)
+
+
+@pytest.fixture
+def redis_11() -> Iterator[str]:
+    yield from owned_redis(11)
+
+
+@pytest.fixture
+def redis_12() -> Iterator[str]:
+    yield from owned_redis(12)
+
+
+@pytest.fixture
+def site() -> Iterator[tuple[ProductSite, str]]:
+    served = ProductSite()
+    base = served.start()
+    yield served, base
+    served.stop()
+
+
+def price(i: int, round_: int) -> str:
+    return f"{10 + i + (round_ if i % 7 == 0 else 0)}.00"
+
+
+def ok(procs: list[Proc]) -> list[Proc]:
+    for p in procs:
+        assert p.returncode == 0, p.stderr[-3000:]
+    return procs
+
+
+def records_of(procs: list[Proc]) -> list[dict[str, object]]:
+    return [r for p in procs for r in p.records]
+
+
+def stat(procs: list[Proc], name: str) -> int:
+    return sum(int(p.stats.get(name, 0)) for p in procs)
+
+
+def test_three_processes_fetch_each_watch_once_per_round_and_report_each_change_once(
+        tmp_path: Path, site: tuple[ProductSite, str], pg_store: str, redis_10: str) -> None:
+    served, base = site
+    watchlist = write_watchlist(tmp_path / "watchlist.json", base, range(WATCHES))
+    paths = {f"/p/{i}" for i in range(WATCHES)}
+    for round_ in (1, 2):
+        served.prices.update({i: price(i, round_) for i in range(WATCHES)})
+        procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_10, "t1", f"r{round_}",
+                                                PROCESSES, round_ * 10)))
+        hits = served.take_hits()
+        assert set(hits) == paths and set(hits.values()) == {1}, Counter(hits.values())
+        assert stat(procs, "changewatch/round/claimed") == WATCHES
+        assert stat(procs, "changewatch/round/skipped") == WATCHES * (PROCESSES - 1)
+        records = records_of(procs)
+        assert not [r for r in records if r.get("redelivery")]
+        expected = sorted(f"p{i}" for i in range(WATCHES) if round_ > 1 and i % 7 == 0)
+        assert sorted(str(r["key"]) for r in records) == expected
+        assert len({r["change_id"] for r in records}) == len(records)
+        for r in records:
+            i = int(str(r["key"])[1:])
+            assert r["changes"] == {"offers.price": {"old": price(i, round_ - 1), "new": price(i, round_)}}
+
+
+def test_redis_flushed_mid_round_loses_no_watch_and_reports_each_change_once(
+        tmp_path: Path, site: tuple[ProductSite, str], pg_store: str, redis_11: str) -> None:
+    """Redis loses the round once every process has fetched: the queued watches are gone. The
+    idle processes see the round's marker is gone and claim their watches again: every watch is
+    observed in this round (some twice), every change is reported once, and the next round is
+    clean."""
+    import redis
+
+    served, base = site
+    count = 90
+    watchlist = write_watchlist(tmp_path / "watchlist.json", base, range(count))
+    paths = {f"/p/{i}" for i in range(count)}
+    slow = ("-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
+    served.prices.update({i: price(i, 1) for i in range(count)})
+    ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_11, "t2", "r1", PROCESSES, 10, *slow)))
+    assert set(served.take_hits().values()) == {1}
+
+    served.prices.update({i: price(i, 2) for i in range(count)})
+    served.delay = 0.1  # ~10 pages/s a process: the queue is still long when the flush comes
+    flushed: list[int] = []
+
+    def flush_once_every_process_fetches(s: ProductSite) -> None:
+        if not flushed and len(s.agents) == PROCESSES:
+            flushed.append(sum(s.hits.values()))
+            redis.Redis.from_url(redis_11).flushdb()
+
+    served.on_hit = flush_once_every_process_fetches
+    procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_11, "t2", "r2", PROCESSES, 20,
+                                            *slow)))
+    served.on_hit = None
+    hits = served.take_hits()
+    assert flushed and flushed[0] < count // 2, flushed
+    assert set(hits) == paths, sorted(paths - set(hits))  # no watch skipped
+    assert stat(procs, "changewatch/round/lost") >= 1 and stat(procs, "changewatch/round/reseeded") >= 1
+    records = records_of(procs)
+    assert sorted(str(r["key"]) for r in records) == sorted(f"p{i}" for i in range(count) if i % 7 == 0)
+    assert len({r["change_id"] for r in records}) == len(records)
+
+    served.delay = 0
+    procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_11, "t2", "r3", PROCESSES, 30,
+                                            *slow)))
+    hits = served.take_hits()
+    assert set(hits) == paths and set(hits.values()) == {1}
+    assert records_of(procs) == []
+
+
+def test_two_jobs_of_the_same_spider_at_once(tmp_path: Path, site: tuple[ProductSite, str], pg_store: str,
+                                             redis_12: str) -> None:
+    """Two rounds that overlap (a cron job that overran) each fetch every watch once and report
+    each change once between them; a late process of a finished round fetches nothing; a job of
+    another watchlist that claims a key of the round for another URL stops, non-zero, saying so."""
+    served, base = site
+    count = 40
+    watchlist = write_watchlist(tmp_path / "watchlist.json", base, range(count))
+    served.prices.update({i: price(i, 1) for i in range(count)})
+    ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "base", 1, 10)))
+    served.take_hits()
+
+    served.prices.update({i: price(i, 2) for i in range(count)})
+    served.delay = 0.02
+    both = start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "a", 2, 20)
+    both += start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "b", 2, 30)
+    procs = ok(finish(tmp_path, both))
+    hits = served.take_hits()
+    assert set(hits.values()) == {2} and len(hits) == count  # once in round a, once in round b
+    records = records_of(procs)
+    assert sorted(str(r["key"]) for r in records) == sorted(f"p{i}" for i in range(count) if i % 7 == 0)
+
+    late = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "a", 1, 40)))
+    assert served.take_hits() == Counter() and records_of(late) == []
+
+    other = tmp_path / "other.json"
+    other.write_text(watchlist.read_text().replace(f'"{base}/p/3"', f'"{base}/p/300"'), encoding="utf-8")
+    served.prices[300] = "1.00"
+    cmd, _ = round_command(tmp_path, 50, other, pg_store, redis_12, "t3", "a")
+    proc = subprocess.run(cmd, cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "claimed key:p3 for" in proc.stderr and "CHANGEWATCH_ROUND" in proc.stderr, proc.stderr[-2000:]

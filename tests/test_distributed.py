@@ -1,0 +1,121 @@
+"""changewatch.distributed: the watch spider's requests survive scrapy-redis's serialisation, and
+RoundScheduler claims each start once per round (a real Redis, database 13; the crawls are in
+tests/e2e/test_distributed.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.utils.test import get_crawler
+
+from changewatch import meta
+from changewatch.distributed import CLAIMED, RoundScheduler, round_name
+from changewatch.runtime.config import ConfigError
+from changewatch.spiders.watch import WatchSpider
+
+from .e2e.rounds import REDIS_HOW, redis_db_url, redis_unavailable
+from .services import require
+
+WATCHES = {"defaults": {"threshold": 3}, "watches": [
+    {"url": "https://shop.example/p/1", "key": "p1", "jsonld": {"type": "Product", "fields": ["offers.price"]},
+     "fields": {"stock": "p.stock::text"}, "kinds": {"stock": "availability"}},
+    {"url": "https://rentals.example/search?q=2br", "accept_language": "de", "headers": {"X-A": "b"},
+     "cookies": {"c": "1"},
+     "entities": {"selector": "article", "key": "a::attr(href)", "fields": {"price": "span.price::text"}}},
+    {"url": "https://example.com/terms", "key": "terms", "region": "main article"},
+]}
+
+
+def watch_requests(tmp_path: Path, **settings: Any) -> tuple[WatchSpider, list[Request]]:
+    path = tmp_path / "watchlist.json"
+    path.write_text(json.dumps(WATCHES), encoding="utf-8")
+    crawler = get_crawler(WatchSpider, {"ADDONS": {"changewatch.Addon": 0}, **settings})
+    spider = WatchSpider.from_crawler(crawler, watchlist=str(path))
+    crawler.spider = spider
+
+    async def collect() -> list[Request]:
+        return [r async for r in spider.start()]
+
+    return spider, asyncio.run(collect())
+
+
+@pytest.fixture
+def redis_13() -> Iterator[str]:
+    why = redis_unavailable()
+    require(why is None, f"the test Redis server ({why})", REDIS_HOW)
+    import redis
+
+    url = redis_db_url(13)
+    redis.Redis.from_url(url).flushdb()
+    yield url
+    redis.Redis.from_url(url).flushdb()
+
+
+def test_watch_requests_survive_the_redis_queue(tmp_path: Path, redis_13: str) -> None:
+    """scrapy-redis pickles ``request.to_dict()``: the Watch in meta, its specs and vantage point
+    come back equal, and the callbacks are found again on the spider by name."""
+    import redis
+    from scrapy_redis.queue import PriorityQueue
+
+    spider, requests = watch_requests(tmp_path)
+    queue = PriorityQueue(redis.Redis.from_url(redis_13), spider, "t:queue")
+    for request in requests:
+        queue.push(request)
+    for request in requests:
+        back = queue.pop()
+        assert back is not None and back.url == request.url
+        assert back.meta == request.meta and back.meta[meta.WATCH] == request.meta[meta.WATCH]
+        assert back.callback == spider.parse_watch and back.errback == spider.failed
+        assert back.dont_filter and back.priority == request.priority
+
+
+def scheduler(tmp_path: Path, redis_url: str, round_: str = "r1") -> tuple[RoundScheduler, list[Request]]:
+    spider, requests = watch_requests(tmp_path, REDIS_URL=redis_url, CHANGEWATCH_ROUND=round_,
+                                      CHANGEWATCH_ROUND_PREFIX="unit")
+    sched = RoundScheduler.from_crawler(spider.crawler)
+    sched.open(spider)
+    for r in requests:
+        r.meta["is_start_request"] = True  # as Scrapy's StartSpiderMiddleware sets it
+    return sched, requests
+
+
+def test_each_start_is_claimed_once_per_round_and_its_retries_pass(tmp_path: Path, redis_13: str) -> None:
+    first, requests = scheduler(tmp_path, redis_13)
+    second, again = scheduler(tmp_path, redis_13)  # another process of the round
+    assert [first.enqueue_request(r) for r in requests] == [True] * 3
+    assert [second.enqueue_request(r) for r in again] == [False] * 3
+    assert all(r.meta[CLAIMED] for r in requests)
+    # a retry or a redirect copies the meta (is_start_request included): not a new start
+    retry = requests[0].replace(dont_filter=True)
+    retry.meta["retry_times"] = 1  # (an identical request would be one member of the queue's sorted set)
+    assert first.enqueue_request(retry) and len(first) == 4
+    next_round, fresh = scheduler(tmp_path, redis_13, "r2")
+    assert [next_round.enqueue_request(r) for r in fresh] == [True] * 3
+
+
+def test_a_lost_round_is_claimed_again_by_an_idle_process(tmp_path: Path, redis_13: str) -> None:
+    import redis
+
+    sched, requests = scheduler(tmp_path, redis_13)
+    for r in requests:
+        sched.enqueue_request(r)
+    assert sched.has_pending_requests()
+    while sched.next_request() is not None:
+        pass
+    assert not sched.has_pending_requests()  # drained, the round intact: done
+    redis.Redis.from_url(redis_13).flushdb()
+    assert sched.has_pending_requests() and len(sched) == 3
+    assert not sched.has_pending_requests() or sched.next_request() is not None
+
+
+def test_round_names() -> None:
+    with pytest.raises(ConfigError, match="CHANGEWATCH_ROUND_EVERY"):
+        round_name(None, None, 0)
+    assert round_name("", 3600, 3600 * 10 + 1799) == "1970-01-01T10:00:00Z"
+    assert round_name("", 3600, 3600 * 10 + 1801) == "1970-01-01T11:00:00Z"
