@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -24,6 +25,9 @@ from .watchlist import Watch, WatchlistError
 __all__ = ["WatchSpider", "observe_watch", "watch_specs"]
 
 logger = logging.getLogger(__name__)
+
+#: the event loop gets a turn after this many start requests
+START_YIELD_EVERY = 32
 
 
 def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
@@ -92,7 +96,12 @@ class WatchSpider(scrapy.Spider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
-        for watch in self.watches:
+        for n, watch in enumerate(self.watches, 1):
+            if n % START_YIELD_EVERY == 0:
+                # While the downloader is full, Scrapy's engine takes start requests in a tight
+                # loop: without a pause, a long watchlist (and a scheduler that talks to Redis per
+                # request) would be queued whole before the first downloads move on.
+                await asyncio.sleep(0)
             request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
                                             meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
             if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
