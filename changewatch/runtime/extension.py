@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider
 from scrapy.settings import BaseSettings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
@@ -132,6 +133,7 @@ class ChangewatchRuntime:
             raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
         runtime = cls(crawler, config, StoreRunner(store), comparisons)
         crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(runtime._spider_closed, signal=signals.spider_closed)
         return runtime
 
     def trust_origin(self, url: str) -> None:
@@ -159,10 +161,25 @@ class ChangewatchRuntime:
     async def open(self) -> None:
         """Open the store (the comparison step does, before anything else needs it; others may
         call it too). It stays open until the engine stops: feeds confirm their changes after
-        the spider closed."""
-        if not self._open:
+        the spider closed.
+
+        A store that cannot be opened (its server is down, its file is not a store) stops the
+        crawl before anything is fetched: one CRITICAL line, then CloseSpider, which Scrapy lets
+        a component raise while the spider opens; the process exits non-zero. A StoreError let
+        out of here reached the user as an asyncio "Task exception was never retrieved"
+        traceback instead."""
+        if self._open:
+            return
+        if self.failure is not None:
+            raise CloseSpider("changewatch_failed")
+        try:
             await self.runner.acquire()
-            self._open = True
+        except StoreError as exc:
+            self.failure = f"the store cannot be opened: {exc}"
+            self.stats.inc("failed")
+            logger.critical("changewatch: stopping the crawl: %s", self.failure)
+            raise CloseSpider("changewatch_failed") from None
+        self._open = True
 
     @classmethod
     def of(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -201,6 +218,12 @@ class ChangewatchRuntime:
         engine = self.crawler.engine
         if engine is not None and engine.spider is not None:
             self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
+
+    def _spider_closed(self) -> None:
+        if self.failure is not None and not self._open:
+            # The store never opened (so nothing was compared, logged or exported), and Scrapy
+            # sends no engine_stopped for a spider closed while it opened: say it failed here.
+            self.crawler.spider = None
 
     async def _engine_stopped(self) -> None:
         if self._open:
