@@ -117,6 +117,7 @@ class ChangewatchRuntime:
         self._closing: asyncio.Future[None] | None = None
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
+        self._retries_counted = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -124,7 +125,8 @@ class ChangewatchRuntime:
         check_components(crawler.settings)
         try:
             store = store_from_uri(config.store, config.store_schemes,
-                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout})
+                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout,
+                                    "retry_time": config.store_retry_time})
         except StoreError as exc:
             raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
         try:
@@ -219,13 +221,23 @@ class ChangewatchRuntime:
         if engine is not None and engine.spider is not None:
             self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
 
+    def _count_store_retries(self) -> None:
+        """A network store's transactions run again after transient failures (its ``retries``,
+        when it has them: the PostgreSQL store's), as the stat ``store_retries``."""
+        retries = getattr(self.runner.store, "retries", 0)
+        if isinstance(retries, int) and retries > self._retries_counted:
+            self.stats.inc("store_retries", retries - self._retries_counted)
+            self._retries_counted = retries
+
     def _spider_closed(self) -> None:
+        self._count_store_retries()  # before Scrapy logs the stats; again at the end, for the feeds' writes
         if self.failure is not None and not self._open:
             # The store never opened (so nothing was compared, logged or exported), and Scrapy
             # sends no engine_stopped for a spider closed while it opened: say it failed here.
             self.crawler.spider = None
 
     async def _engine_stopped(self) -> None:
+        self._count_store_retries()
         if self._open:
             self._open = False
             await self.runner.release()
