@@ -169,6 +169,7 @@ SETTINGS: tuple[Setting, ...] = (
             {}),
     Setting("CHANGEWATCH_STORE_SYNCHRONOUS", Choice(("OFF", "NORMAL", "FULL", "EXTRA")), "NORMAL"),
     Setting("CHANGEWATCH_STORE_TIMEOUT", Float(minimum=0), 30),
+    Setting("CHANGEWATCH_STORE_RETRY_TIME", Float(minimum=0), 60),
     Setting("CHANGEWATCH_WORKERS", Int(minimum=0, optional=True), None),  # None: default_workers()
     Setting("CHANGEWATCH_WORKER_TIMEOUT", Float(minimum=0, above=True), 60),
     Setting("CHANGEWATCH_THRESHOLD", Int(minimum=0, maximum=64, optional=True), None),
@@ -219,6 +220,7 @@ class ChangewatchConfig:
     store_schemes: Mapping[str, str] = field(default_factory=lambda: DEFAULT_STORE_SCHEMES)
     store_synchronous: str = "NORMAL"
     store_timeout: float = 30.0  # seconds
+    store_retry_time: float = 60.0  # seconds
     workers: int = 0
     worker_timeout: float = 60.0  # seconds
     threshold: int | None = None

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider
 from scrapy.settings import BaseSettings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
@@ -116,6 +117,7 @@ class ChangewatchRuntime:
         self._closing: asyncio.Future[None] | None = None
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
+        self._retries_counted = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -123,7 +125,8 @@ class ChangewatchRuntime:
         check_components(crawler.settings)
         try:
             store = store_from_uri(config.store, config.store_schemes,
-                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout})
+                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout,
+                                    "retry_time": config.store_retry_time})
         except StoreError as exc:
             raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
         try:
@@ -132,6 +135,7 @@ class ChangewatchRuntime:
             raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
         runtime = cls(crawler, config, StoreRunner(store), comparisons)
         crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(runtime._spider_closed, signal=signals.spider_closed)
         return runtime
 
     def trust_origin(self, url: str) -> None:
@@ -159,10 +163,25 @@ class ChangewatchRuntime:
     async def open(self) -> None:
         """Open the store (the comparison step does, before anything else needs it; others may
         call it too). It stays open until the engine stops: feeds confirm their changes after
-        the spider closed."""
-        if not self._open:
+        the spider closed.
+
+        A store that cannot be opened (its server is down, its file is not a store) stops the
+        crawl before anything is fetched: one CRITICAL line, then CloseSpider, which Scrapy lets
+        a component raise while the spider opens; the process exits non-zero. A StoreError let
+        out of here reached the user as an asyncio "Task exception was never retrieved"
+        traceback instead."""
+        if self._open:
+            return
+        if self.failure is not None:
+            raise CloseSpider("changewatch_failed")
+        try:
             await self.runner.acquire()
-            self._open = True
+        except StoreError as exc:
+            self.failure = f"the store cannot be opened: {exc}"
+            self.stats.inc("failed")
+            logger.critical("changewatch: stopping the crawl: %s", self.failure)
+            raise CloseSpider("changewatch_failed") from None
+        self._open = True
 
     @classmethod
     def of(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -202,7 +221,23 @@ class ChangewatchRuntime:
         if engine is not None and engine.spider is not None:
             self._closing = asyncio.ensure_future(engine.close_spider_async(reason="changewatch_failed"))
 
+    def _count_store_retries(self) -> None:
+        """A network store's transactions run again after transient failures (its ``retries``,
+        when it has them: the PostgreSQL store's), as the stat ``store_retries``."""
+        retries = getattr(self.runner.store, "retries", 0)
+        if isinstance(retries, int) and retries > self._retries_counted:
+            self.stats.inc("store_retries", retries - self._retries_counted)
+            self._retries_counted = retries
+
+    def _spider_closed(self) -> None:
+        self._count_store_retries()  # before Scrapy logs the stats; again at the end, for the feeds' writes
+        if self.failure is not None and not self._open:
+            # The store never opened (so nothing was compared, logged or exported), and Scrapy
+            # sends no engine_stopped for a spider closed while it opened: say it failed here.
+            self.crawler.spider = None
+
     async def _engine_stopped(self) -> None:
+        self._count_store_retries()
         if self._open:
             self._open = False
             await self.runner.release()

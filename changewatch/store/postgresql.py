@@ -17,10 +17,12 @@ import json
 import logging
 import math
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from .base import (
     TRANSFER_TABLES,
@@ -40,12 +42,15 @@ from .base import (
 )
 from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, not_empty, older_schema, paged, query_where
 from .options import Option, redact, resolve_options, seconds, split_query
+from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
 from .postgresql_schema import SCHEMA_VERSION, existing_version, prepare
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -75,11 +80,13 @@ OPTIONS: dict[str, Option] = {
     "pool_size": Option(_pool_size, "a number of connections from 1 to 100", 1),
     # how long to wait for a connection, for another writer's row lock, and to connect
     "timeout": seconds(default=30.0),
+    # how long one outage (lost connections, a server restarting) may last before a StoreError
+    "retry_time": seconds(default=60.0),
     **{name: Option(_text, "a libpq connection parameter", None)
        for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name", "host", "passfile",
                     "target_session_attrs")},
 }
-_OWN = ("schema", "pool_size", "timeout")
+_OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
 class PostgreSQLStore:
@@ -87,7 +94,7 @@ class PostgreSQLStore:
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
     def __init__(self, uri: str, *, schema: str = "changewatch", pool_size: int = 1, timeout: float = 30.0,
-                 connect: dict[str, str] | None = None):
+                 connect: dict[str, str] | None = None, retry_time: float = 60.0):
         self.uri = uri  # without the query: a libpq connection URI
         self.name = redact(uri)
         self.schema = _schema_name(schema)
@@ -97,6 +104,9 @@ class PostgreSQLStore:
         self._quoted = f'"{self.schema}"'
         self._pool: Any = None
         self._clamp_reported = False
+        self._opened = False
+        self.retry_time = retry_time
+        self._outage = Outage(retry_time, self._where)
 
     @classmethod
     def from_uri(cls, uri: str, options: StoreOptions | None = None) -> PostgreSQLStore:
@@ -110,7 +120,7 @@ class PostgreSQLStore:
         resolved = resolve_options(uri, OPTIONS, options or {}, query)
         connect = {name: value for name, value in resolved.items() if name not in _OWN and value is not None}
         return cls(base, schema=resolved["schema"], pool_size=resolved["pool_size"], timeout=resolved["timeout"],
-                   connect=connect)
+                   connect=connect, retry_time=resolved["retry_time"])
 
     @property
     def fast_commits(self) -> bool:
@@ -132,11 +142,11 @@ class PostgreSQLStore:
                 "options": f"-c lock_timeout={lock_ms} -c TimeZone=UTC", "autocommit": True}
 
     def open(self) -> None:
-        if self._pool is not None:
+        if self._opened:
             return
         try:
             import psycopg
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401  (installed with the driver, or not at all)
         except ImportError as exc:
             raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
                              "pip install 'changewatch[postgresql]'") from exc
@@ -148,19 +158,31 @@ class PostgreSQLStore:
                 prepare(conn, self.schema, self._quoted, self._where)
         except psycopg.Error as exc:
             raise self._error("connect and prepare the schema", exc) from exc
-        pool = ConnectionPool(self.uri, kwargs=self._kwargs(), min_size=1, max_size=self.pool_size, open=False,
-                              timeout=self.timeout, name=f"changewatch-{self.schema}")
+        pool = self._new_pool()
         try:
             pool.open(wait=True, timeout=max(self.timeout, 1.0))
         except Exception as exc:
             pool.close()
             raise StoreError(f"{self._where}: cannot open a connection pool: {exc}") from exc
         self._pool = pool
+        self._opened = True
+
+    def _new_pool(self) -> Any:
+        from psycopg_pool import ConnectionPool
+
+        return ConnectionPool(self.uri, kwargs=self._kwargs(), min_size=1, max_size=self.pool_size, open=False,
+                              timeout=self.timeout, name=f"changewatch-{self.schema}")
 
     def close(self) -> None:
+        self._opened = False
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+    @property
+    def retries(self) -> int:
+        """Transactions run again after a transient failure, since the store was built."""
+        return self._outage.retries
 
     def _error(self, doing: str, exc: BaseException) -> StoreError:
         message = " ".join(str(exc).split()) or type(exc).__name__
@@ -188,10 +210,88 @@ class PostgreSQLStore:
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._error(doing, exc) from exc
 
+    def _retrying(self, doing: str, work: Callable[[Any, Attempt], T], *, once: bool = False,
+                  statement: bool = False) -> T:
+        """``work(cursor, attempt)`` in one transaction, run again in a new one after a transient
+        failure (a lost connection, a server restarting, a serialization failure) until the
+        outage has lasted ``retry_time`` (changewatch.store.postgresql_retry). *once*: the work
+        must not be done twice; it sets ``attempt.xid`` (``txid_current()``), and a failure
+        after it finished (during COMMIT) is settled by asking the server whether that
+        transaction committed. Any other failure, or one past the budget, is a StoreError.
+        *statement*: the work is one statement, run in autocommit (its own transaction): no
+        BEGIN and COMMIT round trips, a third of the time of a key's read on a local server."""
+        if not self._opened:
+            raise StoreError(f"{self._where} is not open")
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if not self._outage.may_try():
+            raise StoreError(f"{self._where}: cannot {doing}: the database has been unreachable for more than "
+                             f"{self.retry_time:g} s")
+        delay = FIRST_DELAY
+        while True:
+            attempt = Attempt()
+            try:
+                if self._outage.lost_connections or self._pool is None:
+                    self._reconnect()
+                with self._pool.connection() as conn, conn.cursor() as cur:
+                    if statement:
+                        attempt.result = work(cur, attempt)
+                    else:
+                        with conn.transaction():
+                            attempt.result = work(cur, attempt)
+                            attempt.finished = True  # only COMMIT is left
+            except (psycopg.Error, PoolTimeout) as exc:
+                if not is_transient(exc):
+                    raise self._error(doing, exc) from exc
+                if self._outage.failed(doing, exc) is None:
+                    budget = f" (the database was unreachable for {self.retry_time:g} s)" if self.retry_time else ""
+                    raise self._error(doing + budget, exc) from exc
+                if once and attempt.finished and attempt.xid is not None and self._committed(attempt.xid, doing):
+                    self._outage.over()
+                    return attempt.result  # type: ignore[no-any-return]
+                delay = self._outage.pause(delay)
+                continue
+            self._outage.over()
+            return attempt.result  # type: ignore[no-any-return]
+
+    def _reconnect(self) -> None:
+        """After connections were lost: one new connection, made here and now, and a new pool
+        once it is made. psycopg_pool alone would reconnect with its own backoff (1, 2, 4…
+        64 s), which can stretch a 20-second outage to 30 and outlast the retry budget after
+        the server came back; the old pool's attempts would fill the log meanwhile."""
+        import psycopg
+
+        if self._pool is not None:  # closed in the background: its workers may be mid-connect
+            threading.Thread(target=self._pool.close, daemon=True, name="changewatch-pool-close").start()
+            self._pool = None
+        connect_timeout = max(2, math.ceil(min(self.timeout, max(self._outage.left, 0.0))))
+        psycopg.connect(self.uri, **{**self._kwargs(), "connect_timeout": connect_timeout}).close()
+        pool = self._new_pool()
+        try:
+            pool.open(wait=True, timeout=max(self.timeout, 1.0))
+        except BaseException:
+            pool.close(timeout=0)
+            raise
+        self._pool = pool
+        self._outage.lost_connections = False
+
+    def _committed(self, xid: int, doing: str) -> bool:
+        """Whether the transaction *xid*, whose COMMIT was sent but never acknowledged, committed."""
+        while True:
+            status = self._retrying(f"learn whether the interrupted attempt to {doing} committed",
+                                    lambda cur, _: cur.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0])
+            if status != "in progress":  # None: too old to tell (it cannot be, seconds later)
+                return bool(status == "committed")
+            # the server has not yet noticed that the connection is gone
+            if self._outage.left <= 0:
+                raise StoreError(f"{self._where}: cannot {doing}: the database did not say in time whether the "
+                                 "interrupted transaction committed")
+            time.sleep(FIRST_DELAY)
+
     def now(self) -> datetime:
-        with self._cursor("read the server's clock") as cur:
-            cur.execute("SELECT now()")
-            moment: datetime = cur.fetchone()[0]
+        moment: datetime = self._retrying("read the server's clock",
+                                          lambda cur, _: cur.execute("SELECT now()").fetchone()[0], statement=True)
         return moment.astimezone(UTC)
 
     # -- reading ---------------------------------------------------------------------------------
@@ -220,14 +320,14 @@ class PostgreSQLStore:
         return self._state(cur.fetchone())
 
     def read(self, spider: str, key: str) -> StoredState | None:
-        with self._cursor(f"read key {key!r}") as cur:
-            return self._read(cur, spider, key)
+        return self._retrying(f"read key {key!r}", lambda cur, _: self._read(cur, spider, key), statement=True)
 
     def keys(self, spider: str) -> list[str]:
-        with self._cursor("list keys") as cur:
+        def work(cur: Any, _: Attempt) -> list[str]:
             cur.execute(f"SELECT key FROM {self._quoted}.observations WHERE spider = %s ORDER BY key COLLATE \"C\"",
                         (spider,))
             return [r[0] for r in cur.fetchall()]
+        return self._retrying("list keys", work, statement=True)
 
     def changes(self, spider: str | None = None, after_id: int = 0) -> Iterator[LoggedChange]:
         sql = f"SELECT {self._CHANGE} FROM {self._quoted}.changes WHERE id > %s"
@@ -235,39 +335,42 @@ class PostgreSQLStore:
         if spider is not None:
             sql += " AND spider = %s"
             args = (after_id, spider)
-        with self._cursor("read the change log") as cur:
-            cur.execute(sql + " ORDER BY id", args)
-            rows = cur.fetchall()
+        rows = self._retrying("read the change log", lambda cur, _: cur.execute(sql + " ORDER BY id", args).fetchall(),
+                              statement=True)
         return iter([self._change(r) for r in rows])
 
     def undelivered(self, spider: str) -> list[LoggedChange]:
-        with self._cursor("read undelivered changes") as cur:
-            cur.execute(f"SELECT {self._CHANGE} FROM {self._quoted}.changes WHERE spider = %s "
-                        "AND delivered_at IS NULL ORDER BY id", (spider,))
-            return [self._change(r) for r in cur.fetchall()]
+        rows = self._retrying("read undelivered changes", lambda cur, _: cur.execute(
+            f"SELECT {self._CHANGE} FROM {self._quoted}.changes WHERE spider = %s AND delivered_at IS NULL ORDER BY id",
+            (spider,)).fetchall(), statement=True)
+        return [self._change(r) for r in rows]
 
     def validators(self, spider: str, url: str) -> list[HttpValidators]:
-        with self._cursor("read validators") as cur:
-            cur.execute("SELECT url, key, etag, last_modified, size, full_at, runs, spec "
-                        f"FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
-                        'ORDER BY key COLLATE "C"', (spider, url))
-            return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
-                                   runs=r[6], spec=r[7]) for r in cur.fetchall()]
+        rows = self._retrying("read validators", lambda cur, _: cur.execute(
+            "SELECT url, key, etag, last_modified, size, full_at, runs, spec "
+            f"FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
+            'ORDER BY key COLLATE "C"', (spider, url)).fetchall(), statement=True)
+        return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
+                               runs=r[6], spec=r[7]) for r in rows]
 
     # -- committing an observation ---------------------------------------------------------------
 
     def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,
                lease: Lease | None = None, previous: StoredState | None = None) -> Committed:
-        with self._cursor(f"commit an observation of key {key!r}") as cur:
-            cur.execute("SELECT now()")  # the transaction's time: the same now() as the lease's below
-            now: datetime = cur.fetchone()[0].astimezone(UTC)
+        def work(cur: Any, attempt: Attempt) -> tuple[Committed, datetime]:
+            # the transaction's time (the same now() as the lease's below), and its id: were the
+            # COMMIT's acknowledgement lost, the retry asks whether it committed
+            cur.execute("SELECT now(), txid_current()")
+            moment, attempt.xid = cur.fetchone()
+            now: datetime = moment.astimezone(UTC)
             observed_at, clamped = clamp(outcome.observed_at, now)
-            if previous is None or previous.version != expected_version:
+            stored = previous
+            if stored is None or stored.version != expected_version:
                 # Not given (or not the version expected): read it. Given, the UPDATE below is
                 # conditional on the version: it is what is stored, or the commit conflicts.
-                previous = self._read(cur, spider, key)
-            check_committable(previous, expected_version, observed_at, spider, key)
-            version = self._write_state(cur, spider, key, expected_version, next_state(previous, outcome, observed_at))
+                stored = self._read(cur, spider, key)
+            check_committable(stored, expected_version, observed_at, spider, key)
+            version = self._write_state(cur, spider, key, expected_version, next_state(stored, outcome, observed_at))
             self._write_validators(cur, spider, key, outcome, observed_at)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
@@ -277,10 +380,13 @@ class PostgreSQLStore:
                             (spider, key, outcome.kind.value, observed_at, dumps(record),
                              lease.owner if lease else None, lease.seconds if lease else None))
                 change_id = cur.fetchone()[0]
-        if clamped:
-            report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
+            return Committed(version, change_id, observed_at, clamped), now
+
+        committed, now = self._retrying(f"commit an observation of key {key!r}", work, once=True)
+        if committed.clamped:
+            report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, committed.observed_at)
             self._clamp_reported = True
-        return Committed(version, change_id, observed_at, clamped)
+        return committed
 
     def _write_state(self, cur: Any, spider: str, key: str, expected: int | None, values: dict[str, Any]) -> int:
         """Write the key's columns if it is still at *expected*; its new version."""
@@ -315,59 +421,64 @@ class PostgreSQLStore:
                     (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
-        with self._cursor("forget validators") as cur:
-            cur.execute(f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
-                        "AND NOT (key = ANY(%s))", (spider, url, list(keep)))
+        self._retrying("forget validators", lambda cur, _: cur.execute(
+            f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND url = %s AND NOT (key = ANY(%s))",
+            (spider, url, list(keep))))
 
     # -- delivery and leases ---------------------------------------------------------------------
 
     def lease_owners(self, spider: str) -> set[str]:
-        with self._cursor("read lease owners") as cur:
-            cur.execute(f"SELECT DISTINCT lease_owner FROM {self._quoted}.changes WHERE spider = %s "
-                        "AND delivered_at IS NULL AND lease_owner IS NOT NULL AND lease_expires > now()", (spider,))
-            return {r[0] for r in cur.fetchall()}
+        rows = self._retrying("read lease owners", lambda cur, _: cur.execute(
+            f"SELECT DISTINCT lease_owner FROM {self._quoted}.changes WHERE spider = %s "
+            "AND delivered_at IS NULL AND lease_owner IS NOT NULL AND lease_expires > now()", (spider,)).fetchall(),
+            statement=True)
+        return {r[0] for r in rows}
 
     def claim_undelivered(self, spider: str, lease: Lease, *, dead_owners: Collection[str] = ()) -> list[LoggedChange]:
         # One UPDATE: a row another claim locked is checked again once that claim commits (READ
         # COMMITTED), so a row it took with a live lease is skipped, and only what this claim
-        # took is returned.
-        with self._cursor("claim undelivered changes") as cur:
+        # took is returned. Taken twice, it would return nothing the second time: a claim whose
+        # COMMIT was not acknowledged is settled by its transaction id.
+        def work(cur: Any, attempt: Attempt) -> list[Any]:
+            attempt.xid = cur.execute("SELECT txid_current()").fetchone()[0]
             cur.execute(f"UPDATE {self._quoted}.changes SET lease_owner = %s, "
                         "lease_expires = now() + make_interval(secs => %s) "
                         "WHERE spider = %s AND delivered_at IS NULL AND (lease_owner IS NULL OR lease_expires IS NULL "
                         f"OR lease_expires <= now() OR lease_owner = ANY(%s)) RETURNING {self._CHANGE}",
                         (lease.owner, lease.seconds, spider, sorted(set(dead_owners))))
-            rows = cur.fetchall()
+            taken: list[Any] = cur.fetchall()
+            return taken
+        rows = self._retrying("claim undelivered changes", work, once=True)
         return sorted((self._change(r) for r in rows), key=lambda change: change.id)
 
     def renew_leases(self, spider: str, lease: Lease) -> int:
-        with self._cursor("renew leases") as cur:
-            cur.execute(f"UPDATE {self._quoted}.changes SET lease_expires = now() + make_interval(secs => %s) "
-                        "WHERE spider = %s AND lease_owner = %s AND delivered_at IS NULL",
-                        (lease.seconds, spider, lease.owner))
-            count: int = cur.rowcount
+        count: int = self._retrying("renew leases", lambda cur, _: cur.execute(
+            f"UPDATE {self._quoted}.changes SET lease_expires = now() + make_interval(secs => %s) "
+            "WHERE spider = %s AND lease_owner = %s AND delivered_at IS NULL",
+            (lease.seconds, spider, lease.owner)).rowcount)
         return count
 
     def release_leases(self, spider: str, owner: str, ids: Sequence[int] | None = None) -> None:
         sql = (f"UPDATE {self._quoted}.changes SET lease_owner = NULL, lease_expires = NULL WHERE spider = %s "
                "AND lease_owner = %s AND delivered_at IS NULL")
-        with self._cursor("release leases") as cur:
-            if ids is None:
-                cur.execute(sql, (spider, owner))
-            elif ids:
-                cur.execute(sql + " AND id = ANY(%s)", (spider, owner, list(ids)))
+        if ids is None:
+            self._retrying("release leases", lambda cur, _: cur.execute(sql, (spider, owner)))
+        elif ids:
+            self._retrying("release leases", lambda cur, _: cur.execute(sql + " AND id = ANY(%s)",
+                                                                        (spider, owner, list(ids))))
 
     def mark_delivered(self, spider: str, ids: Sequence[int], at: str) -> None:
         if not ids:
             return
-        with self._cursor("mark changes delivered") as cur:
-            cur.execute(f"UPDATE {self._quoted}.changes SET delivered_at = %s WHERE spider = %s "
-                        "AND delivered_at IS NULL AND id = ANY(%s)", (at, spider, list(ids)))
+        # Idempotent (only rows not yet delivered): a retry after a lost acknowledgement is harmless.
+        self._retrying("mark changes delivered", lambda cur, _: cur.execute(
+            f"UPDATE {self._quoted}.changes SET delivered_at = %s WHERE spider = %s "
+            "AND delivered_at IS NULL AND id = ANY(%s)", (at, spider, list(ids))))
 
     # -- the change log as the source of truth, and moving a store (base.ChangeLogStore, TransferableStore) --
 
     def open_existing(self, *, upgrade: bool = False) -> None:
-        if self._pool is not None:
+        if self._opened:
             return
         try:
             import psycopg

@@ -85,6 +85,22 @@ def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_pa
         crawler(CHANGEWATCH_STORE_TIMEOUT="soon")
 
 
+def test_the_retry_time_setting_reaches_the_postgresql_store_and_a_bad_one_stops_the_crawl() -> None:
+    pytest.importorskip("psycopg")
+    store = "postgresql://db.example/watch"
+    assert ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store)).runner.store.retry_time == 60.0
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_RETRY_TIME="5"))
+    assert runtime.runner.store.retry_time == 5.0
+    runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store + "?retry_time=0", CHANGEWATCH_STORE_RETRY_TIME=5))
+    assert runtime.runner.store.retry_time == 0.0
+    for bad in ("-1", "a minute", "inf"):
+        with pytest.raises(ConfigError, match=f"CHANGEWATCH_STORE_RETRY_TIME = '{bad}'"):
+            crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_RETRY_TIME=bad)
+    with pytest.raises(ConfigError, match=r"retry_time='soon' \(from the URI\) is not accepted: expected a number "
+                                          "of seconds"):
+        crawler(CHANGEWATCH_STORE=store + "?retry_time=soon")
+
+
 def test_the_check_resolves_component_paths_as_scrapy_does() -> None:
     """Scrapy keeps the last of two paths that name one class: the guard listed, then removed
     under its module's path, is not built, and the crawl must not start without it."""
