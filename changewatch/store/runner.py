@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import random
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["StoreRunner", "Update", "spider_name"]
 
 T = TypeVar("T")
+
+#: seconds: the first pause after a VersionConflict is up to this long, doubling with each one more
+CONFLICT_PAUSE = 0.002
 
 #: what an observation does to a key, computed from its stored state (None: nothing to commit)
 Compute = Callable[[StoredState | None], Awaitable[Outcome | None]]
@@ -97,6 +101,9 @@ class StoreRunner:
                 committed = await self.call(self.store.commit, spider, key, state.version if state else None,
                                             outcome, lease=lease, **extra)
             except VersionConflict:
+                # A random pause before reading again: the writer that just won reads again at
+                # once, and without one a loser can keep losing to it in lockstep.
+                await asyncio.sleep(random.uniform(0, min(CONFLICT_PAUSE * 2 ** conflicts, 0.25)))
                 continue
             except StaleObservation:
                 return Update(None, None, stale=True, conflicts=conflicts)
