@@ -11,6 +11,8 @@ from changewatch.demo.site import DemoSite
 from changewatch.examples.site import FixtureSite
 
 from .conditional.servers import OddServer
+from .e2e.hostile import HostileSite
+from .pgproxy import PgProxy
 
 
 class _Site(Protocol):
@@ -48,3 +50,34 @@ def catalogue() -> Iterator[tuple[FixtureSite, str]]:
 @pytest.fixture
 def board() -> Iterator[tuple[FixtureSite, str]]:
     yield from _served(FixtureSite("board"))
+
+
+@pytest.fixture
+def site() -> Iterator[HostileSite]:
+    """A site of odd and hostile pages (tests/e2e/hostile.py); modules with a site of their own
+    override this fixture."""
+    server = HostileSite()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def proxy() -> Iterator[PgProxy]:
+    """A TCP proxy to the test PostgreSQL server that a test can cut and restore."""
+    from .store.conftest import POSTGRESQL
+
+    proxy = PgProxy(POSTGRESQL).start()
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema name in the test database, dropped after the test."""
+    from .store.conftest import drop_postgresql_schema, postgresql_schema_uri
+
+    name, _ = postgresql_schema_uri()
+    yield name
+    drop_postgresql_schema(name)

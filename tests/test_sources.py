@@ -4,7 +4,6 @@ URL (fetched under the SSRF policy) or inline JSON."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,6 @@ from .e2e.hostile import HostileSite, endless, page
 
 WATCHES = [{"url": "https://a.example/", "key": "a"}, {"url": "https://b.example/p?id=1"}]
 LOCAL = WatchlistSource(AddressPolicy.build(allow_private=True), timeout=5, max_bytes=4096)
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def keys(argument: str, source: WatchlistSource = LOCAL) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,6 @@ from changewatch import __version__
 
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, endless, good_page, hang, page
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_project_defaults(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,15 +10,13 @@ import json
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from changewatch.demo.site import DemoSite
 
 from ..pgproxy import PgProxy
-from ..store.conftest import POSTGRESQL, drop_postgresql_schema, postgresql_schema_uri
+from ..store.conftest import POSTGRESQL
 from .crawl import Crawler, CrawlResult, read_feed, scrapy_env
 
 PRODUCTS = 60
@@ -37,20 +35,6 @@ def serve(site: DemoSite, round_: int) -> None:
     for i in range(PRODUCTS):
         price = f"{10 + i + (round_ if i % 3 == 0 else 0)}.00"
         site.overrides[f"/p/{i}"] = (200, "text/html; charset=utf-8", product(i, price))
-
-
-@pytest.fixture
-def proxy() -> Iterator[PgProxy]:
-    proxy = PgProxy(POSTGRESQL).start()
-    yield proxy
-    proxy.stop()
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    name, _ = postgresql_schema_uri()
-    yield name
-    drop_postgresql_schema(name)
 
 
 def _logged_changes(schema: str) -> int:

@@ -6,22 +6,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .crawl import scrapy_crawl
 from .hostile import HostileSite, good_page, hang, page
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def store_args(tmp_path: Path, *extra: str) -> tuple[str, ...]:

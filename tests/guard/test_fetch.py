@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,15 +13,6 @@ from ..e2e.hostile import HostileSite, endless, hang, huge_length, page, redirec
 
 LOCAL = AddressPolicy.build(allow_private=True)
 UA = "changewatch/test (+https://example.invalid)"
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def fetch(url: str, policy: AddressPolicy = LOCAL, timeout: float = 5, max_bytes: int = 4096) -> bytes:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -20,27 +19,13 @@ from changewatch.store.postgresql_retry import is_transient
 
 from ..pgproxy import PgProxy
 from ._support import T0, T1, T2, encoded, outcome
-from .conftest import POSTGRESQL, drop_postgresql_schema, postgresql_schema_uri
+from .conftest import POSTGRESQL
 
 LEASE = Lease("test-owner", 600)
 
 
 def changed(at: str) -> Outcome:
     return outcome(Kind.CONTENT, encoded(), {"kind": "content"}, at=at)
-
-
-@pytest.fixture
-def proxy() -> Iterator[PgProxy]:
-    proxy = PgProxy(POSTGRESQL).start()
-    yield proxy
-    proxy.stop()
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    name, _ = postgresql_schema_uri()
-    yield name
-    drop_postgresql_schema(name)
 
 
 def _open(proxy: PgProxy, schema: str, **options: str) -> PostgreSQLStore:
