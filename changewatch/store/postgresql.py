@@ -144,12 +144,7 @@ class PostgreSQLStore:
     def open(self) -> None:
         if self._opened:
             return
-        try:
-            import psycopg
-            import psycopg_pool  # noqa: F401  (installed with the driver, or not at all)
-        except ImportError as exc:
-            raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
-                             "pip install 'changewatch[postgresql]'") from exc
+        psycopg = self._driver()
         # Autocommit: every unit of work is a conn.transaction() block, committed as it ends.
         # One connection first, to say why the server cannot be reached (a pool only times out)
         # and to create or upgrade the schema.
@@ -166,6 +161,16 @@ class PostgreSQLStore:
             raise StoreError(f"{self._where}: cannot open a connection pool: {exc}") from exc
         self._pool = pool
         self._opened = True
+
+    def _driver(self) -> Any:
+        """The psycopg module, or a StoreError that says how to install it."""
+        try:
+            import psycopg
+            import psycopg_pool  # noqa: F401  (installed with the driver, or not at all)
+        except ImportError as exc:
+            raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
+                             "pip install 'changewatch[postgresql]'") from exc
+        return psycopg
 
     def _new_pool(self) -> Any:
         from psycopg_pool import ConnectionPool
@@ -480,11 +485,7 @@ class PostgreSQLStore:
     def open_existing(self, *, upgrade: bool = False) -> None:
         if self._opened:
             return
-        try:
-            import psycopg
-        except ImportError as exc:
-            raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
-                             "pip install 'changewatch[postgresql]'") from exc
+        psycopg = self._driver()
         try:
             with psycopg.connect(self.uri, **self._kwargs()) as conn:
                 found = existing_version(conn, self.schema, self._quoted, self._where)
