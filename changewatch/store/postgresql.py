@@ -19,31 +19,26 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from .base import (
-    TRANSFER_TABLES,
-    ChangeQuery,
     Committed,
     HttpValidators,
     Lease,
-    LogEntry,
     LoggedChange,
     Outcome,
-    StoreCounts,
     StoredState,
     StoreError,
     StoreOptions,
-    TransferBatch,
     VersionConflict,
 )
-from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, not_empty, older_schema, paged, query_where
 from .options import Option, redact, resolve_options, seconds, split_query
 from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
-from .postgresql_schema import SCHEMA_VERSION, existing_version, prepare
+from .postgresql_schema import SCHEMA_VERSION, prepare
+from .postgresql_transfer import PostgreSQLTransfer
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
@@ -89,7 +84,7 @@ OPTIONS: dict[str, Option] = {
 _OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
-class PostgreSQLStore:
+class PostgreSQLStore(PostgreSQLTransfer):
     """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
@@ -479,82 +474,3 @@ class PostgreSQLStore:
         self._retrying("mark changes delivered", lambda cur, _: cur.execute(
             f"UPDATE {self._quoted}.changes SET delivered_at = %s WHERE spider = %s "
             "AND delivered_at IS NULL AND id = ANY(%s)", (at, spider, list(ids))))
-
-    # -- the change log as the source of truth, and moving a store (base.ChangeLogStore, TransferableStore) --
-
-    def open_existing(self, *, upgrade: bool = False) -> None:
-        if self._opened:
-            return
-        psycopg = self._driver()
-        try:
-            with psycopg.connect(self.uri, **self._kwargs()) as conn:
-                found = existing_version(conn, self.schema, self._quoted, self._where)
-        except psycopg.Error as exc:
-            raise self._error("connect and read the store's schema version", exc) from exc
-        if found < SCHEMA_VERSION and not upgrade:
-            raise older_schema(self._where, found, SCHEMA_VERSION)
-        self.open()
-
-    def query_changes(self, query: ChangeQuery, *, after_id: int = 0, batch_size: int = 1000) -> Iterator[LogEntry]:
-        def fetch(after: int, limit: int) -> list[LogEntry]:
-            where, args = query_where(query, after, "%s")
-            with self._cursor("read the change log") as cur:
-                cur.execute(f"SELECT {ENTRY_COLUMNS} FROM {self._quoted}.changes WHERE {where} ORDER BY id LIMIT %s",
-                            (*args, limit))
-                return [entry(r) for r in cur.fetchall()]
-
-        return paged(fetch, after_id, batch_size)
-
-    def export_rows(self, batch_size: int = 1000) -> Iterator[TransferBatch]:
-        if self._pool is None:
-            raise StoreError(f"{self._where} is not open")
-        import psycopg
-        from psycopg_pool import PoolTimeout
-
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
-                for table, columns in TRANSFER_TABLES.items():
-                    order = ", ".join(c if c == "id" else f'{c} COLLATE "C"' for c in EXPORT_ORDER[table])
-                    with conn.cursor(name=f"changewatch_export_{table}") as cur:  # server-side: memory stays flat
-                        cur.execute(f"SELECT {', '.join(columns)} FROM {self._quoted}.{table} ORDER BY {order}")
-                        while rows := cur.fetchmany(batch_size):
-                            yield table, [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-                                          for row in rows]
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise self._error("read it for a migration", exc) from exc
-
-    def import_rows(self, batches: Iterable[TransferBatch]) -> None:
-        tables = [f"{self._quoted}.{table}" for table in TRANSFER_TABLES]
-        with self._cursor("import a migrated store") as cur:
-            # crawls that write to it meanwhile wait (then fail at the lock timeout), none slips in first
-            cur.execute(f"LOCK TABLE {', '.join(tables)} IN SHARE ROW EXCLUSIVE MODE")
-            held = []
-            for table in tables:
-                cur.execute(f"SELECT count(*) FROM {table}")
-                held.append(cur.fetchone()[0])
-            if any(held):
-                raise not_empty(self._where, *held)
-            for table, rows in batches:
-                if table not in TRANSFER_TABLES:
-                    raise ValueError(f"not a table a store transfers: {table!r}")
-                # COPY writes the given ids into the identity column, as OVERRIDING SYSTEM VALUE would
-                with cur.copy(f"COPY {self._quoted}.{table} ({', '.join(TRANSFER_TABLES[table])}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-            # the changes logged next get higher ids than every one imported
-            changes = f"{self._quoted}.changes"
-            cur.execute("SELECT setval(seq, GREATEST(top, coalesce(pg_sequence_last_value(seq::regclass), 1))) "
-                        f"FROM (SELECT pg_get_serial_sequence(%s, 'id') AS seq, max(id) AS top FROM {changes}) AS s "
-                        "WHERE top IS NOT NULL", (changes,))
-
-    def counts(self) -> StoreCounts:
-        with self._cursor("count what it holds") as cur:
-            cur.execute(f"SELECT spider, count(*) FROM {self._quoted}.observations GROUP BY spider "
-                        'ORDER BY spider COLLATE "C"')
-            keys = dict(cur.fetchall())
-            cur.execute(f"SELECT count(*) FROM {self._quoted}.validators")
-            validators = cur.fetchone()[0]
-            cur.execute(f"SELECT count(*), count(*) - count(delivered_at) FROM {self._quoted}.changes")
-            changes, undelivered = cur.fetchone()
-        return StoreCounts(keys, validators, changes, undelivered)
