@@ -26,6 +26,10 @@ class PgProxy:
         #: when set, the next COMMIT reaches the server but its answer never reaches the client
         self.swallow_next_commit_ack = threading.Event()
         self.swallowed = threading.Event()
+        #: when set, the next COMMIT never reaches the server: the client's connection is closed and
+        #: the server's kept open, so its backend sits idle in the transaction, holding its locks
+        #: (a COMMIT lost on the way, a network partition)
+        self.lose_next_commit = threading.Event()
 
     def uri(self, query: str = "") -> str:
         """The upstream URI, pointed at the proxy."""
@@ -83,6 +87,11 @@ class PgProxy:
     def _pump(self, source: socket.socket, sink: socket.socket, upstream: bool) -> None:
         try:
             while data := source.recv(65536):
+                if upstream and b"COMMIT\x00" in data and self.lose_next_commit.is_set():
+                    self.lose_next_commit.clear()
+                    _close(source)  # the client sees its connection die; the server sees nothing
+                    self.swallowed.set()
+                    return  # *sink* stays open (closed by cut/stop)
                 sink.sendall(data)
                 if upstream and b"COMMIT\x00" in data and self.swallow_next_commit_ack.is_set():
                     self.swallow_next_commit_ack.clear()

@@ -247,7 +247,7 @@ class PostgreSQLStore(PostgreSQLTransfer):
                 if self._outage.failed(doing, exc) is None:
                     budget = f" (the database was unreachable for {self.retry_time:g} s)" if self.retry_time else ""
                     raise self._error(doing + budget, exc) from exc
-                if once and attempt.finished and attempt.xid is not None and self._committed(attempt.xid, doing):
+                if once and attempt.finished and attempt.xid is not None and self._committed(attempt, doing):
                     self._outage.over()
                     return attempt.result  # type: ignore[no-any-return]
                 delay = self._outage.pause(delay)
@@ -276,15 +276,31 @@ class PostgreSQLStore(PostgreSQLTransfer):
         self._pool = pool
         self._outage.lost_connections = False
 
-    def _committed(self, xid: int, doing: str) -> bool:
-        """Whether the transaction *xid*, whose COMMIT was sent but never acknowledged, committed."""
+    def _committed(self, attempt: Attempt, doing: str) -> bool:
+        """Whether the transaction of *attempt*, whose COMMIT was sent but never acknowledged,
+        committed. A transaction still in progress is one whose COMMIT never reached the server
+        (lost on the way, a partition): its backend would sit idle in it, holding the key's row
+        lock, until TCP keepalive noticed (hours). It is ended here (``pg_terminate_backend``, which
+        a role may do to its own backends), so it aborts and the work can run again. Bounded by
+        ``retry_time`` from now, whatever the outage's own budget says."""
+        xid, backend = attempt.xid, attempt.backend
+        deadline = time.monotonic() + max(self.retry_time, self.timeout)
+
+        def ask(cur: Any, _: Attempt) -> str | None:
+            status: str | None = cur.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0]
+            if status == "in progress" and backend is not None:
+                # only that backend, and only while it is still in that transaction (pids are reused)
+                cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                            "AND backend_xid IS NOT NULL AND backend_xid::text::bigint = %s",
+                            (backend, xid % 2**32 if xid is not None else None))
+            return status
+
         while True:
-            status = self._retrying(f"learn whether the interrupted attempt to {doing} committed",
-                                    lambda cur, _: cur.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0])
+            status = self._retrying(f"learn whether the interrupted attempt to {doing} committed", ask,
+                                    statement=True)
             if status != "in progress":  # None: too old to tell (it cannot be, seconds later)
                 return bool(status == "committed")
-            # the server has not yet noticed that the connection is gone
-            if self._outage.left <= 0:
+            if time.monotonic() >= deadline:
                 raise StoreError(f"{self._where}: cannot {doing}: the database did not say in time whether the "
                                  "interrupted transaction committed")
             time.sleep(FIRST_DELAY)
@@ -360,8 +376,8 @@ class PostgreSQLStore(PostgreSQLTransfer):
         def work(cur: Any, attempt: Attempt) -> tuple[Committed, datetime]:
             # the transaction's time (the same now() as the lease's below), and its id: were the
             # COMMIT's acknowledgement lost, the retry asks whether it committed
-            cur.execute("SELECT now(), txid_current()")
-            moment, attempt.xid = cur.fetchone()
+            cur.execute("SELECT now(), txid_current(), pg_backend_pid()")
+            moment, attempt.xid, attempt.backend = cur.fetchone()
             now: datetime = moment.astimezone(UTC)
             observed_at, clamped = clamp(outcome.observed_at, now)
             stored = previous
@@ -440,7 +456,7 @@ class PostgreSQLStore(PostgreSQLTransfer):
         # took is returned. Taken twice, it would return nothing the second time: a claim whose
         # COMMIT was not acknowledged is settled by its transaction id.
         def work(cur: Any, attempt: Attempt) -> list[Any]:
-            attempt.xid = cur.execute("SELECT txid_current()").fetchone()[0]
+            attempt.xid, attempt.backend = cur.execute("SELECT txid_current(), pg_backend_pid()").fetchone()
             cur.execute(f"UPDATE {self._quoted}.changes SET lease_owner = %s, "
                         "lease_expires = now() + make_interval(secs => %s) "
                         "WHERE spider = %s AND delivered_at IS NULL AND (lease_owner IS NULL OR lease_expires IS NULL "

@@ -62,9 +62,11 @@ def is_transient(exc: BaseException) -> bool:
 class Attempt:
     """One try at a unit of work, as far as it got: the transaction's id when the work took it
     (work that must not run twice does), and its result once the work returned (only COMMIT was
-    left then)."""
+    left then) and the backend that ran it."""
 
     xid: int | None = None
+    #: the server process running the transaction (``pg_backend_pid()``), taken with *xid*
+    backend: int | None = None
     result: Any = None
     finished: bool = False
 

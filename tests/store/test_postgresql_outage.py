@@ -132,6 +132,39 @@ def test_a_commit_whose_acknowledgement_was_lost_is_returned_not_done_twice(prox
         store.close()
 
 
+def test_a_commit_that_never_reached_the_server_is_ended_and_done_once(proxy: PgProxy, schema: str) -> None:
+    """The COMMIT was lost on the way: the server's backend sits idle in the transaction, holding
+    the key's row lock, and would until TCP keepalive noticed (hours). The store ends that
+    backend (the transaction aborts) and commits again, within its budget, once."""
+    store = _open(proxy, schema, retry_time="10")
+    try:
+        store.commit("s", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
+        proxy.lose_next_commit.set()
+        started = time.monotonic()
+        committed = store.commit("s", "k", 1, changed(T1), lease=LEASE)
+        assert proxy.swallowed.is_set() and store.retries >= 1
+        assert time.monotonic() - started < 10
+        assert committed.version == 2 and committed.change_id is not None
+        assert [c.id for c in store.changes("s")] == [committed.change_id]
+        state = store.read("s", "k")
+        assert state is not None and state.version == 2 and state.last_seen == T1
+    finally:
+        store.close()
+
+
+def test_a_claim_that_never_reached_the_server_is_ended_and_taken_once(proxy: PgProxy, schema: str) -> None:
+    store = _open(proxy, schema, retry_time="10")
+    try:
+        store.commit("s", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
+        logged = store.commit("s", "k", 1, changed(T1))  # no lease: unclaimed
+        proxy.lose_next_commit.set()
+        claimed = store.claim_undelivered("s", LEASE)
+        assert proxy.swallowed.is_set()
+        assert [c.id for c in claimed] == [logged.change_id]
+    finally:
+        store.close()
+
+
 def test_a_claim_whose_acknowledgement_was_lost_returns_what_it_took(proxy: PgProxy, schema: str) -> None:
     store = _open(proxy, schema, retry_time="20")
     try:
