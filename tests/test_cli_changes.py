@@ -167,6 +167,13 @@ def test_an_unreachable_server(capsys: Capture) -> None:
     assert "cannot connect" in err and "postgresql://watcher:***@127.0.0.1:1/db" in err and "s3cret" not in err
 
 
+@pytest.mark.parametrize("query", ["password=s3cret-q", "password=s3cret-q&bogus=1", "bogus=1&password=s3cret-q",
+                                   "password=s3cret-q&password=again"])
+def test_a_password_in_the_query_is_never_printed(capsys: Capture, query: str) -> None:
+    err = refused(capsys, "--store", f"postgresql://watcher:s3cret-pw@127.0.0.1:1/db?{query}")
+    assert "s3cret" not in err and "again" not in err
+
+
 def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys: Capture) -> None:
     path = tmp_path / "old.db"
     _old_store(path, SCHEMA_2, 2)

@@ -47,17 +47,35 @@ def seconds(*, default: float) -> Option:
     return Option(parse, "a number of seconds, 0 or more", default)
 
 
+#: query parameters whose values are secrets (libpq accepts ``?password=``)
+SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+
+
 def redact(uri: str) -> str:
-    """*uri* without the password of its user part, for messages.
+    """*uri* without the password of its user part or of its query, for messages.
 
     >>> redact("postgresql://me:secret@db.example/watch?sslmode=require")
     'postgresql://me:***@db.example/watch?sslmode=require'
+    >>> redact("postgresql://me@db.example/watch?password=secret&sslmode=require")
+    'postgresql://me@db.example/watch?password=***&sslmode=require'
     """
     parts = urlsplit(uri)
-    if parts.password is None:
-        return uri
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    if parts.password is not None:
+        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
+    if parts.query:
+        parts = parts._replace(query=_redact_query(parts.query))
+    return urlunsplit(parts)
+
+
+def _redact_query(query: str) -> str:
+    def one(pair: str) -> str:
+        name, eq, _ = pair.partition("=")
+        return f"{name}=***" if eq and name.strip().lower() in SECRET_PARAMETERS else pair
+    return "&".join(one(pair) for pair in query.split("&"))
+
+
+def _shown(name: str, value: Any) -> str:
+    return "'***'" if name.strip().lower() in SECRET_PARAMETERS else repr(value)
 
 
 def split_query(uri: str) -> tuple[str, dict[str, str]]:
@@ -70,7 +88,7 @@ def split_query(uri: str) -> tuple[str, dict[str, str]]:
     try:
         parsed = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
-        raise StoreError(f"store URI {redact(uri)!r}: cannot read its options {query!r} "
+        raise StoreError(f"store URI {redact(uri)!r}: cannot read its options {_redact_query(query)!r} "
                          "(expected name=value&name=value)") from None
     repeated = sorted(name for name, values in parsed.items() if len(values) > 1)
     if repeated:
@@ -87,7 +105,8 @@ def resolve_options(uri: str, accepted: Mapping[str, Option], defaults: StoreOpt
     unknown = sorted(set(query) - set(accepted))
     if unknown:
         known = "; ".join(f"{name} ({option.accepts})" for name, option in accepted.items())
-        raise StoreError(f"store URI {redact(uri)!r}: unknown option {unknown[0]}={query[unknown[0]]!r}; "
+        name = unknown[0]
+        raise StoreError(f"store URI {redact(uri)!r}: unknown option {name}={_shown(name, query[name])}; "
                          f"accepted: {known}")
     resolved: dict[str, Any] = {}
     for name, option in accepted.items():
@@ -99,6 +118,6 @@ def resolve_options(uri: str, accepted: Mapping[str, Option], defaults: StoreOpt
         try:
             resolved[name] = option.parse(value)
         except (TypeError, ValueError):
-            raise StoreError(f"store option {name}={value!r} (from {source}) is not accepted: "
+            raise StoreError(f"store option {name}={_shown(name, value)} (from {source}) is not accepted: "
                              f"expected {option.accepts}") from None
     return resolved

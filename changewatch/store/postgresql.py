@@ -78,7 +78,7 @@ OPTIONS: dict[str, Option] = {
     # how long one outage (lost connections, a server restarting) may last before a StoreError
     "retry_time": seconds(default=60.0),
     **{name: Option(_text, "a libpq connection parameter", None)
-       for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name", "host", "passfile",
+       for name in ("password", "sslmode", "sslrootcert", "sslcert", "sslkey", "application_name", "host", "passfile",
                     "target_session_attrs")},
 }
 _OWN = ("schema", "pool_size", "timeout", "retry_time")

@@ -132,3 +132,16 @@ def test_importing_the_store_package_imports_no_backend() -> None:
             "s.store_from_uri('postgresql://u@h/d'); print('psycopg' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False"]
+
+
+def test_a_password_in_the_query_is_a_connection_parameter_never_shown() -> None:
+    from changewatch.store.postgresql import PostgreSQLStore
+
+    store = store_from_uri("postgresql://watcher@db.example/watch?password=s3cret&sslmode=require")
+    assert isinstance(store, PostgreSQLStore)
+    assert store.connect["password"] == "s3cret"
+    assert "s3cret" not in repr(store) and "s3cret" not in store.name
+    for query in ("password=s3cret&schema=Bad-Name", "password=s3cret&bogus=1", "password=s3cret&pool_size=0"):
+        with pytest.raises(StoreError) as caught:
+            store_from_uri(f"postgresql://watcher@db.example/watch?{query}")
+        assert "s3cret" not in str(caught.value), str(caught.value)
