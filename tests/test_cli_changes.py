@@ -21,6 +21,7 @@ from changewatch.store import BUILTIN_STORE_SCHEMES, Lease, open_store
 from changewatch.store.semantics import format_time
 from changewatch.store.sqlite import SQLiteStore
 
+from .services import require
 from .store._support import LOGGED, T1, encoded, log_changes, outcome
 from .store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .store.test_sqlite_migrations import SCHEMA_2, _old_store
@@ -223,8 +224,8 @@ def test_a_store_without_the_optional_protocol(monkeypatch: pytest.MonkeyPatch, 
 # --- as a process: the console script, a file that accumulates, a pipe that closes --------------------------------
 
 def _script() -> str:
-    if not SCRIPT.is_file():
-        pytest.skip(f"console script not installed next to {sys.executable}")
+    require(SCRIPT.is_file(), "the changewatch console script", f"not installed next to {sys.executable}: "
+            "pip install -e '.[test]'")
     return str(SCRIPT)
 
 

@@ -10,14 +10,15 @@ import pytest
 
 from changewatch.demo.site import DemoSite
 
+from ..services import require
 from ..store.conftest import POSTGRESQL, postgresql_unavailable
 from .crawl import Crawler
 
 
 def _wrong_database() -> str:
     why = postgresql_unavailable()
-    if why is not None:
-        pytest.skip(f"the test PostgreSQL server: {why}")
+    require(why is None, "the test PostgreSQL server", f"{why}; start it (pg_ctlcluster … start) or set "
+            "CHANGEWATCH_TEST_POSTGRESQL")
     base, _, query = POSTGRESQL.partition("?")
     return base.rsplit("/", 1)[0] + "/changewatch_no_such_database" + (f"?{query}" if query else "")
 

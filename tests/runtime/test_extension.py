@@ -3,6 +3,7 @@ with a changewatch component left out."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from scrapy.utils.test import get_crawler
 from changewatch.pipelines import ChangewatchPipeline
 from changewatch.runtime.config import ConfigError
 from changewatch.runtime.extension import REQUIRED_COMPONENTS, ChangewatchRuntime
+
+from ..services import require
 
 ADDON = {"ADDONS": {"changewatch.Addon": 0}}
 
@@ -86,7 +89,8 @@ def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_pa
 
 
 def test_the_retry_time_setting_reaches_the_postgresql_store_and_a_bad_one_stops_the_crawl() -> None:
-    pytest.importorskip("psycopg")
+    require(importlib.util.find_spec("psycopg") is not None, "the PostgreSQL driver",
+            "pip install 'changewatch[postgresql]'")
     store = "postgresql://db.example/watch"
     assert ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store)).runner.store.retry_time == 60.0
     runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_RETRY_TIME="5"))
