@@ -14,8 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cli_changes import open_existing_store
-from .store import TRANSFER_TABLES, StoreCounts, StoreError, StoreNotEmpty, TransferableStore, TransferBatch
+from .store import (
+    TRANSFER_TABLES,
+    ChangeLogStore,
+    NoSuchStore,
+    OlderSchema,
+    StoreCounts,
+    StoreError,
+    StoreNotEmpty,
+    TransferableStore,
+    TransferBatch,
+)
 from .store import store_from_uri as _store_from_uri
+from .store.changelog import not_empty
 from .store.options import redact
 
 __all__ = ["add_parser"]
@@ -56,6 +67,20 @@ def _open_target(uri: str) -> Any:
     if not isinstance(store, TransferableStore):
         raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot receive "
                          "a migration: its backend does not implement changewatch.store.TransferableStore")
+    if isinstance(store, ChangeLogStore):
+        # Look before anything is created or upgraded: a target that holds a store (of any schema)
+        # is refused as it is, never upgraded first and refused after.
+        try:
+            store.open_existing(upgrade=False)
+        except NoSuchStore:
+            pass  # created below, as a crawl would
+        except OlderSchema as exc:
+            raise StoreNotEmpty(f"{exc}; a migration writes only into an empty store: name a new one") from None
+        else:
+            held = store.counts()
+            store.close()
+            if held.keys or held.validators or held.changes:
+                raise not_empty(f"store {redact(uri)}", sum(held.keys.values()), held.validators, held.changes)
     store.open()  # created when missing, as a crawl would
     return store
 

@@ -142,6 +142,22 @@ def test_an_occupied_target_is_refused(tmp_path: Path, new_postgresql: NewPostgr
     assert dump(target) == before
 
 
+def test_a_target_of_an_older_schema_is_refused_as_it_is(tmp_path: Path, capsys: Capture) -> None:
+    """Never upgraded in place first and refused after: the target is left exactly as it was."""
+    from .store.test_sqlite_migrations import SCHEMA_2, _old_store
+
+    source, target = f"sqlite:///{tmp_path}/a.db", tmp_path / "old.db"
+    store = open_store(source)
+    store.commit("shop", "k", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
+    store.close()
+    _old_store(target, SCHEMA_2, 2)
+    before = target.read_bytes()
+    code, out, err = migrate(capsys, source, f"sqlite:///{target}")
+    assert (code, out) == (2, "")
+    assert err.startswith("changewatch migrate: the target: ") and "older" in err and "empty store" in err
+    assert target.read_bytes() == before
+
+
 def test_a_failing_import_leaves_the_target_empty(tmp_path: Path, new_postgresql: NewPostgreSQL,
                                                   capsys: Capture) -> None:
     path = tmp_path / "a.db"
