@@ -110,8 +110,10 @@ def test_a_lost_round_is_claimed_again_by_an_idle_process(tmp_path: Path, redis_
         pass
     assert not sched.has_pending_requests()  # drained, the round intact: done
     redis.Redis.from_url(redis_13).flushdb()
-    assert sched.has_pending_requests() and len(sched) == 3
-    assert not sched.has_pending_requests() or sched.next_request() is not None
+    assert sched.has_pending_requests() and len(sched) == 3  # every watch claimed and queued again
+    popped = [sched.next_request() for _ in range(3)]
+    assert sorted(r.meta[meta.KEY] for r in popped if r is not None) == sorted(r.meta[meta.KEY] for r in requests)
+    assert len(sched) == 0 and sched.next_request() is None
 
 
 def test_round_names() -> None:
