@@ -114,7 +114,7 @@ class RoundScheduler:
         self.dupefilter: Any = None
         self.spider: Spider | None = None
         self._starts: list[Request] = []  # every start request offered, to claim again after a loss
-        self._counts = {"claimed": 0, "skipped": 0, "reseeded": 0}
+        self._counts = {"claimed": 0, "skipped": 0, "reseeded": 0, "dequeued": 0}
         self._pushed = 0
         self._refreshed = float("-inf")  # time.monotonic() of this process's last refresh of the keys
         self._timer: asyncio.TimerHandle | None = None
@@ -170,6 +170,14 @@ class RoundScheduler:
         logger.info("round %s: this process claimed %d watches, left %d to others, claimed %d again after Redis "
                     "lost the round", self.round, self._counts["claimed"], self._counts["skipped"],
                     self._counts["reseeded"])
+        starts, counts = len(self._starts), self._counts
+        if starts and counts["skipped"] == starts and not counts["reseeded"] and not counts["dequeued"]:
+            self.stats.inc("all_claimed")
+            logger.warning("round %s: all %d of this process's watches were claimed already in this round and it "
+                           "fetched nothing: the round ran (or its other processes drained it) before this process "
+                           "started. A round's name stays taken for CHANGEWATCH_ROUND_TTL (%d s) after its last "
+                           "process; to fetch the watchlist again, use a new round name (CHANGEWATCH_ROUND) or "
+                           "wait that long", self.round, starts, self.ttl)
 
     def has_pending_requests(self) -> bool:
         # The engine asks only when this process is otherwise idle (its start requests read,
@@ -198,6 +206,7 @@ class RoundScheduler:
         self._keep()
         request: Request | None = self.queue.pop()
         if request is not None:
+            self._counts["dequeued"] += 1
             self.stats.inc("dequeued")
         return request
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,6 +116,41 @@ def test_a_lost_round_is_claimed_again_by_an_idle_process(tmp_path: Path, redis_
     popped = [sched.next_request() for _ in range(3)]
     assert sorted(r.meta[meta.KEY] for r in popped if r is not None) == sorted(r.meta[meta.KEY] for r in requests)
     assert len(sched) == 0 and sched.next_request() is None
+
+
+def test_a_process_of_a_round_that_already_ran_says_why_it_fetched_nothing(
+        tmp_path: Path, redis_13: str, caplog: pytest.LogCaptureFixture) -> None:
+    first, requests = scheduler(tmp_path, redis_13, "nightly-1")
+    for r in requests:
+        first.enqueue_request(r)
+    while first.next_request() is not None:
+        pass
+    with caplog.at_level(logging.WARNING, logger="changewatch.distributed"):
+        first.close("finished")
+    assert not caplog.records
+    rerun, again = scheduler(tmp_path, redis_13, "nightly-1")  # the same explicit round, an hour later
+    assert [rerun.enqueue_request(r) for r in again] == [False] * 3
+    assert not rerun.has_pending_requests()
+    with caplog.at_level(logging.WARNING, logger="changewatch.distributed"):
+        rerun.close("finished")
+    [record] = caplog.records
+    assert record.levelno == logging.WARNING
+    message = record.getMessage()
+    assert "nightly-1" in message and "all 3" in message and "CHANGEWATCH_ROUND_TTL" in message, message
+    assert rerun.crawler.stats is not None
+    assert rerun.crawler.stats.get_value("changewatch/round/all_claimed") == 1
+    assert first.crawler.stats is not None and first.crawler.stats.get_value("changewatch/round/all_claimed") is None
+    # a process that joined late but took a retry from the queue did work: no warning
+    helper, more = scheduler(tmp_path, redis_13, "nightly-1")
+    assert [helper.enqueue_request(r) for r in more] == [False] * 3
+    retry = requests[0].replace()
+    retry.meta["retry_times"] = 1
+    busy, _ = scheduler(tmp_path, redis_13, "nightly-1")  # a process of the round still at work
+    assert busy.enqueue_request(retry) and helper.next_request() is not None
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="changewatch.distributed"):
+        helper.close("finished")
+    assert not caplog.records
 
 
 def short_lived(tmp_path: Path, redis_url: str, ttl: float, open_: bool = True) -> tuple[RoundScheduler,
