@@ -185,6 +185,8 @@ def test_two_jobs_of_the_same_spider_at_once(tmp_path: Path, site: tuple[Product
 
     late = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "a", 1, 40)))
     assert served.take_hits() == Counter() and records_of(late) == []
+    assert stat(late, "changewatch/round/all_claimed") == 1
+    assert "round a: all 40 of this process's watches" in late[0].stderr, late[0].stderr[-2000:]
 
     other = tmp_path / "other.json"
     other.write_text(watchlist.read_text().replace(f'"{base}/p/3"', f'"{base}/p/300"'), encoding="utf-8")
