@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -40,6 +41,22 @@ def test_loopback_is_refused_by_default_and_nothing_is_requested(site: HostileSi
         fetch(site.base + "/w.json", AddressPolicy())
     with pytest.raises(FetchError, match=r"^refused: loopback: localhost is a loopback name$"):
         fetch(f"http://localhost:{site.port}/w.json", AddressPolicy())
+    assert not site.hits
+
+
+@pytest.mark.parametrize("answers", [["127.0.0.1"], ["93.184.215.14", "10.1.2.3"], ["::1"], ["169.254.169.254"]])
+def test_a_name_that_resolves_to_a_refused_address_is_refused(site: HostileSite, monkeypatch: pytest.MonkeyPatch,
+                                                                answers: list[str]) -> None:
+    """Not only IP literals and loopback names: every address a name resolves to is checked (one
+    refused address among good ones refuses the name: it might be the one connected to)."""
+    def resolve(host: str, port: int, *args: object, **kwargs: object) -> list[tuple[object, ...]]:
+        assert host == "watchlists.example"
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+                for a in answers]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    with pytest.raises(FetchError, match=r"^refused: "):
+        fetch(f"http://watchlists.example:{site.port}/w.json", AddressPolicy())
     assert not site.hits
 
 
