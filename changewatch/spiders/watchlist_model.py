@@ -34,7 +34,13 @@ from ..middlewares.vantage import parse_vantage
 __all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-_STRICT = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+def _strict(title: str) -> ConfigDict:
+    # unknown keys are errors; the title is what an editor shows for the mapping
+    return ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, title=title)
+
+
 _NAME = {"type": "string", "minLength": 1}
 
 
@@ -107,7 +113,7 @@ class JsonLdModel(BaseModel):
     """Fields from the first JSON-LD (else microdata) node of `type`; with `key`, every node of
     `type` is an entity under that key."""
 
-    model_config = _STRICT
+    model_config = _strict("JSON-LD fields")
     type: Strings | None = Field(None, description="A schema.org type or a list of them", examples=["Product"])
     fields: Strings = Field(description="Dotted paths in the node; `a|b` takes the first that matches",
                             examples=[["name", "offers.price", "offers.availability"]])
@@ -125,7 +131,7 @@ class JsonLdModel(BaseModel):
 class EntitiesModel(BaseModel):
     """An entity set: one node per entity, its key and its fields."""
 
-    model_config = _STRICT
+    model_config = _strict("Entity set")
     selector: Selector = Field(description="Matches one node per entity", examples=["article.listing"])
     key: Selector = Field(description="Relative to the entity's node: its URL (joined and canonicalised)",
                           examples=["a.title::attr(href)"])
@@ -137,7 +143,7 @@ class EntitiesModel(BaseModel):
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
-    model_config = _STRICT
+    model_config = _strict("Watch options")
     region: Annotated[StrictStr, AfterValidator(_region)] | None = Field(
         None, description="CSS selector: compare only the text inside the matching elements", examples=["main article"])
     threshold: Annotated[StrictInt, Field(ge=0, le=64)] | None = Field(
@@ -167,6 +173,7 @@ class WatchOptionsModel(BaseModel):
 class WatchModel(WatchOptionsModel):
     """One page to watch: its URL, an optional key and its options."""
 
+    model_config = _strict("Watch")
     url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
         {"type": "string", "pattern": r"^\s*https?://[^\s/?#]+[^\s]*\s*$"})] = Field(
         description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
