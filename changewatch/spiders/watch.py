@@ -71,6 +71,8 @@ class WatchSpider(scrapy.Spider):
     name = "watch"
     cw_stats: Stats
     watches: list[Watch]
+    #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
+    changewatch_cannot_start: str | None = None
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -91,11 +93,17 @@ class WatchSpider(scrapy.Spider):
         try:
             spider.watches = read_watchlist(spider.watchlist, source)
         except WatchlistError as exc:
+            # Said once, here, and nothing else: raised from from_crawler, it also came out as a
+            # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads
+            # changewatch_cannot_start and stops the crawl as the spider opens (exit status 1).
             logger.error("The watch spider cannot start: %s", exc)
-            raise
+            spider.watches = []
+            spider.changewatch_cannot_start = f"the watchlist cannot be used: {exc}"
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.changewatch_cannot_start:
+            return
         for n, watch in enumerate(self.watches, 1):
             if n % START_YIELD_EVERY == 0:
                 # While the downloader is full, Scrapy's engine takes start requests in a tight
