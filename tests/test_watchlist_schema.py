@@ -37,6 +37,16 @@ def test_the_shipped_schema_is_a_fresh_generation() -> None:
         "`changewatch schema > changewatch/watchlist.schema.json`")
 
 
+def test_the_package_ships_it() -> None:
+    import importlib.resources
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "watchlist.schema.json" in pyproject["tool"]["setuptools"]["package-data"]["changewatch"]
+    shipped = importlib.resources.files("changewatch") / "watchlist.schema.json"
+    assert shipped.read_text(encoding="utf-8") == SHIPPED.read_text(encoding="utf-8")
+
+
 def test_changewatch_schema_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     assert capsys.readouterr().out == SHIPPED.read_text(encoding="utf-8")
