@@ -76,10 +76,7 @@ class WatchSpider(scrapy.Spider):
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if not watchlist:
-            raise ValueError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
-                             "(a path, an http(s) URL or inline JSON)")
-        self.watchlist = watchlist
+        self.watchlist = watchlist or ""  # none: from_crawler says so and the crawl stops
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WatchSpider:
@@ -91,6 +88,9 @@ class WatchSpider(scrapy.Spider):
         source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
                                  config.watchlist_maxsize, crawler.settings.get("USER_AGENT") or "changewatch")
         try:
+            if not spider.watchlist:
+                raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
+                                     "(a path, an http(s) URL or inline JSON)")
             spider.watches = read_watchlist(spider.watchlist, source)
         except WatchlistError as exc:
             # Said once, here, and nothing else: raised from from_crawler, it also came out as a

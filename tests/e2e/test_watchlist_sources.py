@@ -104,3 +104,12 @@ def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
                                "to 64, not 99"), message
     assert run.stderr.count("The watch spider cannot start") == 1 and run.stderr.count("regoin") == 1
     assert "/page" not in site.hits and not (tmp_path / "state.db").exists()
+
+
+def test_no_watchlist_at_all_says_so_alone(tmp_path: Path) -> None:
+    run = scrapy_crawl(tmp_path, "watch", 1, *store_args(tmp_path))
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "ERROR: The watch spider cannot start: the watch spider needs a watchlist: scrapy crawl watch -a " \
+           "watchlist=FILE" in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "never retrieved" not in run.stderr, run.stderr[-3000:]
+    assert not (tmp_path / "state.db").exists()
