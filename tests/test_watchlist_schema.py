@@ -148,6 +148,8 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "jsonld": {"type": "Product"}},
     {"url": "https://a.example/", "entities": {"selector": "li"}},
     {"url": "https://a.example/", "keep_params": []},
+    {"url": "https://a.example/", "accept_language": "??"},
+    {"url": "https://a.example/", "headers": {"X-A": True}},
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
     """What an editor flags as typed is what the crawl refuses (only selectors that do not compile,

@@ -117,7 +117,7 @@ def _paths(rest: Sequence[int | str]) -> tuple[str, str]:
 def _unknown(path: str, scope: str) -> str:
     parent, _, name = path.rpartition(".")
     if scope == "defaults" and not parent and name in WATCH_OPTIONS:
-        return f"{name} is given per watch, not in defaults"
+        return f"{name} is given per watch, not here"
     known = sorted(DEFAULT_OPTIONS) if scope == "defaults" and not parent else _KNOWN.get(parent, [])
     where = f"{parent}: " if parent else ""
     return f"{where}unknown option {name}{_did_you_mean(name, known)}; known: {', '.join(known)}"

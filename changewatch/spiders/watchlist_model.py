@@ -29,7 +29,7 @@ from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
-from ..middlewares.vantage import parse_vantage
+from ..middlewares.vantage import ACCEPT_LANGUAGE_PATTERN, parse_vantage
 
 __all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
 
@@ -166,7 +166,7 @@ class WatchOptionsModel(BaseModel):
     cookies: Annotated[Any, AfterValidator(_vantage("cookies")), WithJsonSchema(_PAIRS_SCHEMA)] | None = Field(
         None, description="Cookies sent with the request, by name", examples=[{"currency": "CHF"}])
     accept_language: Annotated[Any, AfterValidator(_vantage("accept_language")),
-                               WithJsonSchema({"type": "string"})] | None = Field(
+                               WithJsonSchema({"type": "string", "pattern": ACCEPT_LANGUAGE_PATTERN})] | None = Field(
         None, description="The Accept-Language the site answers in", examples=["de-CH,de;q=0.9"])
 
 
