@@ -43,10 +43,11 @@ _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
 
 def describe_watch(index: int, raw: Any) -> str:
     """``watch #3 (its key or URL)``: how a message names the watch at *index*."""
-    label = raw.get("key") or raw.get("url") if isinstance(raw, Mapping) else None
-    if label is not None and not isinstance(label, str):
-        label = short_repr(label)
-    return f"watch #{index + 1}" + (f" ({label})" if label else "")
+    labels = [raw.get("key"), raw.get("url")] if isinstance(raw, Mapping) else []
+    # a key that is no key (true, a list) does not name the watch: its URL does
+    label = next((str(v).strip() for v in labels if isinstance(v, str | int) and not isinstance(v, bool)
+                  and str(v).strip()), None)
+    return f"watch #{index + 1}" + (f" ({short_repr(label)[1:-1]})" if label else "")
 
 
 def problems(error: ValidationError, data: Any) -> list[str]:
