@@ -1,5 +1,5 @@
-"""The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log, or
-migrate a store."""
+"""The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
+migrate a store, or print the watchlist's JSON Schema."""
 
 from __future__ import annotations
 
@@ -93,7 +93,19 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
     cli_migrate.add_parser(sub)
+    schema = sub.add_parser("schema", help="print the JSON Schema of a watchlist, for editors that check it as it is "
+                                           "typed (the package ships it as changewatch/watchlist.schema.json)")
+    schema.set_defaults(func=_schema)
     return parser
+
+
+def _schema(args: argparse.Namespace) -> int:
+    # Generated afresh from the model, so that `changewatch schema > changewatch/watchlist.schema.json`
+    # regenerates the shipped file.
+    from .spiders.watchlist_model import watchlist_schema
+
+    sys.stdout.write(watchlist_schema())
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:

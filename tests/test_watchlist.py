@@ -59,7 +59,11 @@ def test_json_watchlist(tmp_path: Path) -> None:
     ({"watches": [{"key": "k"}]}, r"watch #1 \(k\): url is required"),
     ({"watches": [{"url": "ftp://a.example/"}]}, "absolute http"),
     ({"watches": [{"url": "/relative"}]}, "absolute http"),
-    ({"watches": [{"url": "https://a.example/", "colour": "red"}]}, r"unknown option\(s\) colour"),
+    ({"watches": [{"url": "https://a.example/", "colour": "red"}]},
+     r"watch #1 \(https://a\.example/\): unknown option colour; known: accept_language, "),
+    ({"watches": [{"url": "https://a.example/", "jsonld": {"type": "Product", "feilds": ["name"]}}]},
+     r"watch #1 \(https://a\.example/\): jsonld: unknown option feilds \(did you mean fields\?\); known: fields, key, "
+     r"type"),
     ({"watches": [{"url": "https://a.example/", "region": "p[[["}]}, "invalid region selector"),
     ({"watches": [{"url": "https://a.example/", "fields": {"p": "span::nope("}}]}, r"fields\.p: invalid CSS"),
     ({"watches": [{"url": "https://a.example/", "fields": {"p": "//span[@"}}]}, r"fields\.p: invalid XPath"),
@@ -133,3 +137,57 @@ def test_yaml_merge_keys_still_work(tmp_path: Path) -> None:
                     "  - {<<: *shop, url: 'https://a.example/q%20r'}\n", encoding="utf-8")
     assert [(w.url, w.threshold) for w in load_watchlist(path)] == [
         ("https://a.example/p", 3), ("https://a.example/q%20r", 3)]
+
+
+def test_every_problem_is_listed_one_a_line_in_words() -> None:
+    """Issue 11: one model validates the watchlist; its errors read as ours did, all of them at once."""
+    doc = {"defaults": {"thresold": 3, "sort_lines": "yes"}, "watches": [
+        {"url": "https://a.example/a page", "regoin": "main"},
+        {"url": "https://b.example/", "key": "b", "fields": {"price": "span[", "name": 3}, "kinds": {"price": "money"}},
+        "https://c.example/",
+        {"url": "https://d.example/", "jsonld": {"type": ["Product", 3], "fields": []}, "keep_params": ["x", ""]},
+    ], "watchs": []}
+    with pytest.raises(WatchlistError) as raised:
+        parse_watchlist(doc, "w.yaml")
+    lines = str(raised.value).splitlines()
+    assert all(line.startswith("w.yaml: ") for line in lines), lines
+    text = "\n".join(line.removeprefix("w.yaml: ") for line in lines)
+    for expected in [
+        "defaults: unknown option thresold (did you mean threshold?)",
+        "defaults: sort_lines must be true or false, not 'yes'",
+        "watch #1 (https://a.example/a page): url must not contain spaces (encode them as %20)",
+        "watch #1 (https://a.example/a page): unknown option regoin (did you mean region?)",
+        "watch #2 (b): fields.price: invalid CSS selector 'span['",
+        "watch #2 (b): fields.name must be a CSS or XPath selector string, not 3",
+        "watch #2 (b): kinds.price: unknown kind 'money'; known: ",
+        "watch #3: must be a mapping, not str",
+        "watch #4 (https://d.example/): jsonld.type.1 must be a non-empty string, not 3",
+        "watch #4 (https://d.example/): jsonld.fields must be a string or a non-empty list of strings, not []",
+        "watch #4 (https://d.example/): keep_params.1 must be a non-empty string, not ''",
+        "unknown top-level option watchs (did you mean watches?); known: defaults, watches",
+    ]:
+        assert expected in text, text
+    assert len(lines) == 12, text
+    for noise in ("pydantic", "errors.pydantic.dev", "Input should", "Value error", "validation error", "For further"):
+        assert noise not in text
+
+
+def test_problems_are_capped() -> None:
+    doc = {"watches": [{"url": f"https://a.example/{i}", "threshold": -1} for i in range(30)]}
+    with pytest.raises(WatchlistError) as raised:
+        parse_watchlist(doc, "w.yaml")
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 21 and lines[-1] == "w.yaml: … and 10 more problems", lines
+
+
+def test_defaults_apply_and_a_watch_overrides_them() -> None:
+    doc = {"defaults": {"threshold": 3, "sort_lines": True, "keep_params": "ref", "accept_language": "de-CH",
+                        "conditional": False},
+           "watches": [{"url": "https://a.example/?ref=1&utm_source=x"},
+                       {"url": "https://b.example/", "threshold": None, "sort_lines": False, "key": 7}]}
+    a, b = parse_watchlist(doc)
+    assert (a.threshold, a.sort_lines, a.keep_params, a.key, a.conditional) == (
+        3, True, ("ref",), "https://a.example/?ref=1", False)
+    assert a.vantage.accept_language == "de-CH" and b.vantage.accept_language == "de-CH"
+    assert (b.threshold, b.sort_lines, b.key) == (None, False, "7")
+    assert a.spec() != b.spec() and a.options()["keep_params"] == ["ref"]

@@ -23,14 +23,16 @@ from .. import meta
 from ..runtime.config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError
 from ..runtime.stats import Stats
 
-__all__ = ["VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware", "parse_vantage",
-           "vantage_from_setting"]
+__all__ = ["ACCEPT_LANGUAGE_PATTERN", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware",
+           "parse_vantage", "vantage_from_setting"]
 
 VANTAGE_OPTIONS = ("proxy", "headers", "cookies", "accept_language")
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 field and cookie names
 _LANGUAGE = re.compile(r"^\s*(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)(?:\s*;\s*q=[01](?:\.\d{0,3})?)?"
                        r"(?:\s*,\s*(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)(?:\s*;\s*q=[01](?:\.\d{0,3})?)?)*\s*$")
+#: what an Accept-Language value looks like, also in the watchlist's JSON Schema (ECMA-262 compatible)
+ACCEPT_LANGUAGE_PATTERN = _LANGUAGE.pattern
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 

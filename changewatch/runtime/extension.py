@@ -169,10 +169,19 @@ class ChangewatchRuntime:
         crawl before anything is fetched: one CRITICAL line, then CloseSpider, which Scrapy lets
         a component raise while the spider opens; the process exits non-zero. A StoreError let
         out of here reached the user as an asyncio "Task exception was never retrieved"
-        traceback instead."""
+        traceback instead. So does a spider whose ``changewatch_cannot_start`` says why it
+        cannot (it has logged that itself), before the store is opened."""
         if self._open:
             return
         if self.failure is not None:
+            raise CloseSpider("changewatch_failed")
+        cannot_start = getattr(self.crawler.spider, "changewatch_cannot_start", None)
+        if cannot_start:
+            # The spider has said why, once (the watch spider: its watchlist is invalid); a spider
+            # that raised from from_crawler instead came out as asyncio's "Task exception was never
+            # retrieved" traceback. Stopped here, before the store is touched: exit status 1.
+            self.failure = str(cannot_start)
+            self.stats.inc("failed")
             raise CloseSpider("changewatch_failed")
         try:
             await self.runner.acquire()

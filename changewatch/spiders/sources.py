@@ -8,8 +8,9 @@ file path, an http(s) URL or inline JSON.
   and with the crawl's User-Agent. JSON when its Content-Type or path says so, else YAML.
 - Text starting with ``{`` or ``[``: the watchlist itself, as JSON (``[...]``: the watches).
 
-Every failure is a :class:`WatchlistError` naming the source: the spider is never built, and the
-crawl exits with status 1 before anything is fetched or stored.
+Every failure is a :class:`WatchlistError` naming the source: the spider logs it and the crawl
+stops as it opens, with exit status 1, before anything is fetched or stored
+(:meth:`~changewatch.spiders.watch.WatchSpider.from_crawler`).
 """
 
 from __future__ import annotations

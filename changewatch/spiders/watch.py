@@ -71,13 +71,12 @@ class WatchSpider(scrapy.Spider):
     name = "watch"
     cw_stats: Stats
     watches: list[Watch]
+    #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
+    changewatch_cannot_start: str | None = None
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if not watchlist:
-            raise ValueError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
-                             "(a path, an http(s) URL or inline JSON)")
-        self.watchlist = watchlist
+        self.watchlist = watchlist or ""  # none: from_crawler says so and the crawl stops
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WatchSpider:
@@ -89,13 +88,22 @@ class WatchSpider(scrapy.Spider):
         source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
                                  config.watchlist_maxsize, crawler.settings.get("USER_AGENT") or "changewatch")
         try:
+            if not spider.watchlist:
+                raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
+                                     "(a path, an http(s) URL or inline JSON)")
             spider.watches = read_watchlist(spider.watchlist, source)
         except WatchlistError as exc:
+            # Said once, here, and nothing else: raised from from_crawler, it also came out as a
+            # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads
+            # changewatch_cannot_start and stops the crawl as the spider opens (exit status 1).
             logger.error("The watch spider cannot start: %s", exc)
-            raise
+            spider.watches = []
+            spider.changewatch_cannot_start = f"the watchlist cannot be used: {exc}"
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.changewatch_cannot_start:
+            return
         for n, watch in enumerate(self.watches, 1):
             if n % START_YIELD_EVERY == 0:
                 # While the downloader is full, Scrapy's engine takes start requests in a tight

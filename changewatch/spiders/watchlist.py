@@ -1,32 +1,35 @@
-"""The watchlist of the generic ``watch`` spider (docs/watchlist.md): load and validate."""
+"""The watchlist of the generic ``watch`` spider (docs/watchlist.md): load it, validate it with its
+model (:mod:`.watchlist_model`) and build the :class:`Watch` objects the crawl reads per request
+(plain frozen dataclasses: attribute access stays cheap on the hot path)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import yaml
+from pydantic import ValidationError
 
-from ..core.normalise import RegionError, check_region
-from ..core.reprs import short_repr
 from ..core.urls import canonical_url
-from ..core.values import FIELD_KINDS
-from ..extract.selectors import SelectorError, check_selector
-from ..middlewares.vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
+from ..middlewares.vantage import Vantage, parse_vantage
+from .watchlist_errors import describe_watch, problems
+from .watchlist_model import (
+    DEFAULT_OPTIONS,
+    WATCH_OPTIONS,
+    EntitiesModel,
+    JsonLdModel,
+    WatchlistModel,
+    WatchModel,
+    WatchOptionsModel,
+)
 
-__all__ = ["INLINE", "EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist",
+__all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS",
+           "EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist",
            "parse_watchlist_text"]
 
-WATCH_OPTIONS = frozenset(
-    {"url", "key", "region", "threshold", "sort_lines", "jsonld", "fields", "entities", "keep_params", "drop_params",
-     "kinds", "conditional", *VANTAGE_OPTIONS}
-)
-DEFAULT_OPTIONS = WATCH_OPTIONS - {"url", "key"}
 #: how errors name a watchlist given inline (``-a watchlist='{"watches": [...]}'``)
 INLINE = "(inline JSON)"
 
@@ -84,150 +87,49 @@ class Watch:
                 "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
 
 
-def _strings(value: Any, what: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
-        return tuple(value)
-    raise ValueError(f"{what} must be a string or a non-empty list of strings, not {short_repr(value)}")
+def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str, Any]:
+    # The options a watch gives, over those its defaults give (each as given, null included).
+    given = {name: getattr(defaults, name) for name in defaults.model_fields_set} if defaults else {}
+    given.update((name, getattr(model, name)) for name in model.model_fields_set)
+    return given
 
 
-def _selectors(value: Any, what: str) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not value:
-        raise ValueError(f"{what} must be a mapping of name: selector, not {short_repr(value)}")
-    for name, query in value.items():
-        try:
-            check_selector(query)
-        except SelectorError as exc:
-            raise ValueError(f"{what}.{name}: {exc}") from None
-    return {str(k): v for k, v in value.items()}
-
-
-def _jsonld(value: Any) -> JsonLdSpec:
-    if not isinstance(value, Mapping) or set(value) - {"type", "fields", "key"} or "fields" not in value:
-        raise ValueError(f"jsonld must be a mapping with 'type', 'fields' and optionally 'key', "
-                         f"not {short_repr(value)}")
-    types = _strings(value.get("type", []) or [], "jsonld.type") if value.get("type") else ()
-    key = value.get("key")
-    if key is not None and (not isinstance(key, str) or not key.strip()):
-        raise ValueError(f"jsonld.key must be a dotted path such as 'sku' or 'url', not {short_repr(key)}")
-    if key is not None and not types:
-        raise ValueError("jsonld.key needs a jsonld.type: every node of that type is one entity")
-    return JsonLdSpec(types, _strings(value["fields"], "jsonld.fields"), key)
-
-
-def _kinds(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not value:
-        raise ValueError(f"kinds must be a mapping of field name: kind, not {short_repr(value)}")
-    for name, kind in value.items():
-        if kind not in FIELD_KINDS:
-            raise ValueError(f"kinds.{name}: unknown kind {kind!r}; known: {', '.join(sorted(FIELD_KINDS))}")
-    return {str(k): str(v) for k, v in value.items()}
-
-
-def _entities(value: Any) -> EntitySpec:
-    if not isinstance(value, Mapping) or set(value) - {"selector", "key", "fields"}:
-        raise ValueError(f"entities must be a mapping with selector, key and fields, not {short_repr(value)}")
-    for part in ("selector", "key"):
-        if part not in value:
-            raise ValueError(f"entities.{part} is required")
-        try:
-            check_selector(value[part])
-        except SelectorError as exc:
-            raise ValueError(f"entities.{part}: {exc}") from None
-    fields = _selectors(value["fields"], "entities.fields") if value.get("fields") else {}
-    return EntitySpec(value["selector"], value["key"], fields)
-
-
-def _url(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError("url is required")
-    url = value.strip()
-    if any(char.isspace() for char in url):  # it would fail only when fetched, if at all
-        raise ValueError(f"url must not contain spaces (encode them as %20): {short_repr(value)}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
-    return url
-
-
-def _watch(raw: Mapping[str, Any]) -> Watch:
-    unknown = set(raw) - WATCH_OPTIONS
-    if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(sorted(map(str, unknown)))}; "
-                         f"known: {', '.join(sorted(WATCH_OPTIONS))}")
-    url = _url(raw.get("url"))
-    region = raw.get("region")
-    if region is not None:
-        if not isinstance(region, str) or not region.strip():
-            raise ValueError(f"region must be a CSS selector string, not {short_repr(region)}")
-        try:
-            check_region(region)
-        except RegionError as exc:
-            raise ValueError(str(exc)) from None
-    threshold = raw.get("threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int)
-                                  or not 0 <= threshold <= 64):
-        raise ValueError(f"threshold must be a whole number of bits from 0 to 64, not {short_repr(threshold)}")
-    sort_lines = raw.get("sort_lines", False)
-    if not isinstance(sort_lines, bool):
-        raise ValueError(f"sort_lines must be true or false, not {short_repr(sort_lines)}")
-    key = raw.get("key")
-    if key is not None and (not isinstance(key, str | int) or isinstance(key, bool) or not str(key).strip()):
-        raise ValueError(f"key must be a non-empty string, not {short_repr(key)}")
-    conditional = raw.get("conditional", True)
-    if not isinstance(conditional, bool):
-        raise ValueError(f"conditional must be true or false, not {short_repr(conditional)}")
-    keep = _strings(raw["keep_params"], "keep_params") if raw.get("keep_params") else ()
-    drop = _strings(raw["drop_params"], "drop_params") if raw.get("drop_params") else ()
-    kinds = _kinds(raw["kinds"]) if raw.get("kinds") is not None else {}
+def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
+    o = _options(defaults, model)
+    keep, drop = tuple(o.get("keep_params") or ()), tuple(o.get("drop_params") or ())
+    jsonld: JsonLdModel | None = o.get("jsonld")
+    entities: EntitiesModel | None = o.get("entities")
     return Watch(
-        url=url,
-        key=str(key).strip() if key is not None else canonical_url(url, keep=keep, drop=drop),
-        region=region, threshold=threshold, sort_lines=sort_lines,
-        jsonld=_jsonld(raw["jsonld"]) if raw.get("jsonld") is not None else None,
-        fields=_selectors(raw["fields"], "fields") if raw.get("fields") is not None else {},
-        entities=_entities(raw["entities"]) if raw.get("entities") is not None else None,
-        keep_params=keep, drop_params=drop, kinds=kinds, vantage=parse_vantage(raw), conditional=conditional,
+        url=model.url, key=model.key if model.key is not None else canonical_url(model.url, keep=keep, drop=drop),
+        region=o.get("region"), threshold=o.get("threshold"), sort_lines=o.get("sort_lines", False),
+        jsonld=JsonLdSpec(tuple(jsonld.type or ()), tuple(jsonld.fields), jsonld.key) if jsonld else None,
+        fields=dict(o.get("fields") or {}),
+        entities=EntitySpec(entities.selector, entities.key, dict(entities.fields or {})) if entities else None,
+        keep_params=keep, drop_params=drop, kinds=dict(o.get("kinds") or {}), vantage=parse_vantage(o),
+        conditional=o.get("conditional", True),
     )
 
 
-def _describe(index: int, raw: Any) -> str:
-    label = raw.get("key") or raw.get("url") if isinstance(raw, Mapping) else None
-    if label is not None and not isinstance(label, str):
-        label = short_repr(label)
-    return f"watch #{index + 1}" + (f" ({label})" if label else "")
-
-
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
-    """Validate a loaded watchlist document (any value) into watches. Raises
-    :class:`WatchlistError` naming the problem, and nothing else."""
-    if not isinstance(data, Mapping):
-        raise WatchlistError(f"{source}: a watchlist must be a mapping with a 'watches' list, "
-                             f"not {type(data).__name__}")
-    unknown = set(data) - {"defaults", "watches"}
-    if unknown:
-        raise WatchlistError(f"{source}: unknown top-level option(s) {', '.join(sorted(map(str, unknown)))}")
-    defaults = data.get("defaults") or {}
-    if not isinstance(defaults, Mapping) or set(defaults) - DEFAULT_OPTIONS:
-        raise WatchlistError(f"{source}: defaults must be a mapping of watch options other than url and key")
-    watches_raw = data.get("watches")
-    if not isinstance(watches_raw, list) or not watches_raw:
-        raise WatchlistError(f"{source}: 'watches' must be a non-empty list")
-    watches: list[Watch] = []
+    """Validate a loaded watchlist document (any value) into watches with the watchlist's model
+    (:class:`~changewatch.spiders.watchlist_model.WatchlistModel`). Raises
+    :class:`WatchlistError` listing every problem, one a line, and nothing else."""
+    try:
+        document = WatchlistModel.model_validate(data)
+    except ValidationError as exc:
+        raise WatchlistError("\n".join(f"{source}: {line}" for line in problems(exc, data))) from None
+    except RecursionError:
+        raise WatchlistError(f"{source}: nested too deeply to be a watchlist") from None
+    watches = [_watch(document.defaults, model) for model in document.watches]
     seen: dict[str, int] = {}
-    for i, raw in enumerate(watches_raw):
-        if not isinstance(raw, Mapping):
-            raise WatchlistError(f"{source}: {_describe(i, raw)}: must be a mapping, not {type(raw).__name__}")
-        try:
-            watch = _watch({**defaults, **raw})
-        except ValueError as exc:
-            raise WatchlistError(f"{source}: {_describe(i, raw)}: {exc}") from None
+    duplicates: list[str] = []
+    for i, watch in enumerate(watches):
         if watch.key in seen:
-            raise WatchlistError(f"{source}: {_describe(i, raw)}: duplicate key {watch.key!r} "
-                                 f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
-        seen[watch.key] = i
-        watches.append(watch)
+            duplicates.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
+                              f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
+        seen.setdefault(watch.key, i)
+    if duplicates:
+        raise WatchlistError("\n".join(duplicates))
     return watches
 
 

@@ -76,3 +76,40 @@ def test_a_relative_path_is_read_from_the_watchlist_dir(site: HostileSite, tmp_p
                                    "-s", f"CHANGEWATCH_WATCHLIST_DIR={lists}"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert site.hits["/page"] == 1
+
+
+@pytest.mark.parametrize("how", ["file", "inline", "url"])
+def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
+        site: HostileSite, tmp_path: Path, how: str) -> None:
+    """Issue 11: validation errors were buried in a 25-line "Task exception was never retrieved"
+    traceback. Every problem is listed, once, after the one ERROR line's prefix; nothing else."""
+    site.good["/page"] = page(good_page("page"))
+    watches = [{"url": site.base + "/a page", "regoin": "main"}, {"url": site.base + "/page", "threshold": 99}]
+    text = json.dumps({"watches": watches})
+    (tmp_path / "w.json").write_text(text, encoding="utf-8")
+    site.good["/w.json"] = page(text.encode(), ctype="application/json")
+    argument = {"file": "w.json", "inline": text, "url": f"{site.base}/w.json"}[how]
+    run = scrapy_crawl(tmp_path, "watch", 1, "-a", f"watchlist={argument}",
+                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"))
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "never retrieved" not in run.stderr, run.stderr[-3000:]
+    assert "pydantic" not in run.stderr and "Input should" not in run.stderr, run.stderr[-3000:]
+    start = run.stderr.index("ERROR: The watch spider cannot start: ")
+    message = run.stderr[start:].splitlines()[:3]
+    assert "url must not contain spaces (encode them as %20)" in message[0], message
+    assert message[1].endswith("watch #1 (" + site.base + "/a page): unknown option regoin (did you mean region?); "
+                               "known: accept_language, conditional, cookies, drop_params, entities, fields, "
+                               "headers, jsonld, keep_params, key, kinds, proxy, region, sort_lines, threshold, url")
+    assert message[2].endswith(": watch #2 (" + site.base + "/page): threshold must be a whole number of bits from 0 "
+                               "to 64, not 99"), message
+    assert run.stderr.count("The watch spider cannot start") == 1 and run.stderr.count("regoin") == 1
+    assert "/page" not in site.hits and not (tmp_path / "state.db").exists()
+
+
+def test_no_watchlist_at_all_says_so_alone(tmp_path: Path) -> None:
+    run = scrapy_crawl(tmp_path, "watch", 1, *store_args(tmp_path))
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "ERROR: The watch spider cannot start: the watch spider needs a watchlist: scrapy crawl watch -a " \
+           "watchlist=FILE" in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "never retrieved" not in run.stderr, run.stderr[-3000:]
+    assert not (tmp_path / "state.db").exists()

@@ -1,0 +1,206 @@
+"""The watchlist's one model (docs/watchlist.md): what a watchlist may say. The crawl validates
+every watchlist with it, and the JSON Schema that editors check a watchlist with as it is typed
+(``changewatch/watchlist.schema.json``, printed by ``changewatch schema``) is generated from it.
+
+Checks no schema can say (a selector compiles, a URL has no space) are validators here, so that
+the crawl and the editor never disagree on anything but those."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    WithJsonSchema,
+    model_validator,
+)
+
+from ..core.normalise import RegionError, check_region
+from ..core.reprs import short_repr
+from ..core.values import FIELD_KINDS
+from ..extract.selectors import SelectorError, check_selector
+from ..middlewares.vantage import ACCEPT_LANGUAGE_PATTERN, parse_vantage
+
+__all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _strict(title: str) -> ConfigDict:
+    # unknown keys are errors; the title is what an editor shows for the mapping
+    return ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, title=title)
+
+
+_NAME = {"type": "string", "minLength": 1}
+
+
+def _selector(value: str) -> str:
+    try:
+        check_selector(value)
+    except SelectorError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def _region(value: str) -> str:
+    try:
+        check_region(value)
+    except RegionError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def _url(value: str) -> str:
+    url = value.strip()
+    if any(char.isspace() for char in url):  # it would fail only when fetched, if at all
+        raise ValueError(f"url must not contain spaces (encode them as %20): {short_repr(value)}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
+    return url
+
+
+def _one_or_more(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _key(value: Any) -> Any:
+    # A bare number is a key too (`key: 1234`); a bool is not.
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _stripped(accepts: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError(f"key must be {accepts}, not {value!r}")
+        return value.strip()
+    return check
+
+
+def _vantage(name: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        parse_vantage({name: value})  # its ValueError names the option and what is wrong
+        return value
+    return check
+
+
+def _kind(value: str) -> str:
+    if value not in FIELD_KINDS:
+        raise ValueError(f"unknown kind {value!r}; known: {', '.join(sorted(FIELD_KINDS))}")
+    return value
+
+
+Selector = Annotated[StrictStr, AfterValidator(_selector), Field(
+    description="A CSS selector, or XPath when it starts with / or (", examples=["span.price::text", "//h1/text()"])]
+Strings = Annotated[list[Annotated[StrictStr, Field(min_length=1)]], BeforeValidator(_one_or_more),
+                    Field(min_length=1),
+                    WithJsonSchema({"anyOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 1}]})]
+Kind = Annotated[StrictStr, AfterValidator(_kind), WithJsonSchema({"type": "string", "enum": sorted(FIELD_KINDS)})]
+_PAIRS_SCHEMA = {"type": "object", "additionalProperties": {"type": ["string", "number"]}}
+
+
+class JsonLdModel(BaseModel):
+    """Fields from the first JSON-LD (else microdata) node of `type`; with `key`, every node of
+    `type` is an entity under that key."""
+
+    model_config = _strict("JSON-LD fields")
+    type: Strings | None = Field(None, description="A schema.org type or a list of them", examples=["Product"])
+    fields: Strings = Field(description="Dotted paths in the node; `a|b` takes the first that matches",
+                            examples=[["name", "offers.price", "offers.availability"]])
+    key: Annotated[StrictStr, AfterValidator(_stripped("a dotted path such as 'sku' or 'url'"))] | None = Field(
+        None, description="A path in each node (`sku`, `url`, `@id`): every node of `type` is an entity under it",
+        examples=["sku"])
+
+    @model_validator(mode="after")
+    def _key_needs_type(self) -> JsonLdModel:
+        if self.key is not None and not self.type:
+            raise ValueError("jsonld.key needs a jsonld.type: every node of that type is one entity")
+        return self
+
+
+class EntitiesModel(BaseModel):
+    """An entity set: one node per entity, its key and its fields."""
+
+    model_config = _strict("Entity set")
+    selector: Selector = Field(description="Matches one node per entity", examples=["article.listing"])
+    key: Selector = Field(description="Relative to the entity's node: its URL (joined and canonicalised)",
+                          examples=["a.title::attr(href)"])
+    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+        None, description="Per-entity selectors, by name",
+        examples=[{"title": "h2::text", "price": "span.price::text"}])
+
+
+class WatchOptionsModel(BaseModel):
+    """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
+
+    model_config = _strict("Watch options")
+    region: Annotated[StrictStr, AfterValidator(_region)] | None = Field(
+        None, description="CSS selector: compare only the text inside the matching elements", examples=["main article"])
+    threshold: Annotated[StrictInt, Field(ge=0, le=64)] | None = Field(
+        None, description="A text change of at most this many simhash bits (0-64) is noise", examples=[3])
+    sort_lines: StrictBool = Field(False, description="Sort the text's lines before comparing (shuffling lists)")
+    jsonld: JsonLdModel | None = Field(None, description="Fields from JSON-LD or microdata")
+    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+        None, description="Fields from CSS or XPath selectors, by name", examples=[{"stock": "p.stock::text"}])
+    entities: EntitiesModel | None = Field(None, description="An entity set compared as a set (added/removed/changed)")
+    keep_params: Strings | None = Field(None, description="Query parameters to keep in canonical URLs")
+    drop_params: Strings | None = Field(None, description="More query parameters to strip from canonical URLs")
+    kinds: Annotated[dict[StrictStr, Kind], Field(min_length=1)] | None = Field(
+        None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
+    conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
+    proxy: Annotated[Any, AfterValidator(_vantage("proxy")),
+                     WithJsonSchema({"type": "string", "pattern": "^https?://"})] | None = Field(
+        None, description="Fetch through this http(s) proxy, always", examples=["http://user:pass@proxy.example:8080"])
+    headers: Annotated[Any, AfterValidator(_vantage("headers")), WithJsonSchema(_PAIRS_SCHEMA)] | None = Field(
+        None, description="More request headers, by name")
+    cookies: Annotated[Any, AfterValidator(_vantage("cookies")), WithJsonSchema(_PAIRS_SCHEMA)] | None = Field(
+        None, description="Cookies sent with the request, by name", examples=[{"currency": "CHF"}])
+    accept_language: Annotated[Any, AfterValidator(_vantage("accept_language")),
+                               WithJsonSchema({"type": "string", "pattern": ACCEPT_LANGUAGE_PATTERN})] | None = Field(
+        None, description="The Accept-Language the site answers in", examples=["de-CH,de;q=0.9"])
+
+
+class WatchModel(WatchOptionsModel):
+    """One page to watch: its URL, an optional key and its options."""
+
+    model_config = _strict("Watch")
+    url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
+        {"type": "string", "pattern": r"^\s*https?://[^\s/?#]+[^\s]*\s*$"})] = Field(
+        description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
+        examples=["https://example.com/terms"])
+    key: Annotated[StrictStr, BeforeValidator(_key), AfterValidator(_stripped("a non-empty string")),
+                   WithJsonSchema({"type": ["string", "integer"], "minLength": 1})] | None = Field(
+        None, description="The identity in the store (default: the canonical URL); keep it stable",
+        examples=["example-terms"])
+
+
+class WatchlistModel(BaseModel):
+    """A changewatch watchlist: the pages the generic `watch` spider compares on every run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, title="changewatch watchlist",
+                              json_schema_extra={"examples": [{"defaults": {"threshold": 3}, "watches": [
+                                  {"url": "https://example.com/terms", "key": "example-terms",
+                                   "region": "main article"}]}]})
+    defaults: WatchOptionsModel | None = Field(None, description="Options applied to every watch (not url or key)")
+    watches: list[WatchModel] = Field(min_length=1, description="The pages to watch")
+
+
+#: every option a watch may have, and those `defaults` may give
+WATCH_OPTIONS = frozenset(WatchModel.model_fields)
+DEFAULT_OPTIONS = frozenset(WatchOptionsModel.model_fields)
+
+
+def watchlist_schema() -> str:
+    """The JSON Schema of a watchlist, as shipped in ``changewatch/watchlist.schema.json``."""
+    schema = {"$schema": SCHEMA_DIALECT, **WatchlistModel.model_json_schema()}
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,160 @@
+"""The watchlist's JSON Schema (issue 11): shipped as ``changewatch/watchlist.schema.json``, equal to
+a fresh generation from the model, printed by ``changewatch schema``, and every watchlist the docs
+and tests show is valid by it and loads."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from changewatch.cli import main
+from changewatch.demo.run import WATCHLIST as DEMO_WATCHLIST
+from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist
+from changewatch.spiders.watchlist_model import watchlist_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "changewatch" / "watchlist.schema.json"
+FENCE = re.compile(r"^```(yaml|json)\n(.*?)^```", re.S | re.M)
+INLINE = re.compile(r"-a watchlist='([\[{].*?)'")
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_shipped_schema_is_a_fresh_generation() -> None:
+    assert SHIPPED.read_text(encoding="utf-8") == watchlist_schema(), (
+        "changewatch/watchlist.schema.json is out of date with the watchlist model: regenerate it with "
+        "`changewatch schema > changewatch/watchlist.schema.json`")
+
+
+def test_the_package_ships_it() -> None:
+    import importlib.resources
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "watchlist.schema.json" in pyproject["tool"]["setuptools"]["package-data"]["changewatch"]
+    shipped = importlib.resources.files("changewatch") / "watchlist.schema.json"
+    assert shipped.read_text(encoding="utf-8") == SHIPPED.read_text(encoding="utf-8")
+
+
+def test_changewatch_schema_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    assert capsys.readouterr().out == SHIPPED.read_text(encoding="utf-8")
+
+
+def test_the_schema_helps_an_editor() -> None:
+    schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    watch = schema["$defs"]["WatchModel"]
+    assert schema["title"] == "changewatch watchlist" and schema["required"] == ["watches"]
+    assert watch["additionalProperties"] is False and "url" in watch["required"]
+    assert all(prop.get("description") for prop in watch["properties"].values())
+    assert schema["$defs"]["WatchOptionsModel"]["properties"]["kinds"]["anyOf"][0]["additionalProperties"]["enum"]
+    for example in schema["examples"]:
+        validator().validate(example)
+        parse_watchlist(example)
+
+
+def _documented() -> list[tuple[str, Any]]:
+    """Every watchlist a reader is shown: fenced YAML/JSON blocks with a ``watches`` list and inline
+    ``-a watchlist='…'`` JSON in the docs and README, and the demo's watchlist."""
+    found: list[tuple[str, Any]] = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for n, (lang, block) in enumerate(FENCE.findall(text)):
+            try:
+                data = json.loads(block) if lang == "json" else yaml.safe_load(block)
+            except (ValueError, yaml.YAMLError):
+                continue  # a change record cut short with "…", not a watchlist
+            if isinstance(data, dict) and "watches" in data:
+                found.append((f"{path.name} block {n + 1}", data))
+        for n, inline in enumerate(INLINE.findall(text)):
+            data = json.loads(inline)
+            found.append((f"{path.name} inline {n + 1}", {"watches": data} if isinstance(data, list) else data))
+    found.append(("changewatch/demo/run.py", yaml.safe_load(DEMO_WATCHLIST.format(base="http://127.0.0.1:8000"))))
+    return found
+
+
+#: module-level watchlists in tests that are meant to be refused
+HOSTILE = {"LAUGHS"}
+
+
+def _test_fixtures() -> list[tuple[str, Any]]:
+    """Watchlists the tests keep as module-level constants (a YAML text, a document, or a watches
+    list; URLs given as paths are joined to a test server's address, as the tests do)."""
+    found: list[tuple[str, Any]] = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+                continue
+            if any(isinstance(t, ast.Name) and t.id in HOSTILE for t in ast.walk(node) if t is not node.value):
+                continue
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if isinstance(value, str) and "watches:" in value:
+                try:
+                    value = yaml.safe_load(value)
+                except yaml.YAMLError:
+                    continue  # Python source that mentions a watchlist
+            if isinstance(value, list) and value and all(isinstance(w, dict) and "url" in w for w in value):
+                value = {"watches": [{**w, "url": "http://127.0.0.1:8000" + w["url"]} if w["url"].startswith("/")
+                                     else w for w in value]}
+            if isinstance(value, dict) and "watches" in value:
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", value))
+    return found
+
+
+DOCUMENTED = _documented()
+FIXTURES = _test_fixtures()
+
+
+def test_the_scan_finds_the_watchlists() -> None:
+    names = [name for name, _ in DOCUMENTED + FIXTURES]
+    assert {"README.md block 1", "watchlist.md block 1", "watchlist.md block 2", "watchlist.md inline 1",
+            "watchlist.md inline 2", "changewatch/demo/run.py"} <= set(names), names
+    assert any(name.startswith("tests/test_watchlist.py") for name in names), names
+
+
+@pytest.mark.parametrize(("name", "document"), DOCUMENTED + FIXTURES, ids=[n for n, _ in DOCUMENTED + FIXTURES])
+def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, document: Any, tmp_path: Path) -> None:
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator().iter_errors(document)]
+    assert not errors, errors
+    path = tmp_path / "watchlist.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    assert load_watchlist(path)
+
+
+@pytest.mark.parametrize("watch", [
+    {"url": "https://a.example/", "colour": "red"},
+    {"key": "no-url"},
+    {"url": "https://a.example/a page"},
+    {"url": "ftp://a.example/"},
+    {"url": "https://a.example/", "threshold": 99},
+    {"url": "https://a.example/", "threshold": "3"},
+    {"url": "https://a.example/", "sort_lines": "yes"},
+    {"url": "https://a.example/", "fields": {}},
+    {"url": "https://a.example/", "kinds": {"p": "money"}},
+    {"url": "https://a.example/", "jsonld": {"type": "Product"}},
+    {"url": "https://a.example/", "entities": {"selector": "li"}},
+    {"url": "https://a.example/", "keep_params": []},
+    {"url": "https://a.example/", "accept_language": "??"},
+    {"url": "https://a.example/", "headers": {"X-A": True}},
+])
+def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
+    """What an editor flags as typed is what the crawl refuses (only selectors that do not compile,
+    and the like, are left to the crawl)."""
+    document = {"watches": [watch]}
+    assert list(validator().iter_errors(document))
+    with pytest.raises(WatchlistError):
+        parse_watchlist(document)
