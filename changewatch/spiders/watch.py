@@ -10,6 +10,7 @@ from typing import Any
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
@@ -64,6 +65,26 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     return obs, page.invalid_jsonld_blocks
 
 
+def _runtime_expected(crawler: Crawler) -> bool:
+    """Whether the crawl will have the ChangewatchRuntime extension, which stops it with exit
+    status 1 when the spider cannot start. Asked while the spider is built, before add-ons have
+    updated the settings: so by the add-on (or the extension) being named in them."""
+    from ..addon import Addon
+    from ..runtime.extension import ChangewatchRuntime
+
+    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", ChangewatchRuntime)):
+        for component, priority in crawler.settings.getwithbase(setting).items():
+            if priority is None:
+                continue
+            try:
+                cls = load_object(component) if isinstance(component, str) else component
+            except (ImportError, AttributeError, ValueError, NameError):
+                continue
+            if isinstance(cls, type) and issubclass(cls, wanted):
+                return True
+    return False
+
+
 class WatchSpider(scrapy.Spider):
     """``scrapy crawl watch -a watchlist=watchlist.yaml -O changes.jsonl``; the watchlist may also
     be an http(s) URL or inline JSON (:mod:`changewatch.spiders.sources`)."""
@@ -97,6 +118,8 @@ class WatchSpider(scrapy.Spider):
             # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads
             # changewatch_cannot_start and stops the crawl as the spider opens (exit status 1).
             logger.error("The watch spider cannot start: %s", exc)
+            if not _runtime_expected(crawler):
+                raise  # nothing would stop the crawl: fail loudly rather than fetch nothing and exit 0
             spider.watches = []
             spider.changewatch_cannot_start = f"the watchlist cannot be used: {exc}"
         return spider

@@ -4,13 +4,16 @@ be had stops the crawl at start, exit status 1, one clear line, nothing fetched 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .crawl import scrapy_crawl
+from .crawl import ROOT, scrapy_crawl
 from .hostile import HostileSite, good_page, hang, page
 
 
@@ -113,3 +116,17 @@ def test_no_watchlist_at_all_says_so_alone(tmp_path: Path) -> None:
            "watchlist=FILE" in run.stderr, run.stderr[-3000:]
     assert "Traceback" not in run.stderr and "never retrieved" not in run.stderr, run.stderr[-3000:]
     assert not (tmp_path / "state.db").exists()
+
+
+def test_without_the_add_on_a_bad_watchlist_still_fails_the_crawl(tmp_path: Path) -> None:
+    """A project that lists changewatch's spiders but not its add-on has no runtime to stop the
+    crawl as the spider opens: the spider then fails as it is built (a traceback, but exit 1),
+    never fetches nothing and exits 0."""
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = bare_settings\n", encoding="utf-8")
+    (tmp_path / "bare_settings.py").write_text('SPIDER_MODULES = ["changewatch.spiders"]\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")])
+    run = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "watch", "-a", 'watchlist=[{"url": "ftp://x"}]'],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "The watch spider cannot start" in run.stderr
