@@ -198,9 +198,18 @@ def start_round(workdir: Path, watchlist: Path, store: str, redis_url: str, pref
 
 
 def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]], timeout: float = 300) -> list[Proc]:
+    """Wait for every process, *timeout* seconds in all: a process still running then has hung,
+    and every one is killed (none outlives the test) before the test fails saying so."""
     out = []
+    deadline = time.monotonic() + timeout
     for proc, run in procs:
-        _, err = proc.communicate(timeout=timeout)
+        try:
+            _, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for other, _ in procs:
+                other.kill()
+                other.communicate()
+            raise AssertionError(f"scrapy crawl (run {run}) still running after {timeout:g} s: it hung") from None
         stats = workdir / f"stats-{run}.json"
         out.append(Proc(proc.returncode, read_feed(workdir / f"changes-{run}.jsonl"),
                         json.loads(stats.read_text()) if stats.exists() else {}, err))
