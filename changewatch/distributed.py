@@ -34,6 +34,7 @@ import asyncio
 import importlib
 import logging
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -190,7 +191,8 @@ class RoundScheduler:
         self._pushed = 0
         self._refreshed = float("-inf")  # time.monotonic() of this process's last refresh of the keys
         self._timer: asyncio.TimerHandle | None = None
-        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        # which process claimed a watch: unique even for containers that share a host name and a pid
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         # Redis outages (see the module docstring)
         self.retry_time = retry_time
         self._down_since: float | None = None  # time.monotonic() of the current outage's first error
