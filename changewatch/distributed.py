@@ -17,6 +17,15 @@ that is still busy can push (a retry, a redirect), and it then stays to pop. If 
 round (flushed, evicted, expired) an idle process notices the round's marker is gone and claims
 its start requests again: a watch observed before the loss may be fetched twice that round, none
 is skipped, and the store's change log still reports each change once.
+
+Redis may also stop answering mid-round (restarted, failed over, cut off). The scheduler never
+waits for it on the crawl's event loop: it counts the outage from its first error, and meanwhile
+pops nothing, keeps the requests it is given, says it has work pending (so the engine keeps
+asking) and tries Redis again every few seconds. When Redis answers it claims and pushes what it
+kept (and re-seeds the round if Redis came back empty); past ``CHANGEWATCH_ROUND_RETRY_TIME`` it
+stops the crawl, non-zero. A claim or a push whose reply was lost may or may not have been applied:
+a claim records its process, so a process that finds its own claim on a watch it still owes the
+queue pushes it (a duplicate push, at worst a watch fetched twice, is preferred to a miss).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import asyncio
 import importlib
 import logging
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -40,6 +50,7 @@ from .runtime.stats import Stats
 
 if TYPE_CHECKING:
     from redis import Redis
+    from scrapy.settings import BaseSettings
 
 __all__ = ["CLAIMED", "RoundKeys", "RoundScheduler", "round_name"]
 
@@ -50,6 +61,15 @@ logger = logging.getLogger(__name__)
 CLAIMED = "_changewatch_round_claimed"
 _DEFAULT_QUEUE = "scrapy_redis.queue.PriorityQueue"
 _EXPIRE_EVERY = 64  # pushes between two EXPIREs of the queue key
+_RETRY_FIRST = 0.5  # seconds between two tries of an unreachable Redis, doubling...
+_RETRY_MAX = 5.0  # ...up to the engine's heartbeat, which asks an idle process every 5 s
+#: Redis connection defaults where ``REDIS_PARAMS`` sets none: every Redis call runs on the crawl's
+#: event loop, which a call blocks until it returns. scrapy-redis's 30 s socket timeouts (and
+#: redis-py's default of 10 retries with backoff) would freeze the crawl that long on every call to a
+#: black-holed server. A refused or reset connection is retried once, at once (a restarted server);
+#: a timeout is not retried.
+REDIS_SOCKET_TIMEOUT = 5.0
+REDIS_CONNECT_TIMEOUT = 3.0
 
 
 def round_name(explicit: str | None, every: float | None, now: float) -> str:
@@ -79,7 +99,7 @@ class RoundKeys:
     """The Redis keys of one round of one spider."""
 
     queue: str  # the shared request queue (scrapy-redis)
-    claims: str  # hash: start request identity -> the URL of the process that claimed it
+    claims: str  # hash: start request identity -> "<URL> <owner>": the watch's URL and the process that claimed it
     seen: str  # scrapy-redis dupefilter of the round's other requests (dont_filter=False)
     marker: str  # exists while Redis holds the round: gone means flushed, evicted or expired
 
@@ -92,6 +112,57 @@ class RoundKeys:
         return self.queue, self.claims, self.seen, self.marker
 
 
+def claim_value(url: str, owner: str) -> str:
+    """A claim's value in the round's claims hash: the URL claimed (another watchlist claiming the
+    key for another URL is a conflict) and the process that claimed it (its own claim, found again
+    after the reply was lost, is still its own). A URL has no space in it (Scrapy escapes them)."""
+    return f"{url} {owner}"
+
+
+def parse_claim(value: bytes | str | None) -> tuple[str | None, str | None]:
+    """(URL, owner) of a claim's value; a value without an owner is a URL alone."""
+    if value is None:
+        return None, None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    url, space, owner = value.rpartition(" ")
+    return (url, owner) if space else (value, None)
+
+
+def redis_server(settings: BaseSettings) -> Redis:
+    """The Redis client scrapy-redis's ``get_redis_from_settings`` would make, with
+    :data:`REDIS_SOCKET_TIMEOUT`, :data:`REDIS_CONNECT_TIMEOUT` and one immediate retry of a
+    refused or reset connection (no retry of a timeout) where ``REDIS_PARAMS`` says nothing of them."""
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.retry import Retry
+    from scrapy_redis import defaults
+    from scrapy_redis.connection import SETTINGS_PARAMS_MAP, get_redis
+
+    given = settings.getdict("REDIS_PARAMS")
+    params = {k: v for k, v in defaults.REDIS_PARAMS.items() if k not in ("socket_timeout", "socket_connect_timeout")}
+    params.update(socket_timeout=REDIS_SOCKET_TIMEOUT, socket_connect_timeout=REDIS_CONNECT_TIMEOUT)
+    if not {"retry", "retry_on_timeout", "retry_on_error"} & set(given):
+        params.pop("retry_on_timeout", None)
+        params["retry"] = Retry(NoBackoff(), 1, (RedisConnectionError,))
+    params.update(given)
+    for source, dest in SETTINGS_PARAMS_MAP.items():
+        value = settings.get(source)
+        if value:
+            params[dest] = value
+    if isinstance(params.get("redis_cls"), str):
+        params["redis_cls"] = load_object(params["redis_cls"])
+    server: Redis = get_redis(**params)
+    return server
+
+
+def _where(server: Redis) -> str:
+    """Where *server* is, for a message: host:port/db (or its socket), never its password."""
+    kwargs = server.connection_pool.connection_kwargs
+    place = kwargs.get("path") or f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+    return f"{place}/{kwargs.get('db', 0)}"
+
+
 class RoundScheduler:
     """A Scrapy scheduler (``SCHEDULER``) over a scrapy-redis queue shared by every process of a
     round; start requests are claimed once per round (see the module docstring).
@@ -100,9 +171,11 @@ class RoundScheduler:
     ``SCHEDULER_QUEUE_CLASS`` and ``SCHEDULER_SERIALIZER``; not ``SCHEDULER_PERSIST``,
     ``SCHEDULER_FLUSH_ON_START``, ``DUPEFILTER_CLASS`` or the key settings: a round's keys are
     named by ``CHANGEWATCH_ROUND_PREFIX``, the spider and the round, and expire
-    ``CHANGEWATCH_ROUND_TTL`` after the round's last process stopped refreshing them."""
+    ``CHANGEWATCH_ROUND_TTL`` after the round's last process stopped refreshing them. An outage of
+    Redis may last ``CHANGEWATCH_ROUND_RETRY_TIME`` (*retry_time*) before the crawl stops."""
 
-    def __init__(self, crawler: Crawler, server: Redis, round_: str, prefix: str, ttl: float):
+    def __init__(self, crawler: Crawler, server: Redis, round_: str, prefix: str, ttl: float,
+                 retry_time: float = 60.0):
         self.crawler = crawler
         self.server = server
         self.round = round_
@@ -118,21 +191,33 @@ class RoundScheduler:
         self._pushed = 0
         self._refreshed = float("-inf")  # time.monotonic() of this process's last refresh of the keys
         self._timer: asyncio.TimerHandle | None = None
-        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        # which process claimed a watch: unique even for containers that share a host name and a pid
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        # Redis outages (see the module docstring)
+        self.retry_time = retry_time
+        self._down_since: float | None = None  # time.monotonic() of the current outage's first error
+        self._next_try = 0.0  # time.monotonic() before which an outage's Redis is not tried again
+        self._wait = _RETRY_FIRST
+        self._errors = 0  # Redis errors of the current outage
+        self._last_error = ""
+        self._held: list[Request] = []  # requests enqueued during the outage: enqueued when Redis answers
+        #: starts claimed, or maybe claimed (the reply was lost), and not pushed yet, by identity; and
+        #: other requests added to the round's seen set, or maybe, and not pushed yet ("seen:" + fingerprint)
+        self._owed: set[str] = set()
+        self._budget: asyncio.TimerHandle | None = None
+        self._gave_up = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RoundScheduler:
-        from scrapy_redis.connection import get_redis_from_settings
-
         config = ChangewatchConfig.from_settings(crawler.settings)
         round_ = round_name(config.round, config.round_every, time.time())
-        server = get_redis_from_settings(crawler.settings)
+        server = redis_server(crawler.settings)
         ttl = config.round_ttl
         if not config.round and config.round_every:
             # A process joins the round nearest its start: up to half an interval after the round
             # began, maybe after it ended. Its claims must still be there, or it runs it again.
             ttl = max(ttl, config.round_every / 2)
-        return cls(crawler, server, round_, config.round_prefix, ttl)
+        return cls(crawler, server, round_, config.round_prefix, ttl, config.round_retry_time)
 
     # -- the BaseScheduler interface -------------------------------------------------------
 
@@ -162,11 +247,22 @@ class RoundScheduler:
                     self.keys.queue.rsplit(":", 1)[0], self.ttl, waiting)
 
     def close(self, reason: str) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        from redis.exceptions import RedisError
+
+        for timer in (self._timer, self._budget):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._budget = None
         # Never flush: the other processes of the round still use its keys; they expire.
-        self._refresh()
+        if self._down_since is None:
+            try:
+                self._refresh()
+            except RedisError as exc:  # closing: nothing left to keep the round for
+                logger.warning("round %s: could not refresh the round's Redis keys at close: %s", self.round, exc)
+        if self._held and not self._gave_up:  # (when it gave up, its CRITICAL line said so)
+            logger.warning("round %s: %d requests this process made while Redis was unreachable were never queued: "
+                           "they are not fetched in this round (the next round fetches every watch)", self.round,
+                           len(self._held))
         logger.info("round %s: this process claimed %d watches, left %d to others, claimed %d again after Redis "
                     "lost the round", self.round, self._counts["claimed"], self._counts["skipped"],
                     self._counts["reseeded"])
@@ -181,37 +277,71 @@ class RoundScheduler:
 
     def has_pending_requests(self) -> bool:
         # The engine asks only when this process is otherwise idle (its start requests read,
-        # nothing downloading or being scraped): the moment to check the round is intact.
-        self._keep()
-        if len(self.queue) > 0:
-            return True
-        if self.server.exists(self.keys.marker):
-            return False
-        self._reseed()
-        return len(self.queue) > 0
+        # nothing downloading or being scraped): the moment to check the round is intact. While
+        # Redis is unreachable (and within its budget) there is work pending: the engine keeps
+        # asking, every heartbeat, until Redis answers.
+        from redis.exceptions import RedisError
+
+        try:
+            if self._unreachable():
+                return not self._gave_up
+            self._keep()
+            if len(self.queue) > 0:
+                return True
+            if self.server.exists(self.keys.marker):
+                return False
+            self._reseed()
+            return len(self.queue) > 0
+        except RedisError as exc:
+            self._redis_failed(exc)
+            return not self._gave_up
 
     def enqueue_request(self, request: Request) -> bool:
-        self._keep()
+        from redis.exceptions import RedisError
+
         if request.meta.get("is_start_request") and not request.meta.get(CLAIMED):
             self._starts.append(request)
-            if not self._claim(request):
-                return False
-        elif not request.dont_filter and self._seen(request):
-            self.stats.inc("filtered")
+        if self._gave_up:  # the crawl is stopping
             return False
-        self._push(request)
+        try:
+            if not self._unreachable():
+                self._keep()
+                return self._enqueue(request)
+        except RedisError as exc:
+            self._redis_failed(exc)
+        if self._gave_up:
+            return False
+        self._held.append(request)  # claimed (or filtered) and pushed when Redis answers
+        self.stats.inc("held")
         return True
 
     def next_request(self) -> Request | None:
-        self._keep()
-        request: Request | None = self.queue.pop()
+        from redis.exceptions import RedisError
+
+        try:
+            if self._unreachable():
+                return None
+            self._keep()
+            # A pop whose reply is lost may have taken the request from the queue: it is not
+            # fetched in this round (as a request popped by a process that is killed).
+            request: Request | None = self.queue.pop()
+        except RedisError as exc:
+            self._redis_failed(exc)
+            return None
         if request is not None:
             self._counts["dequeued"] += 1
             self.stats.inc("dequeued")
         return request
 
     def __len__(self) -> int:
-        return len(self.queue)
+        from redis.exceptions import RedisError
+
+        if self._down_since is not None:
+            return len(self._held)
+        try:
+            return len(self.queue) + len(self._held)
+        except RedisError:
+            return len(self._held)
 
     # -- claims ----------------------------------------------------------------------------
 
@@ -222,20 +352,60 @@ class RoundScheduler:
         assert self.crawler.request_fingerprinter is not None
         return "fp:" + self.crawler.request_fingerprinter.fingerprint(request).hex()
 
-    def _claim(self, request: Request) -> bool:
-        """True when this process is the round's first to reach *request*'s watch."""
+    def _enqueue(self, request: Request) -> bool:
+        """Claim a start, or filter another request through the round's seen set, and push it.
+        Raises RedisError when Redis fails midway: the caller holds *request* and enqueues it again
+        when Redis answers; what this process may have added meanwhile is in :attr:`_owed`, so the
+        second time its own claim or its own seen entry lets *request* through."""
+        if request.meta.get("is_start_request") and not request.meta.get(CLAIMED):
+            return self._claim_and_push(request)
+        owed = None
+        if not request.dont_filter:
+            owed = "seen:" + self.dupefilter.request_fingerprint(request)
+            if self._seen(request, owed):
+                self.stats.inc("filtered")
+                return False
+        self._push(request)
+        if owed is not None:
+            self._owed.discard(owed)
+        return True
+
+    def _claim_and_push(self, request: Request) -> bool:
         identity = self._identity(request)
+        if not self._claim(request, identity):
+            return False
+        # Pushed with the mark, so that its retries and redirects (which copy the meta) are not
+        # claimed again; a push that fails takes the mark back: the request is a start again
+        # (held, then claimed again: its own claim lets it through).
+        marked = request.meta.get(CLAIMED)
+        request.meta[CLAIMED] = True
+        try:
+            self._push(request)
+        except BaseException:
+            if not marked:
+                del request.meta[CLAIMED]
+            raise
+        self._owed.discard(identity)
+        self._counts["claimed"] += 1
+        self.stats.inc("claimed")
+        return True
+
+    def _claim(self, request: Request, identity: str) -> bool:
+        """True when this process is the round's first to reach *request*'s watch, or claimed it
+        earlier and has not pushed it yet (the claim's reply was lost, or its push failed)."""
+        owed = identity in self._owed
+        self._owed.add(identity)  # until pushed: the pipeline's reply may be lost
         pipe = self.server.pipeline(transaction=False)
-        pipe.hsetnx(self.keys.claims, identity, request.url)
+        pipe.hsetnx(self.keys.claims, identity, claim_value(request.url, self.owner))
         pipe.hget(self.keys.claims, identity)
         pipe.expire(self.keys.claims, self.ttl)
-        added, claimed_url, _ = pipe.execute()
-        if added:
-            self._counts["claimed"] += 1
-            self.stats.inc("claimed")
+        added, value, _ = pipe.execute()
+        claimed_url, owner = parse_claim(value)
+        if added or (owed and owner == self.owner and claimed_url == request.url):
+            if not added:
+                self.stats.inc("reclaimed")
             return True
-        if isinstance(claimed_url, bytes):
-            claimed_url = claimed_url.decode("utf-8", "replace")
+        self._owed.discard(identity)
         if claimed_url != request.url:
             self._conflict(identity, request.url, claimed_url)
         else:
@@ -252,18 +422,23 @@ class RoundScheduler:
             f"{identity} for {claimed_url}, this one has it for {url}: jobs sharing a round must crawl one watchlist; "
             "give each watchlist its own CHANGEWATCH_ROUND or CHANGEWATCH_ROUND_PREFIX")
 
-    def _seen(self, request: Request) -> bool:
-        """True when the round had seen *request* already (scrapy-redis's fingerprint); the set's
-        TTL is set with its first member, so a round whose processes are all killed leaks no key."""
+    def _seen(self, request: Request, owed: str) -> bool:
+        """True when the round had seen *request* already (scrapy-redis's fingerprint), unless
+        this process added it itself and has not pushed the request yet (*owed*: the reply was
+        lost, or the push failed); the set's TTL is set with its first member, so a round whose
+        processes are all killed leaks no key."""
+        was_owed = owed in self._owed
+        self._owed.add(owed)
         pipe = self.server.pipeline(transaction=False)
-        pipe.sadd(self.keys.seen, self.dupefilter.request_fingerprint(request))
+        pipe.sadd(self.keys.seen, owed.removeprefix("seen:"))
         pipe.expire(self.keys.seen, self.ttl)
         added, _ = pipe.execute()
-        return not added
+        if added or was_owed:
+            return False
+        self._owed.discard(owed)
+        return True
 
     def _push(self, request: Request) -> None:
-        if request.meta.get("is_start_request"):
-            request.meta[CLAIMED] = True
         self.queue.push(request)
         # A TTL survives pushes but not the key's removal when the queue drains: set it again
         # now and then (and with the round's other keys), not on every push: seeding is one round
@@ -275,16 +450,17 @@ class RoundScheduler:
 
     def _reseed(self) -> None:
         """Redis lost the round: claim every start request again (the other idle processes do
-        the same; the claims let each through once)."""
-        self.stats.inc("lost")
-        self.server.set(self.keys.marker, self.owner, nx=True, ex=self.ttl)
+        the same; the claims let each through once). The marker is set again once every start is
+        claimed or skipped: a reseed that Redis fails midway runs again (its own claims are
+        skipped, an owed one is pushed)."""
         count = 0
         for request in self._starts:
-            if self._claim(request):
-                self._push(request)
+            if self._claim_and_push(request):
                 count += 1
-        self._counts["reseeded"] += count
-        self.stats.inc("reseeded", count)
+                self._counts["reseeded"] += 1
+                self.stats.inc("reseeded")
+        self.server.set(self.keys.marker, self.owner, nx=True, ex=self.ttl)
+        self.stats.inc("lost")
         logger.warning("round %s: Redis no longer held the round (flushed, evicted or expired): %d of this "
                        "process's %d watches claimed and queued again; a watch observed before the loss may be "
                        "fetched twice in this round, none is reported twice", self.round, count, len(self._starts))
@@ -303,10 +479,12 @@ class RoundScheduler:
         from redis.exceptions import RedisError
 
         try:
-            self._keep()
-        except RedisError as exc:  # the next scheduler call that needs Redis reports it
-            logger.warning("round %s: could not refresh the round's Redis keys: %s", self.round, exc)
-        self._timer = asyncio.get_running_loop().call_later(self.ttl / 4, self._tick)
+            if not self._unreachable():
+                self._keep()
+        except RedisError as exc:
+            self._redis_failed(exc)
+        if not self._gave_up:
+            self._timer = asyncio.get_running_loop().call_later(self.ttl / 4, self._tick)
 
     def _refresh(self) -> None:
         """EXPIRE every key of the round: the marker, the claims, the queue and the seen set live
@@ -317,3 +495,105 @@ class RoundScheduler:
             pipe.expire(key, self.ttl)
         pipe.execute()
         self._refreshed = time.monotonic()
+
+    # -- Redis outages -------------------------------------------------------------------------
+
+    def _unreachable(self) -> bool:
+        """True while Redis is known to be unreachable: the caller does without it. In an outage,
+        Redis is tried again at most every few seconds (:data:`_RETRY_FIRST` doubling to
+        :data:`_RETRY_MAX`), so that a black-holed server blocks the event loop for one socket
+        timeout now and then, not on every call; when it answers, the outage ends (:meth:`_recover`,
+        which raises RedisError if it does not)."""
+        if self._gave_up:
+            return True
+        if self._down_since is None:
+            return False
+        now = time.monotonic()
+        if now < self._next_try:
+            self._over_budget(now)
+            return True
+        self._recover()
+        return False
+
+    def _redis_failed(self, exc: Exception) -> None:
+        """A Redis call raised *exc*: an outage begins (one WARNING) or goes on."""
+        self.stats.inc("redis_errors")
+        self._errors += 1
+        self._last_error = f"{type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            self._wait = _RETRY_FIRST
+            self.stats.inc("redis_outages")
+            logger.warning("round %s: Redis at %s is unreachable (%s): this process goes on with what it is fetching, "
+                           "keeps the requests it makes and tries Redis again every few seconds, for up to "
+                           "CHANGEWATCH_ROUND_RETRY_TIME (%g s)", self.round, _where(self.server), self._last_error,
+                           self.retry_time)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (a test): the scheduler's own calls check the budget
+                pass
+            else:
+                # the engine may not ask the scheduler anything for a while (every slot busy)
+                self._budget = loop.call_later(self.retry_time, self._budget_spent)
+        else:
+            self._wait = min(self._wait * 2, _RETRY_MAX)
+            logger.debug("round %s: Redis still unreachable: %s", self.round, self._last_error)
+        self._next_try = time.monotonic() + self._wait  # after the call: a timeout took its time
+        self._over_budget(now)
+
+    def _recover(self) -> None:
+        """Try Redis in an outage: refresh the round's keys (a round trip), enqueue the requests
+        held meanwhile, and end the outage with one WARNING. Raises RedisError if Redis fails
+        again; a held request is dropped from :attr:`_held` only once it is enqueued."""
+        assert self._down_since is not None
+        self._refresh()
+        replayed = 0
+        while self._held:
+            if self._enqueue(self._held[0]):
+                replayed += 1
+            self._held.pop(0)
+        lost = not self.server.exists(self.keys.marker)
+        down = time.monotonic() - self._down_since
+        self._down_since = None
+        if self._budget is not None:
+            self._budget.cancel()
+            self._budget = None
+        self.stats.inc("redis_outage_seconds", round(down))
+        self.stats.inc("replayed", replayed)
+        logger.warning("round %s: Redis at %s answers again after %.1f s (%d errors): %d requests this process made "
+                       "meanwhile are queued now%s", self.round, _where(self.server), down, self._errors, replayed,
+                       "; Redis lost the round (restarted empty?): this process claims its watches again when it "
+                       "goes idle" if lost else "")
+        self._errors = 0
+
+    def _budget_spent(self) -> None:
+        """The timer set when an outage began, CHANGEWATCH_ROUND_RETRY_TIME later: try Redis once
+        more, and stop the crawl if it still does not answer."""
+        from redis.exceptions import RedisError
+
+        self._budget = None
+        if self._down_since is None or self._gave_up:
+            return
+        self._next_try = 0.0
+        try:
+            self._unreachable()
+        except RedisError as exc:
+            self._redis_failed(exc)
+
+    def _over_budget(self, now: float) -> None:
+        """Stop the crawl, once, when the outage has lasted CHANGEWATCH_ROUND_RETRY_TIME."""
+        from .runtime.extension import ChangewatchRuntime
+
+        if self._gave_up or self._down_since is None or now - self._down_since < self.retry_time:
+            return
+        self._gave_up = True
+        if self._budget is not None:
+            self._budget.cancel()
+            self._budget = None
+        down = now - self._down_since
+        self.stats.inc("redis_outage_seconds", round(down))
+        ChangewatchRuntime.of(self.crawler).fail(
+            f"Redis at {_where(self.server)} unreachable for more than {self.retry_time:g} s "
+            f"(CHANGEWATCH_ROUND_RETRY_TIME) in round {self.round}: {self._last_error}; the {len(self._held)} requests "
+            "this process made meanwhile and the watches left in the round's queue are fetched in the next round")

@@ -21,7 +21,7 @@ from changewatch.distributed import CLAIMED, RoundScheduler, round_name
 from changewatch.runtime.config import ConfigError
 from changewatch.spiders.watch import WatchSpider
 
-from .e2e.rounds import REDIS_HOW, redis_db_url, redis_unavailable
+from .e2e.rounds import REDIS_HOW, RedisServer, own_redis_server, redis_db_url, redis_unavailable
 from .services import require
 
 WATCHES = {"defaults": {"threshold": 3}, "watches": [
@@ -77,9 +77,10 @@ def test_watch_requests_survive_the_redis_queue(tmp_path: Path, redis_13: str) -
         assert back.dont_filter and back.priority == request.priority
 
 
-def scheduler(tmp_path: Path, redis_url: str, round_: str = "r1") -> tuple[RoundScheduler, list[Request]]:
+def scheduler(tmp_path: Path, redis_url: str, round_: str = "r1", **settings: Any) -> tuple[RoundScheduler,
+                                                                                          list[Request]]:
     spider, requests = watch_requests(tmp_path, REDIS_URL=redis_url, CHANGEWATCH_ROUND=round_,
-                                      CHANGEWATCH_ROUND_PREFIX="unit")
+                                      CHANGEWATCH_ROUND_PREFIX="unit", **settings)
     sched = RoundScheduler.from_crawler(spider.crawler)
     sched.open(spider)
     for r in requests:
@@ -242,3 +243,238 @@ def test_round_names() -> None:
         round_name(None, None, 0)
     assert round_name("", 3600, 3600 * 10 + 1799) == "1970-01-01T10:00:00Z"
     assert round_name("", 3600, 3600 * 10 + 1801) == "1970-01-01T11:00:00Z"
+
+
+# -- Redis outages: a redis-server of the test's own, killed and started again ----------------------
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    yield from own_redis_server()
+
+
+class FailRecorder:
+    """Stands for ChangewatchRuntime (a unit test has no running crawl): records fail()."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+
+    def fail(self, why: str) -> None:
+        self.failures.append(why)
+
+
+@pytest.fixture
+def failures(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from changewatch.runtime.extension import ChangewatchRuntime
+
+    recorder = FailRecorder()
+    monkeypatch.setattr(ChangewatchRuntime, "of", classmethod(lambda cls, crawler: recorder))
+    return recorder.failures
+
+
+def timed(call: Any, *args: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = call(*args)
+    return result, time.monotonic() - started
+
+
+def until(condition: Any, within: float, every: float = 0.2) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {within} s"
+        time.sleep(every)
+
+
+def test_redis_connection_defaults_bound_each_call(tmp_path: Path) -> None:
+    """Every Redis call runs on the crawl's event loop: a few seconds at most unless REDIS_PARAMS
+    says otherwise, one immediate retry of a refused connection, none of a timeout (scrapy-redis's
+    30 s socket timeouts, and redis-py's 10 retries with backoff: 4.7 s a call to a refused port)."""
+    from scrapy.settings import Settings
+
+    from changewatch.distributed import REDIS_CONNECT_TIMEOUT, REDIS_SOCKET_TIMEOUT, redis_server
+
+    for where in ({"REDIS_URL": "redis://127.0.0.1:1/0"}, {"REDIS_HOST": "127.0.0.1", "REDIS_PORT": 1}):
+        server = redis_server(Settings(where))
+        kwargs = server.connection_pool.connection_kwargs
+        assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (REDIS_SOCKET_TIMEOUT,
+                                                                                REDIS_CONNECT_TIMEOUT)
+        import redis
+
+        for _ in range(2):
+            started = time.monotonic()
+            with pytest.raises(redis.ConnectionError):
+                server.ping()
+            assert time.monotonic() - started < 0.5, where
+    given = redis_server(Settings({"REDIS_URL": "redis://127.0.0.1:1/0",
+                                   "REDIS_PARAMS": {"socket_timeout": 30, "retry_on_timeout": True}}))
+    kwargs = given.connection_pool.connection_kwargs
+    assert kwargs["socket_timeout"] == 30 and kwargs["retry_on_timeout"] and "retry" not in kwargs
+
+
+def test_scheduler_calls_during_a_redis_outage_neither_raise_nor_block(
+        tmp_path: Path, own_redis: RedisServer, failures: list[str], caplog: pytest.LogCaptureFixture) -> None:
+    """Redis killed mid-round: the scheduler pops nothing, has work pending and holds what it is
+    given, without raising and without waiting; restarted empty, it answers again: the held
+    requests are claimed and queued, the lost round's watches claimed again, one WARNING each."""
+    sched, requests = scheduler(tmp_path, own_redis.url)
+    late = requests.pop()  # a start request the spider yields during the outage
+    assert [sched.enqueue_request(r) for r in requests] == [True, True]
+    assert sched.next_request() is not None  # one watch popped before the outage (being fetched)
+    own_redis.kill()
+    with caplog.at_level(logging.WARNING, logger="changewatch.distributed"):
+        for _ in range(20):
+            for call, args, expected in ((sched.next_request, (), None), (sched.has_pending_requests, (), True)):
+                result, took = timed(call, *args)
+                assert result is expected and took < 0.5, (call, took)
+        retry = requests[0].replace(dont_filter=True)
+        retry.meta["retry_times"] = 1
+        page = Request("https://shop.example/p/1?page=2")  # filtered by the round's seen set
+        for request in (late, retry, page):
+            result, took = timed(sched.enqueue_request, request)
+            assert result is True and took < 0.5
+        assert len(sched) == 3
+        own_redis.start()  # empty: the round's queue, claims and marker are gone
+        until(lambda: sched.next_request() is not None, within=10)  # the held requests, queued again
+        popped = 1
+        while sched.has_pending_requests():
+            popped += sched.next_request() is not None
+    assert popped == 5, popped  # late, retry, page, and the 2 claimed watches again (one was fetched already)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 3, warnings
+    assert "unreachable" in warnings[0] and "CHANGEWATCH_ROUND_RETRY_TIME" in warnings[0]
+    assert "answers again after" in warnings[1] and "3 requests" in warnings[1]
+    assert "no longer held the round" in warnings[2]
+    stats = sched.crawler.stats
+    assert stats is not None
+    assert stats.get_value("changewatch/round/redis_outages") == 1
+    assert stats.get_value("changewatch/round/redis_errors") >= 1
+    assert stats.get_value("changewatch/round/held") == 3 and stats.get_value("changewatch/round/replayed") == 3
+    assert failures == []
+    sched.close("finished")
+
+
+def test_a_black_holed_redis_blocks_one_socket_timeout_now_and_then(tmp_path: Path, own_redis: RedisServer,
+                                                                     failures: list[str]) -> None:
+    """A server that accepts connections and never answers: a call waits the socket timeout
+    (REDIS_PARAMS here) once, not again on every call; the calls in between return at once."""
+    import socket as socket_
+
+    sched, requests = scheduler(tmp_path, own_redis.url, REDIS_PARAMS={"socket_timeout": 0.5})
+    assert sched.enqueue_request(requests[0])
+    own_redis.kill()
+    with socket_.socket() as hole:
+        hole.setsockopt(socket_.SOL_SOCKET, socket_.SO_REUSEADDR, 1)
+        hole.bind(("127.0.0.1", own_redis.port))
+        hole.listen(16)  # the kernel accepts; nobody reads or answers
+        _, took = timed(sched.next_request)
+        assert 0.4 < took < 0.9, took  # one socket timeout, not retried
+        quick = [timed(sched.has_pending_requests)[1] for _ in range(50)]
+        assert max(quick) < 0.05, quick
+    assert failures == []
+
+
+def test_a_claim_or_a_push_whose_reply_was_lost_is_this_process_own(tmp_path: Path, own_redis: RedisServer,
+                                                                    failures: list[str]) -> None:
+    """The claim's pipeline was applied but its reply lost (the connection dropped after the
+    server ran it): the process does not know it claimed the watch. When Redis answers, it finds
+    the claim is its own and queues the watch, which the round's other process skips; the same
+    for a seen-set entry, and for a push (queued once: the queue dedups a repeated push)."""
+    import redis
+
+    sched, requests = scheduler(tmp_path, own_redis.url)
+    other, again = scheduler(tmp_path, own_redis.url)
+    real_pipeline, real_push = sched.server.pipeline, sched.queue.push
+    lost = {"pipeline": True, "push": False}
+
+    class LostReply:
+        def __init__(self, pipe: Any) -> None:
+            self.pipe = pipe
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.pipe, name)
+
+        def execute(self) -> Any:
+            result = self.pipe.execute()
+            if lost["pipeline"]:
+                raise redis.ConnectionError("Connection closed by server (the test)")
+            return result
+
+    def push(request: Request) -> None:
+        real_push(request)
+        if lost["push"]:
+            raise redis.ConnectionError("Connection closed by server (the test)")
+
+    sched.server.pipeline = lambda transaction=True: LostReply(real_pipeline(transaction=transaction))  # type: ignore
+    sched.queue.push = push
+    page = Request("https://shop.example/p/1?page=2")
+    assert sched.enqueue_request(requests[0]) and sched.enqueue_request(page)  # held: the replies were lost
+    assert len(sched) == 2 and sched.stats.crawler.stats.get_value("changewatch/round/held") == 2
+    claims = redis.Redis.from_url(own_redis.url).hgetall(sched.keys.claims)
+    assert list(claims.values()) == [f"{requests[0].url} {sched.owner}".encode()]  # applied, and whose
+    assert other.enqueue_request(again[0]) is False  # claimed: the other process skips it
+
+    lost["pipeline"] = False
+    sched._next_try = 0  # (no waiting for the next try)
+    assert sched.has_pending_requests() and len(sched) == 2  # Redis answers: both queued
+    assert sched.stats.crawler.stats.get_value("changewatch/round/reclaimed") == 1
+
+    lost["push"] = True  # now the claim answers, and the push's reply is lost
+    assert sched.enqueue_request(requests[1])  # claimed, pushed, reply lost: held
+    assert sched._down_since is not None and len(sched) == 1
+    lost["push"] = False
+    sched._next_try = 0
+    assert sched.has_pending_requests()
+    popped = []
+    while (request := sched.next_request()) is not None:
+        popped.append(request.url)
+    assert sorted(popped) == sorted([requests[0].url, page.url, requests[1].url])
+    assert sched.stats.crawler.stats.get_value("changewatch/round/reclaimed") == 2
+    assert sched.stats.crawler.stats.get_value("changewatch/round/filtered") is None
+    assert other.enqueue_request(again[1]) is False and other.enqueue_request(page.replace()) is False
+    assert [other.enqueue_request(r) for r in again[2:]] == [True]  # nobody claimed it
+    assert failures == []
+
+
+def test_past_the_budget_the_crawl_stops_once(tmp_path: Path, own_redis: RedisServer, failures: list[str],
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    sched, requests = scheduler(tmp_path, own_redis.url, CHANGEWATCH_ROUND_RETRY_TIME="1")
+    assert sched.retry_time == 1
+    assert sched.enqueue_request(requests[0])
+    own_redis.kill()
+    assert sched.has_pending_requests() and sched.next_request() is None and sched.enqueue_request(requests[1])
+    assert failures == []
+    time.sleep(1.1)
+    assert not sched.has_pending_requests()
+    [why] = failures
+    assert "Redis at 127.0.0.1:" in why and "unreachable for more than 1 s" in why, why
+    assert "CHANGEWATCH_ROUND_RETRY_TIME" in why and "ConnectionError" in why, why
+    assert sched.next_request() is None and not sched.enqueue_request(requests[2])
+    assert not sched.has_pending_requests() and len(failures) == 1
+    with caplog.at_level(logging.WARNING, logger="changewatch.distributed"):
+        sched.close("changewatch_failed")  # does not raise
+    assert sched.crawler.stats is not None and sched.crawler.stats.get_value("changewatch/round/redis_outage_seconds")
+
+
+def test_a_budget_of_zero_stops_the_crawl_at_the_first_error(tmp_path: Path, own_redis: RedisServer,
+                                                             failures: list[str]) -> None:
+    sched, requests = scheduler(tmp_path, own_redis.url, CHANGEWATCH_ROUND_RETRY_TIME=0)
+    own_redis.kill()
+    assert not sched.enqueue_request(requests[0]) and not sched.has_pending_requests() and len(failures) == 1
+
+
+def test_a_process_that_asks_its_scheduler_nothing_still_stops_at_the_budget(
+        tmp_path: Path, own_redis: RedisServer, failures: list[str]) -> None:
+    """Every download slot taken, the engine asks nothing: a timer ends the outage's budget."""
+    sched, requests = scheduler(tmp_path, own_redis.url, CHANGEWATCH_ROUND_RETRY_TIME="0.5")
+
+    async def busy() -> None:
+        assert sched.crawler.spider is not None
+        sched.open(sched.crawler.spider)
+        sched.enqueue_request(requests[0])
+        own_redis.kill()
+        assert sched.next_request() is None  # the outage begins
+        await asyncio.sleep(1.2)  # downloading
+        sched.close("changewatch_failed")
+
+    asyncio.run(busy())
+    assert len(failures) == 1 and "Redis" in failures[0]

@@ -188,6 +188,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_ROUND_EVERY", Duration(minimum=1.0, optional=True), None),
     Setting("CHANGEWATCH_ROUND_TTL", Duration(minimum=60.0), "1d"),
     Setting("CHANGEWATCH_ROUND_PREFIX", Name(), "changewatch"),
+    Setting("CHANGEWATCH_ROUND_RETRY_TIME", Float(minimum=0), 60),
     Setting("CHANGEWATCH_VANTAGE", VantageSetting(), {}, error=VantageError),
     Setting("CHANGEWATCH_ALLOW_PRIVATE", Bool(), False),
     Setting("CHANGEWATCH_SSRF_ENABLED", Bool(), True),
@@ -236,6 +237,7 @@ class ChangewatchConfig:
     round_every: float | None = None  # seconds
     round_ttl: float = 86400.0  # seconds
     round_prefix: str = "changewatch"
+    round_retry_time: float = 60.0  # seconds
     vantage: Vantage = field(default_factory=_no_vantage)
     watchlist_dir: str | None = None  # None: the working directory
     watchlist_timeout: float = 30.0  # seconds

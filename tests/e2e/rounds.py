@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import socket
 import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,69 @@ def redis_unavailable() -> str | None:
     except redis.RedisError as exc:
         return f"{REDIS}: {exc}"
     return None
+
+
+REDIS_SERVER_HOW = "install redis-server (Debian: apt-get install redis-server): the outage tests start their own"
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free port, without persistence, that the test kills
+    and starts again (empty, on the same port): the shared test Redis is never touched. Use
+    :func:`own_redis_server` to get one (it skips, or fails under CI=true, without the binary)."""
+
+    def __init__(self, binary: str):
+        self.binary = binary
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> str:
+        import redis
+
+        assert self.proc is None
+        self.proc = subprocess.Popen([self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                redis.Redis.from_url(self.url, socket_connect_timeout=1).ping()
+                return self.url
+            except redis.ConnectionError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: connections reset, nothing saved (the next start is empty)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def redis_server_binary() -> str | None:
+    return shutil.which("redis-server") or next(
+        (p for p in ("/usr/bin/redis-server", "/usr/local/bin/redis-server") if os.access(p, os.X_OK)), None)
+
+
+def own_redis_server() -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` (a fixture's body), killed after the test."""
+    from ..services import require
+
+    binary = redis_server_binary()
+    require(binary is not None, "the redis-server binary", REDIS_SERVER_HOW)
+    assert binary is not None
+    server = RedisServer(binary)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
 
 
 def redis_db_url(db: int) -> str:
@@ -132,10 +197,19 @@ def start_round(workdir: Path, watchlist: Path, store: str, redis_url: str, pref
     return procs
 
 
-def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]]) -> list[Proc]:
+def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]], timeout: float = 300) -> list[Proc]:
+    """Wait for every process, *timeout* seconds in all: a process still running then has hung,
+    and every one is killed (none outlives the test) before the test fails saying so."""
     out = []
+    deadline = time.monotonic() + timeout
     for proc, run in procs:
-        _, err = proc.communicate(timeout=300)
+        try:
+            _, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for other, _ in procs:
+                other.kill()
+                other.communicate()
+            raise AssertionError(f"scrapy crawl (run {run}) still running after {timeout:g} s: it hung") from None
         stats = workdir / f"stats-{run}.json"
         out.append(Proc(proc.returncode, read_feed(workdir / f"changes-{run}.jsonl"),
                         json.loads(stats.read_text()) if stats.exists() else {}, err))

@@ -168,7 +168,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
         CHANGEWATCH_WORKERS="", CHANGEWATCH_THRESHOLD="", CHANGEWATCH_WORKER_TIMEOUT="2.5",
         CHANGEWATCH_ALLOW_PRIVATE="false", CHANGEWATCH_SSRF_ENABLED=1, CHANGEWATCH_REPORT_REPEATED_ERRORS="True",
         CHANGEWATCH_DELIVERY_LEASE="1h30m", CHANGEWATCH_STORE_SYNCHRONOUS="full",
-        CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS="0.5", CHANGEWATCH_DIFF_MAX_LINES="0",
+        CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS="0.5", CHANGEWATCH_DIFF_MAX_LINES="0", CHANGEWATCH_ROUND_RETRY_TIME="0",
         CHANGEWATCH_STORE_SCHEMES='{"PG": "my.stores.PostgresStore"}',
         CHANGEWATCH_COMPARISONS={"content": None, "word_count": "tests.core.test_comparisons.WordCount"},
         CHANGEWATCH_SSRF_ALLOWED_HOSTS="Intranet.Example., .corp.example",
@@ -179,6 +179,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
     assert (config.workers, config.threshold, config.worker_timeout) == (default_workers(), None, 2.5)
     assert config.report_repeated_errors and config.store_synchronous == "FULL"
     assert (config.delivery_lease, config.conditional_full_fetch_days, config.diff_max_lines) == (5400.0, 0.5, 0)
+    assert config.round_retry_time == 0.0
     assert dict(config.store_schemes) == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
                                           "postgresql": "changewatch.store.postgresql.PostgreSQLStore",
                                           "postgres": "changewatch.store.postgresql.PostgreSQLStore",
