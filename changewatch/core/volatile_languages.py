@@ -1,0 +1,128 @@
+"""Dates and relative times in the languages of the pages changewatch is tested on besides English
+(the corpus: German, French, Spanish, Portuguese, Dutch, Polish, Czech, Slovak, Romanian, Finnish,
+Estonian, Russian, Hebrew, Arabic, Bengali, Chinese, Japanese), as volatile patterns for
+:mod:`changewatch.core.normalise`, which compiles them case-insensitively.
+
+A month or weekday name is removed only next to a number (a day, a year, a time): on its own it
+is a word like any other ("Mai", "mars", "domingo", "sobota" are names and nouns too). Chinese
+and Japanese dates are numeric (``2026年11月30日``), which is language-independent. Relative times
+are a number with a unit and the language's word for "ago" (``vor 5 Minuten``, ``5 minut temu``,
+``3時間前``); the unit is any word, so a unit not listed here is caught too.
+
+Each pattern comes with the words one of which every match contains (``OTHER_LANGUAGES_NEEDS``):
+a pattern is not run over text that has none of them, which is what keeps these patterns cheap
+(``()``: always run over the lines that hold a digit).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DAY_FIRST", "OTHER_LANGUAGES", "OTHER_LANGUAGES_NEEDS"]
+
+# Month names as dates write them (the genitive or partitive where a language declines them).
+_MONTH_NAMES = {
+    "de": "januar jänner februar märz april mai juni juli august september oktober november dezember",
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre",
+    "pt": "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "nl": "januari februari maart april mei juni juli augustus september oktober november december",
+    "pl": "stycznia lutego marca kwietnia maja czerwca lipca sierpnia września października listopada grudnia"
+          " styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
+    "cs": "ledna února března dubna května června července srpna září října listopadu prosince"
+          " leden únor březen duben květen červen červenec srpen říjen prosinec",
+    "sk": "januára februára marca apríla mája júna júla augusta septembra októbra novembra decembra"
+          " január február marec apríl máj jún júl október",
+    "ro": "ianuarie februarie martie aprilie mai iunie iulie august septembrie octombrie noiembrie decembrie",
+    "fi": "tammikuuta helmikuuta maaliskuuta huhtikuuta toukokuuta kesäkuuta heinäkuuta elokuuta syyskuuta"
+          " lokakuuta marraskuuta joulukuuta tammikuu helmikuu maaliskuu huhtikuu toukokuu kesäkuu heinäkuu"
+          " elokuu syyskuu lokakuu marraskuu joulukuu",
+    "et": "jaanuar veebruar märts aprill mai juuni juuli august september oktoober november detsember",
+    "ru": "января февраля марта апреля мая июня июля августа сентября октября ноября декабря"
+          " январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь",
+    # Hebrew dates put "ב" (in) before the month: "30 בנובמבר 2026"
+    "he": "ינואר פברואר מרץ אפריל מאי יוני יולי אוגוסט ספטמבר אוקטובר נובמבר דצמבר",
+    "ar": "يناير فبراير مارس أبريل ابريل مايو يونيو يوليو أغسطس اغسطس سبتمبر أكتوبر اكتوبر نوفمبر ديسمبر"
+          " شباط آذار نيسان أيار حزيران تموز آب أيلول",
+    "bn": "জানুয়ারি ফেব্রুয়ারি মার্চ এপ্রিল মে জুন জুলাই আগস্ট সেপ্টেম্বর অক্টোবর নভেম্বর ডিসেম্বর",
+}
+# Abbreviations after a day only ("30. Okt."), and only those that are no word of their own
+# ("2 out of 3", "5 set", "3 mar" are not dates: English already has jan, feb… dec).
+_MONTH_ABBREVIATIONS = {"de": "jän mär okt dez", "fr": "janv févr avr juil déc", "nl": "mrt", "pt": "fev"}
+_WEEKDAY_NAMES = {
+    "de": "montag dienstag mittwoch donnerstag freitag samstag sonnabend sonntag",
+    "fr": "lundi mardi mercredi jeudi vendredi samedi dimanche",
+    "es": "lunes martes miércoles jueves viernes sábado domingo",
+    "pt": "segunda-feira terça-feira quarta-feira quinta-feira sexta-feira sábado domingo",
+    "nl": "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+    "pl": "poniedziałek wtorek środa czwartek piątek sobota niedziela",
+    "cs": "pondělí úterý středa čtvrtek pátek sobota neděle",
+    "sk": "pondelok utorok streda štvrtok piatok sobota nedeľa",
+    "ro": "luni marți marţi miercuri joi vineri sâmbătă duminică",
+    "fi": "maanantai tiistai keskiviikko torstai perjantai lauantai sunnuntai",
+    "et": "esmaspäev teisipäev kolmapäev neljapäev reede laupäev pühapäev",
+    "ru": "понедельник вторник среда четверг пятница суббота воскресенье",
+    "ar": "الاثنين الإثنين الثلاثاء الأربعاء الخميس الجمعة السبت الأحد",
+    "bn": "সোমবার মঙ্গলবার বুধবার বৃহস্পতিবার শুক্রবার শনিবার রবিবার",
+}
+
+
+def _trie(words: list[str]) -> str:
+    """One regex matching any of *words*, shared prefixes written once ("ma(?:i|rs|rzo)"): a
+    plain alternation of a hundred names tries each one at every position, ten times slower."""
+    if words == [""]:
+        return ""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            by_first.setdefault(word[0], []).append(word[1:])
+    branches = [re.escape(first) + _trie(rest) for first, rest in sorted(by_first.items())]
+    if len(branches) == 1 and "" not in words:
+        return branches[0]
+    return "(?:" + "|".join(branches) + ")" + ("?" if "" in words else "")
+
+
+def _alternation(names: dict[str, str]) -> str:
+    return "(?:" + _trie(sorted({w for text in names.values() for w in text.split()})) + ")"
+
+
+_MONTHS = _alternation(_MONTH_NAMES)
+_MONTHS_AFTER_DAY = _alternation({**_MONTH_NAMES, "abbreviations": " ".join(_MONTH_ABBREVIATIONS.values())})
+# Hebrew weekdays are ordinals ("שני": second, Monday) unless "יום" (day) precedes them
+_HEBREW_WEEKDAYS = r"יום\s+(?:ראשון|שני|שלישי|רביעי|חמישי|שישי|שבת)"
+_WEEKDAYS = _alternation(_WEEKDAY_NAMES)
+# A name ends where the next character is not a letter: "\b" fails after a Bengali vowel sign.
+_END = r"(?!\w)"
+# "2026 r." (Polish), the same with a Cyrillic letter (Russian, U+0433), "2026年"
+_YEAR = r"\d{4}(?!\d)(?:\s+r\.|\s+\u0433\.?|\s*年)?"
+
+#: How many of the patterns (the first) run before the English written dates.
+DAY_FIRST = 2
+OTHER_LANGUAGES: tuple[str, ...] = (
+    # "Montag, 30.", "lundi 30 novembre", "יום שני, 30": a weekday before a number (first:
+    # the date after it goes next)
+    rf"\b(?:{_WEEKDAYS}|{_HEBREW_WEEKDAYS}){_END}\.?,?(?=\s*\d)",
+    # "30. November 2026", "30 de noviembre de 2026", "30 listopada 2026 r.", "30 בנובמבר", "৩০ নভেম্বর"
+    rf"\d{{1,2}}\.?\s+(?:de\s+)?ב?{_MONTHS_AFTER_DAY}{_END}\.?(?:,?\s+(?:de\s+)?{_YEAR})?",
+    # "Dezember 2026", "noviembre de 2026", "listopad 2026"
+    rf"\b{_MONTHS}{_END}\.?\s+(?:de\s+)?{_YEAR}",
+    # Chinese and Japanese dates and weekdays: 2026年11月30日, 11月30日(月), 星期一, 月曜日
+    r"\d{1,4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日(?:\s*[(\uff08][月火水木金土日][)\uff09])?",
+    r"星期[一二三四五六日天]|[月火水木金土日]曜日",
+    # French, Spanish and Portuguese clock times: "10h30"
+    r"\d{1,2}h[0-5]\d(?!\w)",
+    # relative times, the marker before the number: "vor 5 Minuten", "il y a 3 heures", "hace 2 días",
+    # "há 2 horas", "před 5 minutami", "pred 5 minútami", "acum 5 minute", "לפני 5 דקות", "منذ 5 دقائق"
+    r"\b(?:vor|il y a|hace|há|před|pred|acum|לפני|منذ)\s+\d+\s+\w+",
+    # and after it: "5 minuten geleden", "5 minut temu", "5 минут назад", "5 minuuttia sitten",
+    # "5 minutit tagasi", "৫ মিনিট আগে", "5分钟前", "3時間前"
+    r"\d+\s+\w+\s+(?:geleden|temu|назад|sitten|tagasi|আগে)(?!\w)",
+    # Chinese and Japanese write it without spaces: "5分钟前", "3 小时前", "3時間前"
+    r"\d+\s*[^\W\d]{1,3}?前",
+)
+OTHER_LANGUAGES_NEEDS: tuple[tuple[str, ...], ...] = (
+    (), (), (),
+    ("年", "月"), ("星期", "曜日"), ("h",),
+    ("vor", "il y a", "hace", "há", "před", "pred", "acum", "לפני", "منذ"),
+    ("geleden", "temu", "назад", "sitten", "tagasi", "আগে"), ("前",),
+)
