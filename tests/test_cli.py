@@ -233,3 +233,15 @@ def test_console_script(write: Write) -> None:
     done = _process([str(script), "compare", old, new])
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("content (simhash distance ")
+
+
+def test_a_change_of_case_is_a_content_change_shown_as_written(write: Write, capsys: Capture) -> None:
+    body = "<h1>{name} 3.0</h1><p>{name} parses JSON at gigabytes per second.</p><p>Try {name} today.</p>"
+    old = write("old.html", body.format(name="simdjson"))
+    new = write("new.html", body.format(name="SIMDJSON"))
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and out.startswith("content")
+    assert "- simdjson parses JSON at gigabytes per second." in out
+    assert "+ SIMDJSON parses JSON at gigabytes per second." in out
+    code, out, _ = run(capsys, old, new, "--json")
+    assert code == 1 and json.loads(out)["kind"] == "content"

@@ -529,9 +529,9 @@ def _lower_same_length(text: str) -> str:
 def _stable_text(raw: str) -> list[str]:
     """Stable lines of *raw* (collapsed lines joined by newlines). The patterns run once each
     over the candidate lines joined together: a call per line and pattern costs more than the
-    matching, and no pattern matches a newline, so lines map back one to one. A line a pattern
-    changed loses the separators a removed fragment leaves at its ends ("Updated: 10:32" →
-    "Updated"); the other lines keep their punctuation."""
+    matching, and no pattern matches a newline, so lines map back one to one. A line that a
+    fragment was removed from the end (or start) of loses the separators left there ("Updated:
+    10:32" → "Updated"); everything else keeps its punctuation."""
     lines = raw.split("\n")
     folded_lines = _lower_same_length(raw).split("\n")
     candidates = [i for i, line in enumerate(folded_lines) if _TRIGGER.search(line)]
@@ -539,8 +539,13 @@ def _stable_text(raw: str) -> list[str]:
         text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
                                 "\n".join([lines[i] for i in candidates]), _VOLATILE, _NEEDS)
         for i, line in zip(candidates, text.split("\n"), strict=True):
-            if line != lines[i]:
-                lines[i] = line.strip(_LINE_TRIM)
+            # A removed fragment leaves a space where it was (the raw lines have none at their
+            # ends): only such an end loses its separators.
+            if line.startswith(" "):
+                line = line.lstrip(_LINE_TRIM)
+            if line.endswith(" "):
+                line = line.rstrip(_LINE_TRIM)
+            lines[i] = line
     return [line for line in lines if line]
 
 

@@ -7,7 +7,8 @@ A month or weekday name is removed only next to a number (a day, a year, a time)
 is a word like any other ("Mai", "mars", "domingo", "sobota" are names and nouns too). Chinese
 and Japanese dates are numeric (``2026年11月30日``), which is language-independent. Relative times
 are a number with a unit and the language's word for "ago" (``vor 5 Minuten``, ``5 minut temu``,
-``3時間前``); the unit is any word, so a unit not listed here is caught too.
+``3時間前``); the unit is any word (letters and marks: "\\w" stops inside a Bengali word), so a
+unit not listed here is caught too.
 
 Each pattern comes with the words one of which every match contains (``OTHER_LANGUAGES_NEEDS``):
 a pattern is not run over text that has none of them, which is what keeps these patterns cheap
@@ -113,10 +114,10 @@ OTHER_LANGUAGES: tuple[str, ...] = (
     r"\d{1,2}h[0-5]\d(?!\w)",
     # relative times, the marker before the number: "vor 5 Minuten", "il y a 3 heures", "hace 2 días",
     # "há 2 horas", "před 5 minutami", "pred 5 minútami", "acum 5 minute", "לפני 5 דקות", "منذ 5 دقائق"
-    r"\b(?:vor|il y a|hace|há|před|pred|acum|לפני|منذ)\s+\d+\s+\w+",
+    r"\b(?:vor|il y a|hace|há|před|pred|acum|לפני|منذ)\s+\d+\s+[^\s\d.,:;]+",
     # and after it: "5 minuten geleden", "5 minut temu", "5 минут назад", "5 minuuttia sitten",
     # "5 minutit tagasi", "৫ মিনিট আগে", "5分钟前", "3時間前"
-    r"\d+\s+\w+\s+(?:geleden|temu|назад|sitten|tagasi|আগে)(?!\w)",
+    r"\d+\s+[^\s\d.,:;]+\s+(?:geleden|temu|назад|sitten|tagasi|আগে)(?!\w)",
     # Chinese and Japanese write it without spaces: "5分钟前", "3 小时前", "3時間前"
     r"\d+\s*[^\W\d]{1,3}?前",
 )

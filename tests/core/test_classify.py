@@ -373,3 +373,18 @@ def test_text_snapshot_hashes_tell_raw_and_stable_apart() -> None:
     assert a.content_hash == b.content_hash and a.raw_hash != b.raw_hash
     assert b.content_hash != c.content_hash
     assert a.fingerprint == simhash(a.text)
+
+
+def test_the_diff_shows_the_page_s_own_words_case_and_punctuation() -> None:
+    old = snap("<h1>News</h1><p>Mr Obama lands in Kenya.</p><p>More soon!</p>")
+    new = snap("<h1>News</h1><p>UPDATED: Mr Obama lands in Kenya.</p><p>More soon!</p>")
+    verdict = classify(old, new)
+    assert verdict.kind is Kind.CONTENT and verdict.diff is not None
+    assert verdict.diff.split("\n") == ["  News", "- Mr Obama lands in Kenya.", "+ UPDATED: Mr Obama lands in Kenya.",
+                                        "  More soon!"]
+
+
+def test_a_change_of_case_only_is_a_content_change() -> None:
+    verdict = classify(snap("<p>Built on simdjson, fast.</p>"), snap("<p>Built on SIMDJSON, fast.</p>"))
+    assert verdict.kind is Kind.CONTENT
+    assert verdict.diff == "- Built on simdjson, fast.\n+ Built on SIMDJSON, fast."

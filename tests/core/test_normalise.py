@@ -558,3 +558,92 @@ def test_self_closed_void_tags_do_not_hide_deep_nesting() -> None:
     assert module._maybe_deep(page)
     svg = b"<html><body>" + b"<svg><path d='M0'/></svg><p>x</p>" * 5_000 + b"</body></html>"
     assert not module._maybe_deep(svg)  # self-closed elements that were opened close again
+
+
+# --- the corpus's languages -------------------------------------------------------------------------
+
+# One line per language of the corpus pages (their <html lang>), as two loads of a page would show
+# it: the date, weekday or relative time differs, the rest is kept as written.
+LANGUAGE_LINES = {
+    "en": ("Updated Monday, 30 November 2026, 10:32 PM UTC: Prices",
+           "Updated Tuesday, 1 December 2026, 9:05 AM UTC: Prices"),
+    "de": ("Stand: Montag, 30. November 2026 - vor 5 Minuten: Preise",
+           "Stand: Dienstag, 1. Dezember 2026 - vor 2 Stunden: Preise"),
+    "fr": ("Publié le lundi 30 novembre 2026 à 10h32 — il y a 3 heures : Prix",
+           "Publié le mardi 1 décembre 2026 à 09h05 — il y a 2 jours : Prix"),
+    "es": ("Actualizado el lunes, 30 de noviembre de 2026 (hace 5 minutos): Precios",
+           "Actualizado el martes, 1 de diciembre de 2026 (hace 2 horas): Precios"),
+    "pt": ("Atualizado segunda-feira, 30 de novembro de 2026, há 3 horas: Preços",
+           "Atualizado terça-feira, 1 de dezembro de 2026, há 1 dia: Preços"),
+    "nl": ("Bijgewerkt maandag 30 november 2026, 5 minuten geleden: Prijzen",
+           "Bijgewerkt dinsdag 1 december 2026, 2 uur geleden: Prijzen"),
+    "pl": ("Aktualizacja: poniedziałek, 30 listopada 2026 r., 5 minut temu: Ceny",
+           "Aktualizacja: wtorek, 1 grudnia 2026 r., 2 godziny temu: Ceny"),
+    "cs": ("Aktualizováno pondělí 30. listopadu 2026, před 5 minutami: Ceny",
+           "Aktualizováno úterý 1. prosince 2026, před 2 hodinami: Ceny"),
+    "sk": ("Aktualizované pondelok 30. novembra 2026, pred 5 minútami: Ceny",
+           "Aktualizované utorok 1. decembra 2026, pred 2 hodinami: Ceny"),
+    "ro": ("Actualizat luni, 30 noiembrie 2026, acum 5 minute: Prețuri",
+           "Actualizat marți, 1 decembrie 2026, acum 2 ore: Prețuri"),
+    "fi": ("Päivitetty maanantai 30. marraskuuta 2026, 5 minuuttia sitten: Hinnat",
+           "Päivitetty tiistai 1. joulukuuta 2026, 2 tuntia sitten: Hinnat"),
+    "et": ("Uuendatud esmaspäev, 30. november 2026, 5 minutit tagasi: Hinnad",
+           "Uuendatud teisipäev, 1. detsember 2026, 2 tundi tagasi: Hinnad"),
+    "ru": ("Обновлено понедельник, 30 ноября 2026 г., 5 минут назад: Цены",  # noqa: RUF001
+           "Обновлено вторник, 1 декабря 2026 г., 2 часа назад: Цены"),  # noqa: RUF001
+    "he": ("עודכן יום שני, 30 בנובמבר 2026, לפני 5 דקות: מחירים",
+           "עודכן יום שלישי, 1 בדצמבר 2026, לפני 2 שעות: מחירים"),
+    "ar": ("تم التحديث الاثنين 30 نوفمبر 2026، منذ 5 دقائق: الأسعار",
+           "تم التحديث الثلاثاء 1 ديسمبر 2026، منذ 2 ساعات: الأسعار"),
+    "bn": ("হালনাগাদ সোমবার ৩০ নভেম্বর ২০২৬, ৫ মিনিট আগে: দাম",
+           "হালনাগাদ মঙ্গলবার ১ ডিসেম্বর ২০২৬, ২ ঘণ্টা আগে: দাম"),
+    "zh": ("更新于 2026年11月30日 星期一 5分钟前：价格",  # noqa: RUF001
+           "更新于 2026年12月1日 星期二 2小时前：价格"),  # noqa: RUF001
+    "ja": ("更新 2026年11月30日（月曜日） 3時間前：価格",  # noqa: RUF001
+           "更新 2026年12月1日（火曜日） 5分前：価格"),  # noqa: RUF001
+}
+
+
+@pytest.mark.parametrize("language", list(LANGUAGE_LINES))
+def test_dates_and_relative_times_of_each_corpus_language_are_volatile(language: str) -> None:
+    first, second = (normalise_text(line).stable for line in LANGUAGE_LINES[language])
+    assert first == second
+    # what is not a date stays, as written
+    assert first.split()[0] == LANGUAGE_LINES[language][0].split()[0]
+    assert not any(c.isdigit() for c in first), first
+
+
+@pytest.mark.parametrize("line", ["Sunday roast", "Mai Tai", "Mars 2 rover", "2 out of 3", "domingo Domingo",
+                                  "Heute geöffnet"])
+def test_names_without_a_date_are_words(line: str) -> None:
+    if line == "Sunday roast":  # an English weekday was always removed on its own
+        assert normalise_text(line).stable == "roast"
+    else:
+        assert normalise_text(line).stable == line
+
+
+def test_volatile_patterns_match_in_any_case() -> None:
+    assert normalise_text("UPDATED MON, 30 NOV 2026 10:32 PM UTC").stable == "UPDATED"
+    assert normalise_text("Posted 3 Hours Ago. TOKEN=AbC123xYz").stable == "Posted"
+    assert normalise_text("id QUJDREVGR0hJSktMTU5PUFFSU1RVVldY1234 end").stable == "id end"
+
+
+def test_a_removed_fragment_takes_only_its_own_separators() -> None:
+    assert normalise_text("Updated 10:32 PM: Parsing JSON at gigabytes per second.").stable == (
+        "Updated : Parsing JSON at gigabytes per second.")
+    assert normalise_text("10:32 PM: Parsing JSON.").stable == "Parsing JSON."
+    assert normalise_text("Parsing JSON. Updated: 10:32").stable == "Parsing JSON. Updated"
+    assert normalise_text("Posted Mon, 30 Nov 2026 by Daniel Lemire.").stable == "Posted by Daniel Lemire."
+    assert normalise_text("· Home | News ·").stable == "· Home | News ·"
+
+
+@pytest.mark.parametrize("line", [line for pair in LANGUAGE_LINES.values() for line in pair])
+def test_every_language_fragment_trips_the_prefilter_and_holds_its_patterns_words(line: str) -> None:
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    text = line.lower()
+    assert module._TRIGGER.search(text)
+    for pattern, needs in zip(module._VOLATILE, module._NEEDS, strict=True):
+        for match in pattern.finditer(text):
+            assert not needs or any(word in match.group(0) for word in needs), (pattern.pattern, match.group(0))
