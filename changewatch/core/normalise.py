@@ -472,13 +472,24 @@ _LINE_TRIM = " ,.;:|-·•"
 
 def _not_at_word_start(match: re.Match[str]) -> bool:
     """Whether a match does not start at a word boundary (what the patterns' dropped leading \\b
-    would have refused): such a match is kept."""
+    would have refused): such a match is kept. Chinese and Japanese write without spaces, so a
+    date or time right after an ideograph or kana starts a word ("更新2026-11-30")."""
+    start = match.start()
+    return bool(start) and _is_word(before := match.string[start - 1]) and not _WITHOUT_SPACES.match(before) \
+        and _is_word(match.string[start])
+
+
+def _legacy_not_at_word_start(match: re.Match[str]) -> bool:
     start = match.start()
     return bool(start) and _is_word(match.string[start - 1]) and _is_word(match.string[start])
 
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+# Kana, CJK ideographs, fullwidth forms
+_WITHOUT_SPACES = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 # Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
@@ -508,12 +519,12 @@ def _remove(pattern: re.Pattern[str], kept: Callable[[re.Match[str]], bool], fol
     return "".join(folded_parts), "".join(text_parts)
 
 
-def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
-                     needs: list[tuple[str, ...]]) -> str:
+def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]], needs: list[tuple[str, ...]],
+                     kept: Callable[[re.Match[str]], bool] = _not_at_word_start) -> str:
     """*text* without its volatile fragments, found in *folded* (its lower-case twin)."""
     for pattern, words in zip(patterns, needs, strict=True):
         if not words or any(word in folded for word in words):
-            folded, text = _remove(pattern, _not_at_word_start, folded, text)
+            folded, text = _remove(pattern, kept, folded, text)
     folded, text = _remove(_BLOB, _kept_blob, folded, text)
     return _SPACES.sub(" ", text)
 
@@ -558,7 +569,7 @@ def legacy_stable_text(raw: str, *, sort_lines: bool = False) -> str:
     candidates = [i for i, line in enumerate(lines) if _LEGACY_TRIGGER.search(line)]
     if candidates:
         text = "\n".join([lines[i] for i in candidates])
-        text = _remove_volatile(text, text, _LEGACY_VOLATILE, _LEGACY_NEEDS)
+        text = _remove_volatile(text, text, _LEGACY_VOLATILE, _LEGACY_NEEDS, _legacy_not_at_word_start)
         for i, line in zip(candidates, text.split("\n"), strict=True):
             lines[i] = line
     stable = [s for s in (line.strip(_LINE_TRIM) for line in lines) if s]
