@@ -28,7 +28,7 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
-from .volatile_languages import DAY_FIRST, OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS
+from .volatile_languages import DAY_FIRST, OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS, words_before_numbers
 
 __all__ = ["RegionError", "VisibleText", "decode_page", "legacy_stable_text", "normalise", "normalise_text",
            "visible_text"]
@@ -111,7 +111,7 @@ _MONTH_STEMS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 # What every match of each pattern above contains, one of (in order): a pattern none of whose
 # words is in a page's candidate lines is not run over them (the tests check that each removed
 # fragment contains its pattern's words). () for a pattern without such words.
-_ENGLISH_NEEDS: list[tuple[str, ...]] = [
+_ENGLISH_NEEDS: list[tuple[str, ...] | frozenset[str]] = [
     ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("-",), ("/", ".", "-"), ("day",),
     ("mon", "tue", "wed", "thu", "fri", "sat", "sun"), _MONTH_STEMS, _MONTH_STEMS, _MONTH_STEMS,
     (":",), ("am", "pm", "a.m", "p.m"), ("ago",), ("now", "ago", "day", "tomorrow"), ("ago",),
@@ -519,12 +519,21 @@ def _remove(pattern: re.Pattern[str], kept: Callable[[re.Match[str]], bool], fol
     return "".join(folded_parts), "".join(text_parts)
 
 
-def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]], needs: list[tuple[str, ...]],
+def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
+                     needs: list[tuple[str, ...] | frozenset[str]],
                      kept: Callable[[re.Match[str]], bool] = _not_at_word_start) -> str:
-    """*text* without its volatile fragments, found in *folded* (its lower-case twin)."""
+    """*text* without its volatile fragments, found in *folded* (its lower-case twin). A pattern
+    whose words are a frozenset runs only when one of them is the word before a number."""
+    before_numbers: set[str] | None = None
     for pattern, words in zip(patterns, needs, strict=True):
-        if not words or any(word in folded for word in words):
-            folded, text = _remove(pattern, kept, folded, text)
+        if isinstance(words, frozenset):
+            if before_numbers is None:
+                before_numbers = words_before_numbers(folded)
+            if words.isdisjoint(before_numbers):
+                continue
+        elif words and not any(word in folded for word in words):
+            continue
+        folded, text = _remove(pattern, kept, folded, text)
     folded, text = _remove(_BLOB, _kept_blob, folded, text)
     return _SPACES.sub(" ", text)
 
