@@ -17,7 +17,7 @@ tree building is quadratic in the nesting depth) is read by a streaming tokenize
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from html.parser import HTMLParser as _Tokenizer
 
@@ -28,7 +28,7 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
-from .volatile_languages import DAY_FIRST, OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS, words_before_numbers
+from .volatile_languages import DAY_FIRST, OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS, name_starts, words_before_numbers
 
 __all__ = ["RegionError", "VisibleText", "decode_page", "legacy_stable_text", "normalise", "normalise_text",
            "visible_text"]
@@ -498,14 +498,14 @@ _TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow|星期|曜日")
 _LEGACY_TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
 
 
-def _remove(pattern: re.Pattern[str], kept: Callable[[re.Match[str]], bool], folded: str,
+def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bool], folded: str,
             text: str) -> tuple[str, str]:
-    """Each match of *pattern* in *folded* that is not *kept*, replaced by a space in *folded*
-    and at the same place in *text* (the same string in another case, of the same length)."""
+    """Each of *matches* in *folded* that is not *kept*, replaced by a space in *folded* and at
+    the same place in *text* (the same string in another case, of the same length)."""
     folded_parts: list[str] = []
     text_parts: list[str] = []
     at = 0
-    for match in pattern.finditer(folded):
+    for match in matches:
         if kept(match):
             continue
         start, end = match.span()
@@ -519,6 +519,15 @@ def _remove(pattern: re.Pattern[str], kept: Callable[[re.Match[str]], bool], fol
     return "".join(folded_parts), "".join(text_parts)
 
 
+def _anchored(pattern: re.Pattern[str], starts: Iterable[int], folded: str) -> Iterator[re.Match[str]]:
+    """The matches of *pattern* that start at one of *starts* (in order), none overlapping."""
+    end = 0
+    for start in starts:
+        if start >= end and (match := pattern.match(folded, start)):
+            end = match.end()
+            yield match
+
+
 def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
                      needs: list[tuple[str, ...] | frozenset[str]],
                      kept: Callable[[re.Match[str]], bool] = _not_at_word_start) -> str:
@@ -526,15 +535,19 @@ def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
     whose words are a frozenset runs only when one of them is the word before a number."""
     before_numbers: set[str] | None = None
     for pattern, words in zip(patterns, needs, strict=True):
+        matches: Iterable[re.Match[str]]
         if isinstance(words, frozenset):
             if before_numbers is None:
                 before_numbers = words_before_numbers(folded)
             if words.isdisjoint(before_numbers):
                 continue
+            matches = _anchored(pattern, name_starts(folded, words), folded)
         elif words and not any(word in folded for word in words):
             continue
-        folded, text = _remove(pattern, kept, folded, text)
-    folded, text = _remove(_BLOB, _kept_blob, folded, text)
+        else:
+            matches = pattern.finditer(folded)
+        folded, text = _remove(matches, kept, folded, text)
+    folded, text = _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
     return _SPACES.sub(" ", text)
 
 
