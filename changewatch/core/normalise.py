@@ -77,29 +77,29 @@ def _digit_first(pattern: str) -> str:
 
 
 _ENGLISH_VOLATILE = (
-        # key=value secrets and session ids in visible text or echoed URLs
-        r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
-        r"\s*[=:]\s*[^\s&\"'<>]+",
-        # UUIDs, long hex ids, base64-ish blobs (must contain a digit to spare long words)
-        r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
-        r"\b[0-9a-f]{16,}\b",
-        # ISO 8601 timestamps and dates
-        r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b",
-        # numeric dates 30/11/2026, 11.30.26
-        r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
-        # written dates: "mon, 30 nov 2026", "november 30th, 2026", "30 november", "nov 30"
-        rf"\b{_WEEKDAYS}\b\.?,?",
-        rf"\b{_WEEKDAY_ABBRS}\b\.?,?(?=\s*(?:\d|{_MONTHS}\b))",
-        rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}})?",
-        rf"\b{_MONTHS}\b\.?\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
-        rf"\b{_MONTHS}\b\.?\s+\d{{4}}\b",
-        # clock times with optional seconds, am/pm and zone
-        rf"\b\d{{1,2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*{_ZONES}\b)?",
-        r"\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
-        # relative times
-        r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
-        r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
-        r"\b\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
+    # key=value secrets and session ids in visible text or echoed URLs
+    r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
+    r"\s*[=:]\s*[^\s&\"'<>]+",
+    # UUIDs, long hex ids, base64-ish blobs (must contain a digit to spare long words)
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    r"\b[0-9a-f]{16,}\b",
+    # ISO 8601 timestamps and dates
+    r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b",
+    # numeric dates 30/11/2026, 11.30.26
+    r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
+    # written dates: "mon, 30 nov 2026", "november 30th, 2026", "30 november", "nov 30"
+    rf"\b{_WEEKDAYS}\b\.?,?",
+    rf"\b{_WEEKDAY_ABBRS}\b\.?,?(?=\s*(?:\d|{_MONTHS}\b))",
+    rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}})?",
+    rf"\b{_MONTHS}\b\.?\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
+    rf"\b{_MONTHS}\b\.?\s+\d{{4}}\b",
+    # clock times with optional seconds, am/pm and zone
+    rf"\b\d{{1,2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*{_ZONES}\b)?",
+    r"\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
+    # relative times
+    r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
+    r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
+    r"\b\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
 )
 
 
@@ -137,9 +137,9 @@ class RegionError(ValueError):
 
 class VisibleText:
     """Text of a page as lines: ``raw`` is collapsed (case and punctuation as written); ``stable``
-    has volatile fragments removed too (and is sorted when *sort_lines*). ``stable`` is a function of ``raw``
-    and *sort_lines* alone, computed on first use: a page whose raw text is the one already
-    stored needs no more than ``raw``."""
+    has volatile fragments removed too (and is sorted when *sort_lines*). ``stable`` is a function
+    of ``raw`` and *sort_lines* alone, computed on first use: a page whose raw text is the one
+    already stored needs no more than ``raw``."""
 
     __slots__ = ("_stable", "raw", "sort_lines")
 
@@ -455,7 +455,7 @@ def _lexbor_text(markup: bytes) -> str:
 
 
 # Base64-ish blobs: 24+ characters with a digit and a letter. Hyphenated prose such as
-# "covid-19-vaccination-programme" qualifies too, so _blob() keeps a candidate unless one of its
+# "covid-19-vaccination-programme" qualifies too, so _kept_blob() keeps a candidate unless one of its
 # hyphen/underscore-separated segments mixes letters and digits (as encoded ids do).
 _BLOB = re.compile(r"(?<![\w/+=-])(?=[a-z0-9+/_-]*\d)(?=[a-z0-9+/_-]*[a-z])[a-z0-9+/_-]{24,}={0,2}(?![\w/+=-])")
 _SEGMENTS = re.compile(r"[-_]")
