@@ -151,3 +151,11 @@ def test_build_entities_never_raises_on_odd_keys(keys: list[str | None]) -> None
     assert 0 < len(entities) <= len(keys) or not keys
     first_of_each = [e.fields["i"] for e in entities.values()]
     assert first_of_each == sorted(first_of_each)
+
+
+def test_a_change_of_case_in_an_entity_field_is_a_change() -> None:
+    old = build_entities(raw(("/a", {"title": "Flat in PARIS"})), base_url=BASE)
+    new = build_entities(raw(("/a", {"title": "Flat in Paris"})), base_url=BASE)
+    added, removed, changed = compare_entities(old, new)
+    assert not added and not removed
+    assert [c["changes"] for c in changed] == [{"title": {"old": "Flat in PARIS", "new": "Flat in Paris"}}]

@@ -193,3 +193,11 @@ def test_compare_fields_in_new_observation_order() -> None:
     old = {"a": "1", "b": "1", "c": "1"}
     new = {"c": "2", "a": "2", "b": "2"}
     assert list(_compare(old, new)) == ["c", "a", "b"]
+
+
+def test_a_change_of_case_in_a_text_field_is_a_change() -> None:
+    # Field and entity values were never case folded: what issue 11 fixed for the page text holds here.
+    old, new = {"name": "KETTLE 2000"}, {"name": "Kettle 2000"}
+    old_norm = {k: normalise_value(v) for k, v in old.items()}
+    new_norm = {k: normalise_value(v) for k, v in new.items()}
+    assert compare_fields(old_norm, new_norm, old, new) == {"name": {"old": "KETTLE 2000", "new": "Kettle 2000"}}

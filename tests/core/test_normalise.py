@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from changewatch.core import RegionError, check_region, normalise, normalise_text, visible_text
 
-from ._support import prose_paragraphs, prose_words
+from ._support import LANGUAGE_LINES, prose_paragraphs, prose_words
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -82,8 +82,9 @@ def test_whitespace_collapsed_and_empty_lines_dropped() -> None:
     assert lines(html) == ["lots of space here", "end"]
 
 
-def test_case_folded() -> None:
-    assert normalise("<p>HELLO World ÉCOLE Straße</p>") == "hello world école strasse"
+def test_case_and_punctuation_kept_as_written() -> None:
+    assert normalise("<p>HELLO World ÉCOLE Straße!</p><p>UPDATED: Mr Obama lands in Kenya.</p>") == (
+        "HELLO World ÉCOLE Straße!\nUPDATED: Mr Obama lands in Kenya.")
 
 
 def test_entities_decoded() -> None:
@@ -92,8 +93,8 @@ def test_entities_decoded() -> None:
 
 def test_visible_text_raw_keeps_volatile_fragments_stable_drops_them() -> None:
     text = visible_text("<p>Updated 10:32</p><p>Body</p>")
-    assert text.raw == "updated 10:32\nbody"
-    assert text.stable == "updated\nbody"
+    assert text.raw == "Updated 10:32\nBody"
+    assert text.stable == "Updated\nBody"
 
 
 # --- volatile fragments ----------------------------------------------------------------------------
@@ -168,21 +169,21 @@ def test_volatile_differences_give_the_same_stable_text(old: str, new: str) -> N
 @pytest.mark.parametrize(
     ("html", "expected"),
     [
-        ("<p>Price 89.00 EUR</p>", "price 89.00 eur"),
-        ("<p>Only 2 in stock</p>", "only 2 in stock"),
-        ("<p>Chapter 12, page 345</p>", "chapter 12, page 345"),
-        ("<p>Save 15% on 3 items</p>", "save 15% on 3 items"),
-        ("<p>Version 2.5 of the rules</p>", "version 2.5 of the rules"),
-        ("<p>The cat sat in the sun</p>", "the cat sat in the sun"),
-        ("<p>Mon ami a mangé</p>", "mon ami a mangé"),
-        ("<p>They wed in spring</p>", "they wed in spring"),
-        ("<p>Doors open at 19:30 first come first served</p>", "doors open at first come first served"),
-        ("<p>Kick-off 20:00 next door, 14:30 best seats</p>", "kick-off next door, best seats"),
-        ("<p>Trains leave at 10:15 most days</p>", "trains leave at most days"),
-        ("<p>Tokens are words, sessions are meetings</p>", "tokens are words, sessions are meetings"),
-        ("<p>Extraordinarily uncharacteristically</p>", "extraordinarily uncharacteristically"),
-        ("<p>The covid-19-vaccination-programme starts</p>", "the covid-19-vaccination-programme starts"),
-        ("<p>See state-of-the-art-2024-edition-notes</p>", "see state-of-the-art-2024-edition-notes"),
+        ("<p>Price 89.00 EUR</p>", "Price 89.00 EUR"),
+        ("<p>Only 2 in stock</p>", "Only 2 in stock"),
+        ("<p>Chapter 12, page 345</p>", "Chapter 12, page 345"),
+        ("<p>Save 15% on 3 items</p>", "Save 15% on 3 items"),
+        ("<p>Version 2.5 of the rules</p>", "Version 2.5 of the rules"),
+        ("<p>The cat sat in the sun</p>", "The cat sat in the sun"),
+        ("<p>Mon ami a mangé</p>", "Mon ami a mangé"),
+        ("<p>They wed in spring</p>", "They wed in spring"),
+        ("<p>Doors open at 19:30 first come first served</p>", "Doors open at first come first served"),
+        ("<p>Kick-off 20:00 next door, 14:30 best seats</p>", "Kick-off next door, best seats"),
+        ("<p>Trains leave at 10:15 most days</p>", "Trains leave at most days"),
+        ("<p>Tokens are words, sessions are meetings</p>", "Tokens are words, sessions are meetings"),
+        ("<p>Extraordinarily uncharacteristically</p>", "Extraordinarily uncharacteristically"),
+        ("<p>The covid-19-vaccination-programme starts</p>", "The covid-19-vaccination-programme starts"),
+        ("<p>See state-of-the-art-2024-edition-notes</p>", "See state-of-the-art-2024-edition-notes"),
     ],
 )
 def test_ordinary_words_and_numbers_survive(html: str, expected: str) -> None:
@@ -206,12 +207,12 @@ PAGE = """<html><body>
 
 
 def test_region_restricts_text_to_the_selected_part() -> None:
-    assert lines(PAGE, region="main") == ["title", "lead text", "body text"]
-    assert lines(PAGE, region="#content p.lead") == ["lead text"]
+    assert lines(PAGE, region="main") == ["Title", "Lead text", "Body text"]
+    assert lines(PAGE, region="#content p.lead") == ["Lead text"]
 
 
 def test_region_with_several_matches_keeps_all_in_order() -> None:
-    assert lines(PAGE, region="main p, aside") == ["lead text", "body text", "buy now"]
+    assert lines(PAGE, region="main p, aside") == ["Lead text", "Body text", "Buy now"]
 
 
 def test_region_matching_nothing_gives_empty_text() -> None:
@@ -243,8 +244,8 @@ def test_sort_lines_sorts_stable_lines() -> None:
 def test_normalise_text_matches_page_normalisation() -> None:
     text = "  Updated 10:32 PM \n\n Price   89.00\nToday only"
     result = normalise_text(text)
-    assert result.raw == "updated 10:32 pm\nprice 89.00\ntoday only"
-    assert result.stable == "updated\nprice 89.00\nonly"
+    assert result.raw == "Updated 10:32 PM\nPrice 89.00\nToday only"
+    assert result.stable == "Updated\nPrice 89.00\nonly"
     assert normalise_text("b\na", sort_lines=True).stable == "a\nb"
     assert normalise_text("a\x00b").raw == "ab"
 
@@ -276,7 +277,7 @@ def test_undeclared_latin1_bytes_keep_their_accented_letters() -> None:
     # a change of one accented letter must stay visible.
     a = normalise("<p>Café crème brûlée</p>".encode("latin-1"))
     b = normalise("<p>Cafè crème brûlée</p>".encode("latin-1"))
-    assert a == "café crème brûlée"
+    assert a == "Café crème brûlée"
     assert a != b
 
 
@@ -293,7 +294,7 @@ def test_undeclared_latin1_bytes_keep_their_accented_letters() -> None:
 )
 def test_declared_encodings_decoded(declaration: str, encoding: str, text: str) -> None:
     html = f"<html><head>{declaration}</head><body><p>{text}</p></body></html>".encode(encoding)
-    assert normalise(html) == text.casefold()
+    assert normalise(html) == text
 
 
 def test_mislabelled_encoding_does_not_raise_and_keeps_ascii_text() -> None:
@@ -433,7 +434,6 @@ def test_same_input_same_output_and_lines_are_clean(html: str, sort_lines: bool)
     for line in filter(None, first.split("\n")):
         assert line == line.strip()
         assert "  " not in line and "\t" not in line
-        assert line == line.casefold()
     if sort_lines:
         assert first.split("\n") == sorted(first.split("\n"))
 
@@ -558,3 +558,58 @@ def test_self_closed_void_tags_do_not_hide_deep_nesting() -> None:
     assert module._maybe_deep(page)
     svg = b"<html><body>" + b"<svg><path d='M0'/></svg><p>x</p>" * 5_000 + b"</body></html>"
     assert not module._maybe_deep(svg)  # self-closed elements that were opened close again
+
+
+# --- the corpus's languages -------------------------------------------------------------------------
+
+
+
+@pytest.mark.parametrize("language", list(LANGUAGE_LINES))
+def test_dates_and_relative_times_of_each_corpus_language_are_volatile(language: str) -> None:
+    first, second = (normalise_text(line).stable for line in LANGUAGE_LINES[language])
+    assert first == second
+    # what is not a date stays, as written
+    assert first.split()[0] == LANGUAGE_LINES[language][0].split()[0]
+    assert not any(c.isdigit() for c in first), first
+
+
+@pytest.mark.parametrize("line", ["Sunday roast", "Mai Tai", "Mars 2 rover", "2 out of 3", "domingo Domingo",
+                                  "Heute geöffnet"])
+def test_names_without_a_date_are_words(line: str) -> None:
+    if line == "Sunday roast":  # an English weekday was always removed on its own
+        assert normalise_text(line).stable == "roast"
+    else:
+        assert normalise_text(line).stable == line
+
+
+def test_volatile_patterns_match_in_any_case() -> None:
+    assert normalise_text("UPDATED MON, 30 NOV 2026 10:32 PM UTC").stable == "UPDATED"
+    assert normalise_text("Posted 3 Hours Ago. TOKEN=AbC123xYz").stable == "Posted"
+    assert normalise_text("id QUJDREVGR0hJSktMTU5PUFFSU1RVVldY1234 end").stable == "id end"
+
+
+def test_a_removed_fragment_takes_only_its_own_separators() -> None:
+    assert normalise_text("Updated 10:32 PM: Parsing JSON at gigabytes per second.").stable == (
+        "Updated : Parsing JSON at gigabytes per second.")
+    assert normalise_text("10:32 PM: Parsing JSON.").stable == "Parsing JSON."
+    assert normalise_text("Parsing JSON. Updated: 10:32").stable == "Parsing JSON. Updated"
+    assert normalise_text("Posted Mon, 30 Nov 2026 by Daniel Lemire.").stable == "Posted by Daniel Lemire."
+    assert normalise_text("· Home | News ·").stable == "· Home | News ·"
+
+
+@pytest.mark.parametrize("line", [line for pair in LANGUAGE_LINES.values() for line in pair])
+def test_every_language_fragment_trips_the_prefilter_and_holds_its_patterns_words(line: str) -> None:
+    import sys
+
+    module = sys.modules["changewatch.core.normalise"]
+    text = line.lower()
+    assert module._TRIGGER.search(text)
+    for pattern, needs in zip(module._VOLATILE, module._NEEDS, strict=True):
+        for match in pattern.finditer(text):
+            assert not needs or any(word in match.group(0) for word in needs), (pattern.pattern, match.group(0))
+
+
+def test_a_date_or_time_written_right_after_chinese_or_japanese_text_is_volatile() -> None:
+    assert normalise_text("更新时间2026-11-30 10:32").stable == "更新时间"
+    assert normalise_text("[引用日期2020-10-21]").stable == "[引用日期 ]"
+    assert normalise_text("model x12:30 and abc2026-01-01 stay").stable == "model x12:30 and abc2026-01-01 stay"

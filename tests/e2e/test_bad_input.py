@@ -125,7 +125,7 @@ def hostile_cases() -> dict[str, tuple[Handler, str | None]]:
         "nul-body": (page(b"\x00" * 100_000), r"unsupported: binary data \(NUL bytes\)"),
         "pdf": (page(PDF, ctype="application/pdf"), "unsupported: PDF"),
         "20mb-html": (page(twenty_mb), f"too large: the response announces {len(twenty_mb)} bytes"),
-        "access-denied-200": (page(DENIED), "blocked: page says 'access denied'"),
+        "access-denied-200": (page(DENIED), "blocked: page says 'Access Denied'"),
         "429-retry-after": (page(b"<h1>Slow down</h1>", 429, Retry_After="120"),
                             r"blocked: HTTP 429 \(Retry-After: 120\)"),
         # hostile structure, same substance: the right answer is silence, and no crash

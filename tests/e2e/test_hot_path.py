@@ -50,7 +50,7 @@ def test_a_page_that_kills_its_worker_is_an_error_of_its_key(tmp_path: Path, dem
     assert after.returncode == 0
     [change] = after.records
     assert change["key"] == "b" and change["kind"] == "content"  # against the baseline the crash kept
-    assert "+ one new sentence about the weather" in change["diff"]
+    assert "+ One new sentence about the weather." in change["diff"]
 
 
 def test_a_page_that_takes_too_long_is_an_error_and_its_worker_is_replaced(

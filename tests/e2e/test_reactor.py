@@ -46,7 +46,7 @@ def test_without_a_reactor_baselines_then_real_changes(demo_site: tuple[DemoSite
     records = by_key(changed.records)
     assert set(records) == {"demo-kettle", "demo-terms", "demo-listings"}
     assert records["demo-kettle"]["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
-    assert "+ clause 17. refunds now take up to sixty days." in records["demo-terms"]["diff"]
+    assert "+ Clause 17. Refunds now take up to sixty days." in records["demo-terms"]["diff"]
     assert [a["key"] for a in records["demo-listings"]["added"]] == [f"{base}/rent/21-canal-walk"]
     # the SSRF guard says what it cannot check without Twisted's resolver
     assert "SSRF guard: downloads do not go through Twisted's resolver" in changed.stderr

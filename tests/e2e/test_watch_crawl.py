@@ -46,8 +46,8 @@ def test_only_real_changes_leave_the_crawl(demo_site: tuple[DemoSite, str], tmp_
 
     terms = records["demo-terms"]
     assert terms["kind"] == "content"
-    assert "+ clause 17. refunds now take up to sixty days." in terms["diff"]
-    assert "- clause 17." in terms["diff"]
+    assert "+ Clause 17. Refunds now take up to sixty days." in terms["diff"]
+    assert "- Clause 17." in terms["diff"]
     diff_lines = terms["diff"].splitlines()
     assert sum(x.startswith("+ ") for x in diff_lines) == sum(x.startswith("- ") for x in diff_lines) == 1
     assert isinstance(terms["distance"], int)

@@ -189,7 +189,7 @@ def test_text_none_noise_content(make_chain: Any) -> None:
                     obs(html=ARTICLE + "<p>at 11:45</p>"), obs(html=edited))
     assert out[:3] == [None, None, None]
     assert out[3]["kind"] == "content"
-    assert "- paragraph 17: steady" in out[3]["diff"] and "+ paragraph 17: unsteady" in out[3]["diff"]
+    assert "- Paragraph 17: steady" in out[3]["diff"] and "+ Paragraph 17: unsteady" in out[3]["diff"]
     assert isinstance(out[3]["distance"], int)
     assert chain.stat("commit/none") == 1 and chain.stat("commit/noise") == 1
 

@@ -10,7 +10,7 @@ from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
 from ..diff import line_diff
-from ..normalise import RegionError, VisibleText, decode_page, normalise_text, visible_text
+from ..normalise import RegionError, VisibleText, decode_page, legacy_stable_text, normalise_text, visible_text
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
@@ -22,7 +22,8 @@ _BLOCKED = re.compile(
     r"access denied|access to this page has been denied|captcha|are you a robot|are you human"
     r"|verify you are (?:a )?human|unusual traffic|request (?:was )?blocked|you have been blocked"
     r"|attention required|just a moment\.\.\.|enable javascript and cookies|too many requests"
-    r"|403 forbidden|pardon our interruption|bot detection|checking your browser|security check"
+    r"|403 forbidden|pardon our interruption|bot detection|checking your browser|security check",
+    re.IGNORECASE,
 )
 BLOCKED_MAX_CHARS = 3000
 COLLAPSE_MIN_CHARS = 400
@@ -37,7 +38,8 @@ def _digest(text: str) -> str:
 
 #: Bumped whenever the same bytes can normalise to another text (a new volatile pattern, another
 #: parser): a body hash of an older normaliser then never matches, and the page is read again.
-NORMALISER_VERSION = 1
+#: 2: case and punctuation kept, dates and relative times of more languages removed.
+NORMALISER_VERSION = 2
 
 
 def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool) -> str:
@@ -71,19 +73,24 @@ class ContentPart:
 
     A part digested from a page computes its text, hashes and simhash on first use: when the
     page's body is the stored one's, nothing but the body hash is needed (not even a parse); when
-    its raw text is, nothing but the raw hash."""
+    its raw text is, nothing but the raw hash.
+
+    A part *case_folded* was stored by NORMALISER_VERSION 1 (part versions 1 and 2): its text is
+    case folded and trimmed of punctuation at line ends, so it is compared with the new page
+    read that way (:meth:`ContentComparison.compare`)."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_visible", "body_hash")
+                 "_visible", "body_hash", "case_folded")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
-                 body_hash: str | None = None):
+                 body_hash: str | None = None, case_folded: bool = False):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
+        self.case_folded = case_folded
         self._page = page
         self._raw_hash = raw_hash
         self._content_hash = content_hash
@@ -172,11 +179,11 @@ class ContentPart:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash) == (
-            other.raw_hash, other.content_hash, other.body_hash)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded) == (
+            other.raw_hash, other.content_hash, other.body_hash, other.case_folded)
 
     def __hash__(self) -> int:
-        return hash((self.raw_hash, self.content_hash, self.body_hash))
+        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded))
 
     def __repr__(self) -> str:
         return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
@@ -186,7 +193,7 @@ def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
     """Why a short page looks like a block page. A phrase the last good page said too is part of
     the page (a form that mentions its captcha), not a block."""
     if len(text) <= BLOCKED_MAX_CHARS and (m := _BLOCKED.search(text)):
-        if baseline is not None and m.group(0) in baseline.text:
+        if baseline is not None and m.group(0).casefold() in baseline.text.casefold():
             return None
         return f"blocked: page says {m.group(0)!r}"
     return None
@@ -228,7 +235,10 @@ class ContentComparison:
     # 2: the fingerprint may be null (not computed yet: a baseline needs none until the page's
     # text changes, then it is computed from the stored text), and a body hash may be kept.
     # Version 1 parts read as ever.
-    part_version: ClassVar[int] = 2
+    # 3: the text keeps its case and punctuation (NORMALISER_VERSION 2). Parts of versions 1 and 2
+    # are read as case folded, and so is a part of version 3 that says so (one kept as the
+    # baseline of a change under the threshold).
+    part_version: ClassVar[int] = 3
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
@@ -277,6 +287,8 @@ class ContentComparison:
         return None
 
     def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        if old.case_folded:
+            return self._compare_case_folded(old, new, context)
         if _same_body(old, new):  # the same bytes: the same text, not even parsed
             return Difference(Status.NONE, keep=old)
         if old.raw_hash == new.raw_hash:  # the same raw text: the same stable text, not computed
@@ -291,10 +303,31 @@ class ContentComparison:
         if threshold is not None and dist <= threshold:
             # Keep the old text as the baseline, so slow drift adds up until it is reported.
             return Difference(Status.NOISE, {"distance": dist}, keep=old)
+        return self._changed(old.text, new.text, dist, context)
+
+    @staticmethod
+    def _changed(old_text: str, new_text: str, dist: int, context: CompareContext) -> Difference:
         options = context.diff
-        diff = line_diff(old.text, new.text, context=options.context, max_lines=options.max_lines,
+        diff = line_diff(old_text, new_text, context=options.context, max_lines=options.max_lines,
                          max_chars=options.max_chars)
         return Difference(Status.CHANGED, {"distance": dist, "diff": diff})
+
+    def _compare_case_folded(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        """The first comparison with a baseline of NORMALISER_VERSION 1: the new page is read as
+        that version read it (case folded, its patterns, punctuation trimmed at line ends) and
+        compared with it, so a change made since is reported while what only the new reading
+        differs in (case, punctuation, other languages' dates) is not. The new part is kept, in
+        the new form; its diff, this once, is of the folded texts."""
+        visible = new.visible
+        assert visible is not None  # a part digested from an observation has its text
+        then = legacy_stable_text(visible.raw, sort_lines=visible.sort_lines)
+        if _digest(then) == old.content_hash:
+            return Difference(Status.NONE, keep=new)
+        dist = hamming(old.fingerprint, simhash(then))
+        threshold = context.option("threshold", context.threshold)
+        if threshold is not None and dist <= threshold:
+            return Difference(Status.NOISE, {"distance": dist}, keep=old)
+        return self._changed(old.text, then, dist, context)
 
     def counters(self, part: ContentPart) -> Mapping[str, int]:
         return {}
@@ -309,12 +342,15 @@ class ContentComparison:
                 "length": part.length}
         if part.body_hash is not None:
             data["body_hash"] = part.body_hash
+        if part.case_folded:
+            data["case_folded"] = True
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2) or not isinstance(data, dict) or blob is None:
+        if version not in (1, 2, 3) or not isinstance(data, dict) or blob is None:
             return None
         fp = data.get("fingerprint")
         return ContentPart(raw_hash=data["raw_hash"], content_hash=data["content_hash"],
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
-                           length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"))
+                           length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
+                           case_folded=version < 3 or bool(data.get("case_folded")))
