@@ -20,6 +20,7 @@ from twisted.python.failure import Failure
 
 from . import meta as meta_keys
 from ._deprecated import module_getattr
+from .core.comparisons.content import NORMALISER_VERSION
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page
@@ -111,8 +112,9 @@ class ChangewatchSpider(scrapy.Spider):
         request_meta = dict(meta or {})
         if not conditional:
             request_meta[meta_keys.CONDITIONAL] = False
-        if self.spec_version is not None:
-            request_meta.setdefault(meta_keys.SPEC, f"{self.name}:{self.spec_version}")
+        # a new spec_version, or a version of changewatch that reads pages differently, forces one
+        # full fetch: the first comparison after either must see the page, not a 304
+        request_meta.setdefault(meta_keys.SPEC, f"{self.name}:{self.spec_version or ''}:n{NORMALISER_VERSION}")
         if key is not None:
             request_meta[meta_keys.KEY] = key
         if vantage is not None:

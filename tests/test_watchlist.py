@@ -191,3 +191,19 @@ def test_defaults_apply_and_a_watch_overrides_them() -> None:
     assert a.vantage.accept_language == "de-CH" and b.vantage.accept_language == "de-CH"
     assert (b.threshold, b.sort_lines, b.key) == (None, False, "7")
     assert a.spec() != b.spec() and a.options()["keep_params"] == ["ref"]
+
+
+def test_a_version_that_reads_pages_differently_changes_every_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run after NORMALISER_VERSION moves must fetch every page in full (a spec change),
+    not take a 304 and keep comparing against a baseline read the old way for days."""
+    import changewatch.spider as base_spider
+    import changewatch.spiders.watchlist as module
+    from changewatch.spider import ChangewatchSpider
+
+    watch = parse_watchlist({"watches": [{"url": "https://example.com/"}]}, "w")[0]
+    spider = ChangewatchSpider(name="shop")
+    before, before_spider = watch.spec(), spider.watch("https://example.com/", spider.parse).meta["changewatch_spec"]
+    monkeypatch.setattr(module, "NORMALISER_VERSION", module.NORMALISER_VERSION + 1)
+    monkeypatch.setattr(base_spider, "NORMALISER_VERSION", base_spider.NORMALISER_VERSION + 1)
+    assert watch.spec() != before
+    assert spider.watch("https://example.com/", spider.parse).meta["changewatch_spec"] != before_spider

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..core.comparisons.content import NORMALISER_VERSION
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
 from .watchlist_errors import describe_watch, problems
@@ -72,9 +73,10 @@ class Watch:
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
         another region, another vantage point), an unchanged page must still be fetched in full
-        once, not answered with a 304."""
-        parts = (self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()), self.entities,
-                 self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        once, not answered with a 304. So must the first run of a version that reads pages
+        differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
+        parts = (NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
+                 self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property

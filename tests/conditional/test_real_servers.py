@@ -68,7 +68,7 @@ def test_nginx_second_crawl_is_all_304_and_edits_are_still_seen(nginx: Nginx, tm
     records = by_key(third.records)
     assert set(records) == {names[3]}
     assert records[names[3]]["kind"] == "content"
-    assert "+ page 3 now says goodbye" in records[names[3]]["diff"]
+    assert "+ Page 3 now says goodbye." in records[names[3]]["diff"]
 
     # the touched file's new validators were kept with its (unchanged) observation
     mark = len(nginx.log_lines())
