@@ -147,7 +147,6 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "kinds": {"p": "money"}},
     {"url": "https://a.example/", "jsonld": {"type": "Product"}},
     {"url": "https://a.example/", "entities": {"selector": "li"}},
-    {"url": "https://a.example/", "keep_params": []},
     {"url": "https://a.example/", "accept_language": "??"},
     {"url": "https://a.example/", "headers": {"X-A": True}},
 ])

@@ -74,6 +74,18 @@ def _one_or_more(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+def _nothing(value: Any) -> Any:
+    # Before this model (up to 0.x), an empty list, string or mapping here meant "none", as if
+    # the option were left out; a watchlist that says so keeps working.
+    return None if isinstance(value, str | list | dict) and not value else value
+
+
+def _name(value: Any) -> Any:
+    # `fields: {1: h1::text}` names the field "1", as it always did; true, 1.5 or null is refused
+    # (their text depends on how YAML spelled them: put the name in quotes).
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 def _key(value: Any) -> Any:
     # A bare number is a key too (`key: 1234`); a bool is not.
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -105,6 +117,10 @@ Selector = Annotated[StrictStr, AfterValidator(_selector), Field(
 Strings = Annotated[list[Annotated[StrictStr, Field(min_length=1)]], BeforeValidator(_one_or_more),
                     Field(min_length=1),
                     WithJsonSchema({"anyOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 1}]})]
+#: keep_params, drop_params, jsonld.type: as Strings, or nothing (null, "" or [])
+OptionalStrings = Annotated[Strings | None, BeforeValidator(_nothing), WithJsonSchema(
+    {"anyOf": [{"type": "string"}, {"type": "array", "items": _NAME}, {"type": "null"}]})]
+Name = Annotated[StrictStr, BeforeValidator(_name)]
 Kind = Annotated[StrictStr, AfterValidator(_kind), WithJsonSchema({"type": "string", "enum": sorted(FIELD_KINDS)})]
 _PAIRS_SCHEMA = {"type": "object", "additionalProperties": {"type": ["string", "number"]}}
 
@@ -114,7 +130,7 @@ class JsonLdModel(BaseModel):
     `type` is an entity under that key."""
 
     model_config = _strict("JSON-LD fields")
-    type: Strings | None = Field(None, description="A schema.org type or a list of them", examples=["Product"])
+    type: OptionalStrings = Field(None, description="A schema.org type or a list of them", examples=["Product"])
     fields: Strings = Field(description="Dotted paths in the node; `a|b` takes the first that matches",
                             examples=[["name", "offers.price", "offers.availability"]])
     key: Annotated[StrictStr, AfterValidator(_stripped("a dotted path such as 'sku' or 'url'"))] | None = Field(
@@ -135,7 +151,7 @@ class EntitiesModel(BaseModel):
     selector: Selector = Field(description="Matches one node per entity", examples=["article.listing"])
     key: Selector = Field(description="Relative to the entity's node: its URL (joined and canonicalised)",
                           examples=["a.title::attr(href)"])
-    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+    fields: Annotated[dict[Name, Selector] | None, BeforeValidator(_nothing)] = Field(
         None, description="Per-entity selectors, by name",
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
@@ -150,12 +166,12 @@ class WatchOptionsModel(BaseModel):
         None, description="A text change of at most this many simhash bits (0-64) is noise", examples=[3])
     sort_lines: StrictBool = Field(False, description="Sort the text's lines before comparing (shuffling lists)")
     jsonld: JsonLdModel | None = Field(None, description="Fields from JSON-LD or microdata")
-    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+    fields: Annotated[dict[Name, Selector], Field(min_length=1)] | None = Field(
         None, description="Fields from CSS or XPath selectors, by name", examples=[{"stock": "p.stock::text"}])
     entities: EntitiesModel | None = Field(None, description="An entity set compared as a set (added/removed/changed)")
-    keep_params: Strings | None = Field(None, description="Query parameters to keep in canonical URLs")
-    drop_params: Strings | None = Field(None, description="More query parameters to strip from canonical URLs")
-    kinds: Annotated[dict[StrictStr, Kind], Field(min_length=1)] | None = Field(
+    keep_params: OptionalStrings = Field(None, description="Query parameters to keep in canonical URLs")
+    drop_params: OptionalStrings = Field(None, description="More query parameters to strip from canonical URLs")
+    kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
     proxy: Annotated[Any, AfterValidator(_vantage("proxy")),
@@ -191,7 +207,9 @@ class WatchlistModel(BaseModel):
                               json_schema_extra={"examples": [{"defaults": {"threshold": 3}, "watches": [
                                   {"url": "https://example.com/terms", "key": "example-terms",
                                    "region": "main article"}]}]})
-    defaults: WatchOptionsModel | None = Field(None, description="Options applied to every watch (not url or key)")
+    defaults: Annotated[WatchOptionsModel | None, BeforeValidator(_nothing)] = Field(
+        None, description="Options applied to every watch (not url or key)",
+        json_schema_extra=lambda schema: schema["anyOf"].extend(({"const": []}, {"const": ""})))
     watches: list[WatchModel] = Field(min_length=1, description="The pages to watch")
 
 
