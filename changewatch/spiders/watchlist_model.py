@@ -200,6 +200,13 @@ class WatchModel(WatchOptionsModel):
         examples=["example-terms"])
 
 
+def _or_nothing(schema: dict[str, Any]) -> None:
+    # defaults: [] and defaults: "" meant no defaults before the model (see _nothing)
+    alternatives = schema["anyOf"]
+    assert isinstance(alternatives, list)
+    alternatives.extend(({"const": []}, {"const": ""}))
+
+
 class WatchlistModel(BaseModel):
     """A changewatch watchlist: the pages the generic `watch` spider compares on every run."""
 
@@ -209,7 +216,7 @@ class WatchlistModel(BaseModel):
                                    "region": "main article"}]}]})
     defaults: Annotated[WatchOptionsModel | None, BeforeValidator(_nothing)] = Field(
         None, description="Options applied to every watch (not url or key)",
-        json_schema_extra=lambda schema: schema["anyOf"].extend(({"const": []}, {"const": ""})))
+        json_schema_extra=_or_nothing)
     watches: list[WatchModel] = Field(min_length=1, description="The pages to watch")
 
 
