@@ -229,3 +229,11 @@ def test_a_name_that_is_not_text_is_refused_saying_what_to_write(name: Any, quot
             parse_watchlist({"watches": [{"url": U, **doc}]})
         assert str(caught.value) == (f"watchlist: watch #1 ({U}): {where}: a name must be a string or a whole "
                                      f"number, not {name!r}; put the name in quotes as you mean it ({quoted}: …)")
+
+
+def test_a_whole_number_written_as_a_decimal_is_the_whole_number() -> None:
+    """JSON (and so the schema's "integer") counts 3.0 as 3: the crawl does too."""
+    (watch,) = parse_watchlist({"watches": [{"url": U, "key": 5.0, "threshold": 3.0}]})
+    assert (watch.key, watch.threshold) == ("5", 3) and type(watch.threshold) is int
+    with pytest.raises(WatchlistError, match="threshold must be a whole number"):
+        parse_watchlist({"watches": [{"url": U, "threshold": 3.5}]})
