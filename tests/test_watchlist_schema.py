@@ -92,7 +92,8 @@ HOSTILE = {"LAUGHS"}
 
 def _test_fixtures() -> list[tuple[str, Any]]:
     """Watchlists the tests keep as module-level constants (a YAML text, a document, or a watches
-    list; URLs given as paths are joined to a test server's address, as the tests do)."""
+    list; URLs given as paths are joined to a test server's address, as the tests do). Those built
+    inside a test function are checked as they are crawled (tests/e2e/crawl.py, crawl_command)."""
     found: list[tuple[str, Any]] = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
@@ -251,3 +252,23 @@ def test_every_pattern_is_one_an_editor_can_compile() -> None:
     done = subprocess.run([node, "-e", script, json.dumps(sorted(patterns))], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_end_to_end_crawl_checks_the_watchlist_it_is_given(tmp_path: Path) -> None:
+    """Watchlists written inside tests (not module constants, which the scan above finds) are
+    checked as the e2e helpers crawl them: a file or inline JSON the schema refuses stops the test
+    before the crawl, unless the test says it is invalid on purpose."""
+    from tests.e2e.crawl import crawl_command
+
+    (tmp_path / "good.yaml").write_text(yaml.safe_dump({"watches": [{"url": "http://127.0.0.1:1/a", "key": "a"}]}))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"watches": [{"url": "http://127.0.0.1:1/a", "key": " "}]}))
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "bad.json").write_text(json.dumps({"watches": [{"url": "http://127.0.0.1:1/a", "regoin": "main"}]}))
+    crawl_command(tmp_path, "watch", 1, "-a", "watchlist=good.yaml")
+    crawl_command(tmp_path, "watch", 1, "-a", "watchlist=http://127.0.0.1:1/w.json")  # fetched by the crawl
+    for args in (("-a", "watchlist=bad.yaml"), ("-a", 'watchlist=[{"url": "ftp://x"}]'),
+                 ("-a", "watchlist=bad.json", "-s", f"CHANGEWATCH_WATCHLIST_DIR={lists}")):
+        with pytest.raises(AssertionError, match="not valid by the shipped schema"):
+            crawl_command(tmp_path, "watch", 1, *args)
+        crawl_command(tmp_path, "watch", 1, *args, valid_watchlist=False)
