@@ -207,3 +207,49 @@ def test_a_version_that_reads_pages_differently_changes_every_spec(monkeypatch: 
     monkeypatch.setattr(base_spider, "NORMALISER_VERSION", base_spider.NORMALISER_VERSION + 1)
     assert watch.spec() != before
     assert spider.watch("https://example.com/", spider.parse).meta["changewatch_spec"] != before_spider
+
+
+U = "https://e.example/a"
+
+
+@pytest.mark.parametrize(("given", "meaning"), [
+    ({"keep_params": []}, {}),
+    ({"keep_params": ""}, {}),
+    ({"drop_params": []}, {}),
+    ({"drop_params": ""}, {}),
+    ({"jsonld": {"type": [], "fields": ["name"]}}, {"jsonld": {"fields": ["name"]}}),
+    ({"jsonld": {"type": "", "fields": ["name"]}}, {"jsonld": {"fields": ["name"]}}),
+    ({"entities": {"selector": "li", "key": "a::attr(href)", "fields": {}}},
+     {"entities": {"selector": "li", "key": "a::attr(href)"}}),
+    ({"fields": {1: "h1::text"}, "kinds": {1: "price"}}, {"fields": {"1": "h1::text"}, "kinds": {"1": "price"}}),
+])
+def test_what_meant_nothing_before_still_means_nothing(given: dict[str, Any], meaning: dict[str, Any]) -> None:
+    """Watchlists the version before the model accepted (an empty list or string for 'none', a
+    field named by a number) load as they did: the same watch, so no re-baselining either."""
+    assert parse_watchlist({"watches": [{"url": U, **given}]}) == parse_watchlist({"watches": [{"url": U, **meaning}]})
+    assert parse_watchlist({"defaults": given, "watches": [{"url": U}]}) == \
+        parse_watchlist({"defaults": meaning, "watches": [{"url": U}]})
+
+
+@pytest.mark.parametrize("defaults", [None, {}, [], ""])
+def test_empty_defaults_are_no_defaults(defaults: Any) -> None:
+    assert parse_watchlist({"defaults": defaults, "watches": [{"url": U}]}) == \
+        parse_watchlist({"watches": [{"url": U}]})
+
+
+@pytest.mark.parametrize(("name", "quoted"), [(True, "'true'"), (None, "'null'"), (1.5, "'1.5'")])
+def test_a_name_that_is_not_text_is_refused_saying_what_to_write(name: Any, quoted: str) -> None:
+    for where, doc in [("fields", {"fields": {name: "h1::text"}}), ("kinds", {"kinds": {name: "price"}}),
+                       ("entities.fields", {"entities": {"selector": "li", "key": "a", "fields": {name: "b"}}})]:
+        with pytest.raises(WatchlistError) as caught:
+            parse_watchlist({"watches": [{"url": U, **doc}]})
+        assert str(caught.value) == (f"watchlist: watch #1 ({U}): {where}: a name must be a string or a whole "
+                                     f"number, not {name!r}; put the name in quotes as you mean it ({quoted}: …)")
+
+
+def test_a_whole_number_written_as_a_decimal_is_the_whole_number() -> None:
+    """JSON (and so the schema's "integer") counts 3.0 as 3: the crawl does too."""
+    (watch,) = parse_watchlist({"watches": [{"url": U, "key": 5.0, "threshold": 3.0}]})
+    assert (watch.key, watch.threshold) == ("5", 3) and type(watch.threshold) is int
+    with pytest.raises(WatchlistError, match="threshold must be a whole number"):
+        parse_watchlist({"watches": [{"url": U, "threshold": 3.5}]})

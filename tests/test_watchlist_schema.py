@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +92,8 @@ HOSTILE = {"LAUGHS"}
 
 def _test_fixtures() -> list[tuple[str, Any]]:
     """Watchlists the tests keep as module-level constants (a YAML text, a document, or a watches
-    list; URLs given as paths are joined to a test server's address, as the tests do)."""
+    list; URLs given as paths are joined to a test server's address, as the tests do). Those built
+    inside a test function are checked as they are crawled (tests/e2e/crawl.py, crawl_command)."""
     found: list[tuple[str, Any]] = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
@@ -147,14 +150,125 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "kinds": {"p": "money"}},
     {"url": "https://a.example/", "jsonld": {"type": "Product"}},
     {"url": "https://a.example/", "entities": {"selector": "li"}},
-    {"url": "https://a.example/", "keep_params": []},
     {"url": "https://a.example/", "accept_language": "??"},
     {"url": "https://a.example/", "headers": {"X-A": True}},
+    # found by review: the schema let these through to a crawl that refused them
+    {"url": "https://a.example/", "key": " "},
+    {"url": "https://a.example/", "key": ""},
+    {"url": "https://a.example/", "region": ""},
+    {"url": "https://a.example/", "region": " \t"},
+    {"url": "https://a.example/", "jsonld": {"fields": "name", "key": "sku"}},
+    {"url": "https://a.example/", "jsonld": {"type": None, "fields": "name", "key": "sku"}},
+    {"url": "https://a.example/", "jsonld": {"type": [], "fields": "name", "key": "sku"}},
+    {"url": "https://a.example/", "jsonld": {"type": "", "fields": "name", "key": "sku"}},
+    {"url": "https://a.example/", "jsonld": {"type": "Product", "fields": "name", "key": "  "}},
+    {"url": "https://a.example/", "headers": {"X A": "1"}},
+    {"url": "https://a.example/", "headers": {"": "1"}},
+    {"url": "https://a.example/", "headers": {"X-A": "a\r\nSet-Cookie: x=1"}},
+    {"url": "https://a.example/", "headers": {"X-A\n": "1"}},
+    {"url": "https://a.example/", "headers": {"X-A": "1\n"}},
+    {"url": "https://a.example/", "cookies": {"a;b": "1"}},
+    {"url": "https://a.example/", "cookies": {"a": "x y"}},
+    {"url": "https://a.example/", "cookies": {"a": 'x"y'}},
+    {"url": "https://a.example/", "proxy": "http://"},
+    {"url": "https://a.example/", "proxy": "http://:8080"},
+    {"url": "https://a.example/", "proxy": "http://user:pass@:8080"},
+    {"url": "https://a.example/", "proxy": "http://proxy.example:65536"},
+    {"url": "https://a.example/", "proxy": "http://proxy.example:80:80"},
+    {"url": "https://a.example/", "proxy": "http://proxy.example:port"},
+    {"url": "https://a.example/", "proxy": "socks5://proxy.example:1080"},
+    {"url": "https://a.example/", "proxy": "http://proxy example:8080"},
+    {"url": "https://a.example/", "threshold": 3.5},
+    {"url": "https://a.example/", "threshold": 65.0},
+    {"url": "https://a.example/", "keep_params": False},
+    {"url": "https://a.example/", "keep_params": ["utm_id", ""]},
+    {"url": "https://"},
+    {"url": "https://:80/"},
+    {"url": "https://user@/"},
+    {"url": "HTTPS://a.example/a page"},
+    {"url": "https://a.example/a\tb"},
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
-    """What an editor flags as typed is what the crawl refuses (only selectors that do not compile,
-    and the like, are left to the crawl)."""
+    """What an editor flags as typed is what the crawl refuses (only what watchlist_model's
+    docstring lists, such as selectors that do not compile, is left to the crawl)."""
     document = {"watches": [watch]}
     assert list(validator().iter_errors(document))
     with pytest.raises(WatchlistError):
         parse_watchlist(document)
+
+
+@pytest.mark.parametrize("document", [
+    {"watches": [{"url": "HTTPS://a.example/"}]},
+    {"watches": [{"url": "Http://a.example/x?y=1#z"}]},
+    {"watches": [{"url": "  https://a.example/  "}]},
+    {"watches": [{"url": "https://user:p@ss@a.example:8443/"}]},
+    {"watches": [{"url": "https://[2001:db8::1]/"}]},
+    {"watches": [{"url": "https://a.example/", "key": 5}]},
+    {"watches": [{"url": "https://a.example/", "key": 5.0}]},
+    {"watches": [{"url": "https://a.example/", "key": " k "}]},
+    {"watches": [{"url": "https://a.example/", "threshold": 3.0}]},
+    {"watches": [{"url": "https://a.example/", "region": "main"}]},
+    {"watches": [{"url": "https://a.example/", "keep_params": [], "drop_params": ""}]},
+    {"watches": [{"url": "https://a.example/", "jsonld": {"type": [], "fields": "name"}}]},
+    {"watches": [{"url": "https://a.example/", "jsonld": {"type": None, "fields": "name", "key": None}}]},
+    {"watches": [{"url": "https://a.example/", "jsonld": {"type": "Product", "fields": "name", "key": "sku"}}]},
+    {"watches": [{"url": "https://a.example/", "entities": {"selector": "li", "key": "a::attr(href)", "fields": {}}}]},
+    {"watches": [{"url": "https://a.example/", "proxy": "HTTP://user:pass@proxy.example:8080"}]},
+    {"watches": [{"url": "https://a.example/", "proxy": "http://[::1]:3128"}]},
+    {"watches": [{"url": "https://a.example/", "proxy": "https://proxy.example:"}]},
+    {"watches": [{"url": "https://a.example/", "proxy": "http://proxy.example:65535/"}]},
+    {"watches": [{"url": "https://a.example/", "headers": {"X-Api-Version": 2, "Accept": "text/html; q=0.9"},
+                  "cookies": {"currency": "CHF", "n": 1.5}, "accept_language": "de-CH,de;q=0.9"}]},
+    {"defaults": [], "watches": [{"url": "https://a.example/"}]},
+    {"defaults": "", "watches": [{"url": "https://a.example/"}]},
+])
+def test_the_schema_and_the_crawl_accept_the_same_watchlists(document: dict[str, Any]) -> None:
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator().iter_errors(document)]
+    assert not errors, errors
+    assert parse_watchlist(document)
+
+
+def test_every_pattern_is_one_an_editor_can_compile() -> None:
+    """Editors compile the schema's patterns as ECMA-262 regular expressions in unicode mode, which
+    refuses escapes Python allows (\\" in a class); checked with node where it is installed."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    patterns: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "pattern" and isinstance(item, str):
+                    patterns.add(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(json.loads(SHIPPED.read_text(encoding="utf-8")))
+    script = "for (const p of JSON.parse(process.argv[1])) new RegExp(p, 'u')"
+    done = subprocess.run([node, "-e", script, json.dumps(sorted(patterns))], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_end_to_end_crawl_checks_the_watchlist_it_is_given(tmp_path: Path) -> None:
+    """Watchlists written inside tests (not module constants, which the scan above finds) are
+    checked as the e2e helpers crawl them: a file or inline JSON the schema refuses stops the test
+    before the crawl, unless the test says it is invalid on purpose."""
+    from tests.e2e.crawl import crawl_command
+
+    (tmp_path / "good.yaml").write_text(yaml.safe_dump({"watches": [{"url": "http://127.0.0.1:1/a", "key": "a"}]}))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"watches": [{"url": "http://127.0.0.1:1/a", "key": " "}]}))
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "bad.json").write_text(json.dumps({"watches": [{"url": "http://127.0.0.1:1/a", "regoin": "main"}]}))
+    crawl_command(tmp_path, "watch", 1, "-a", "watchlist=good.yaml")
+    crawl_command(tmp_path, "watch", 1, "-a", "watchlist=http://127.0.0.1:1/w.json")  # fetched by the crawl
+    for args in (("-a", "watchlist=bad.yaml"), ("-a", 'watchlist=[{"url": "ftp://x"}]'),
+                 ("-a", "watchlist=bad.json", "-s", f"CHANGEWATCH_WATCHLIST_DIR={lists}")):
+        with pytest.raises(AssertionError, match="not valid by the shipped schema"):
+            crawl_command(tmp_path, "watch", 1, *args)
+        crawl_command(tmp_path, "watch", 1, *args, valid_watchlist=False)

@@ -23,7 +23,8 @@ from .. import meta
 from ..runtime.config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError
 from ..runtime.stats import Stats
 
-__all__ = ["ACCEPT_LANGUAGE_PATTERN", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware",
+__all__ = ["ACCEPT_LANGUAGE_PATTERN", "COOKIE_VALUE_FORBIDDEN", "HEADER_VALUE_FORBIDDEN", "NAME_FORBIDDEN",
+           "PROXY_PATTERN", "VANTAGE_OPTIONS", "Vantage", "VantageError", "VantageMiddleware",
            "parse_vantage", "vantage_from_setting"]
 
 VANTAGE_OPTIONS = ("proxy", "headers", "cookies", "accept_language")
@@ -34,6 +35,19 @@ _LANGUAGE = re.compile(r"^\s*(?:[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)(?:\s*;\s
 #: what an Accept-Language value looks like, also in the watchlist's JSON Schema (ECMA-262 compatible)
 ACCEPT_LANGUAGE_PATTERN = _LANGUAGE.pattern
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+#: a character not allowed in a header or cookie name, in a header value, in a cookie value: the
+#: watchlist's JSON Schema says "not" these (a pattern that is searched, so no "$", which Python's
+#: re lets match before a final newline); ECMA-262 unicode mode compatible (no \" escape)
+NAME_FORBIDDEN = r"[^!#$%&'*+.^_`|~0-9A-Za-z-]"
+HEADER_VALUE_FORBIDDEN = _UNSAFE.pattern
+COOKIE_VALUE_FORBIDDEN = r'[\x00-\x20\x7f";,\\]'
+_COOKIE_UNSAFE = re.compile(COOKIE_VALUE_FORBIDDEN)
+#: an http(s) proxy URL with a host (a name, or an address in brackets) and at most a port 0-65535
+#: (ECMA-262 compatible; the scheme in any case, as urlsplit reads it)
+PROXY_PATTERN = (r"^\s*[hH][tT][tT][pP][sS]?://(?:[^\s/?#\[\]]*@)?(?:\[[^\s/?#@\[\]]+\]|[^\s/?#@:\[\]]+)"
+                 r"(?::0*(?:[0-5]?[0-9]{0,4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+                 r"(?:[/?#]\S*)?\s*$")
+_PROXY = re.compile(PROXY_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +92,7 @@ def _pairs(value: Any, what: str, check_value: re.Pattern[str]) -> tuple[tuple[s
         raise ValueError(f"{what} must be a mapping of name: value, not {value!r}")
     pairs = []
     for name, raw in value.items():
-        if not isinstance(name, str) or not _TOKEN.match(name):
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):  # match: "X-A\n" would pass
             raise ValueError(f"{what}: {name!r} is not a valid name")
         if isinstance(raw, bool) or not isinstance(raw, str | int | float):
             raise ValueError(f"{what}.{name} must be a string, not {raw!r}")
@@ -98,7 +112,7 @@ def _proxy(value: Any) -> str:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
         raise ValueError(f"proxy {value!r} has an invalid port") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname or not _PROXY.match(value):
         raise ValueError(f"proxy must be an http:// or https:// URL with a host, not {value!r}")
     return value.strip()
 
@@ -110,7 +124,7 @@ def parse_vantage(raw: Mapping[str, Any]) -> Vantage:
         raise ValueError(f"a vantage is a mapping with {', '.join(VANTAGE_OPTIONS)}, not {raw!r}")
     proxy = _proxy(raw["proxy"]) if raw.get("proxy") is not None else None
     headers = _pairs(raw["headers"], "headers", _UNSAFE) if raw.get("headers") is not None else ()
-    cookies = _pairs(raw["cookies"], "cookies", re.compile(r"[\x00-\x20\x7f\";,\\]")) \
+    cookies = _pairs(raw["cookies"], "cookies", _COOKIE_UNSAFE) \
         if raw.get("cookies") is not None else ()
     language = raw.get("accept_language")
     if language is not None and (not isinstance(language, str) or not _LANGUAGE.match(language)):

@@ -21,17 +21,18 @@ MAX_PROBLEMS = 20
 
 _SELECTOR = "a CSS or XPath selector string"
 _STRINGS = "a string or a non-empty list of strings"
+_STRINGS_OR_NONE = "a string or a list of strings"
 _PAIRS = "a mapping of name: value"
 #: what each option accepts, by its path in a watch ("*": any name in a mapping, "[]": any item)
 ACCEPTS = {
     "url": "an absolute http(s) URL", "key": "a non-empty string", "region": "a CSS selector string",
     "threshold": "a whole number of bits from 0 to 64", "sort_lines": "true or false", "conditional": "true or false",
-    "jsonld": "a mapping with 'type', 'fields' and optionally 'key'", "jsonld.type": _STRINGS,
+    "jsonld": "a mapping with 'type', 'fields' and optionally 'key'", "jsonld.type": _STRINGS_OR_NONE,
     "jsonld.fields": _STRINGS, "jsonld.key": "a dotted path such as 'sku' or 'url'",
     "fields": "a mapping of name: selector (at least one)", "fields.*": _SELECTOR,
     "entities": "a mapping with selector, key and fields", "entities.selector": _SELECTOR, "entities.key": _SELECTOR,
-    "entities.fields": "a mapping of name: selector (at least one)", "entities.fields.*": _SELECTOR,
-    "keep_params": _STRINGS, "drop_params": _STRINGS,
+    "entities.fields": "a mapping of name: selector", "entities.fields.*": _SELECTOR,
+    "keep_params": _STRINGS_OR_NONE, "drop_params": _STRINGS_OR_NONE,
     "kinds": "a mapping of field name: kind (at least one)", "kinds.*": f"one of {', '.join(sorted(FIELD_KINDS))}",
     "proxy": "an http(s) URL such as http://user:pass@proxy.example:8080", "headers": _PAIRS, "cookies": _PAIRS,
     "accept_language": "an Accept-Language value such as 'de-CH,de;q=0.9'",
@@ -83,9 +84,11 @@ def _problem(loc: Sequence[int | str], kind: str, value: Any, ctx: Mapping[str, 
     if kind in ("value_error", "assertion_error") and "error" in ctx:
         return where + _worded(path, str(ctx["error"]))
     if rest[-1] == "[key]":
-        return f"{where}{path.removesuffix('.[key]')}: a name must be a string, not {short_repr(value)}"
+        quoted = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        return (f"{where}{_paths(rest[:-2])[0]}: a name must be a string or a whole number, not "
+                f"{short_repr(value)}; put the name in quotes as you mean it ('{quoted}': …)")
     accepts = ACCEPTS.get(schematic) or ACCEPTS.get(schematic.removesuffix(".[]")) or "something else"
-    if schematic.endswith(".[]") and accepts == _STRINGS:
+    if schematic.endswith(".[]") and accepts in (_STRINGS, _STRINGS_OR_NONE):
         accepts = "a non-empty string"
     return f"{where}{path} must be {accepts}, not {short_repr(value)}"
 

@@ -2,12 +2,24 @@
 every watchlist with it, and the JSON Schema that editors check a watchlist with as it is typed
 (``changewatch/watchlist.schema.json``, printed by ``changewatch schema``) is generated from it.
 
-Checks no schema can say (a selector compiles, a URL has no space) are validators here, so that
-the crawl and the editor never disagree on anything but those."""
+Every rule the crawl applies is also in the schema (annotations here: patterns for URLs, proxies,
+header and cookie names and values, Accept-Language; "something besides whitespace" for key and
+region; a jsonld.key needs a jsonld.type), except these, which only the crawl checks:
+
+- a CSS/XPath selector (``fields``, ``entities``) or ``region`` compiles;
+- two watches have different keys (a given key, or the canonical URL);
+- no mapping names a key twice (the YAML/JSON parser refuses it, before the model);
+- a mapping's names are text: a YAML name read as a boolean, null or decimal number (``yes:``,
+  ``1.5:``) is refused, and any number as a header or cookie name (a whole number is a field or kind
+  name: ``1:`` is "1"); JSON, and so the schema, has only text names;
+- a host in brackets, in ``url`` or ``proxy``, is an IP address (``[::1]``, not ``[shop]``).
+
+tests/test_watchlist_schema.py holds the crawl and the schema to this, both ways."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -29,7 +41,14 @@ from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
-from ..middlewares.vantage import ACCEPT_LANGUAGE_PATTERN, parse_vantage
+from ..middlewares.vantage import (
+    ACCEPT_LANGUAGE_PATTERN,
+    COOKIE_VALUE_FORBIDDEN,
+    HEADER_VALUE_FORBIDDEN,
+    NAME_FORBIDDEN,
+    PROXY_PATTERN,
+    parse_vantage,
+)
 
 __all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
 
@@ -42,6 +61,12 @@ def _strict(title: str) -> ConfigDict:
 
 
 _NAME = {"type": "string", "minLength": 1}
+#: a string with something in it besides whitespace
+_NOT_BLANK = r"\S"
+#: an absolute http(s) URL with a host (a name, or an address in brackets) and no whitespace, the
+#: scheme in any case (as urlsplit reads it)
+URL_PATTERN = (r"^\s*[hH][tT][tT][pP][sS]?://(?:[^\s/?#\[\]]*@)?(?:\[[^\s/?#@\[\]]+\]|[^\s/?#@:\[\]]+)"
+               r"(?::[^\s/?#@\[\]]*)?(?:[/?#]\S*)?\s*$")
 
 
 def _selector(value: str) -> str:
@@ -65,7 +90,8 @@ def _url(value: str) -> str:
     if any(char.isspace() for char in url):  # it would fail only when fetched, if at all
         raise ValueError(f"url must not contain spaces (encode them as %20): {short_repr(value)}")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    # the pattern too: what the schema refuses, the crawl refuses (a ']' before a '[' in the host)
+    if parts.scheme not in ("http", "https") or not parts.hostname or not re.match(URL_PATTERN, url):
         raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
     return url
 
@@ -74,8 +100,26 @@ def _one_or_more(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+def _nothing(value: Any) -> Any:
+    # Before this model (up to 0.x), an empty list, string or mapping here meant "none", as if
+    # the option were left out; a watchlist that says so keeps working.
+    return None if isinstance(value, str | list | dict) and not value else value
+
+
+def _name(value: Any) -> Any:
+    # `fields: {1: h1::text}` names the field "1", as it always did; true, 1.5 or null is refused
+    # (their text depends on how YAML spelled them: put the name in quotes).
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _whole(value: Any) -> Any:
+    # 3.0 is the whole number 3, as JSON (and so the schema's "integer") counts it
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _key(value: Any) -> Any:
-    # A bare number is a key too (`key: 1234`); a bool is not.
+    # A bare number is a key too (`key: 1234`, `key: 1234.0`); a bool is not.
+    value = _whole(value)
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
@@ -102,22 +146,39 @@ def _kind(value: str) -> str:
 
 Selector = Annotated[StrictStr, AfterValidator(_selector), Field(
     description="A CSS selector, or XPath when it starts with / or (", examples=["span.price::text", "//h1/text()"])]
+_STRINGS_SCHEMA = {"anyOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 1}]}
 Strings = Annotated[list[Annotated[StrictStr, Field(min_length=1)]], BeforeValidator(_one_or_more),
                     Field(min_length=1),
-                    WithJsonSchema({"anyOf": [_NAME, {"type": "array", "items": _NAME, "minItems": 1}]})]
+                    WithJsonSchema(_STRINGS_SCHEMA)]
+#: keep_params, drop_params, jsonld.type: as Strings, or nothing (null, "" or [])
+OptionalStrings = Annotated[Strings | None, BeforeValidator(_nothing), WithJsonSchema(
+    {"anyOf": [{"type": "string"}, {"type": "array", "items": _NAME}, {"type": "null"}]})]
+Name = Annotated[StrictStr, BeforeValidator(_name)]
 Kind = Annotated[StrictStr, AfterValidator(_kind), WithJsonSchema({"type": "string", "enum": sorted(FIELD_KINDS)})]
-_PAIRS_SCHEMA = {"type": "object", "additionalProperties": {"type": ["string", "number"]}}
+
+
+def _pairs_schema(forbidden: str) -> dict[str, Any]:
+    # names are tokens, values strings without the *forbidden* characters, or numbers
+    return {"type": "object", "propertyNames": {"minLength": 1, "not": {"pattern": NAME_FORBIDDEN}},
+            "additionalProperties": {"anyOf": [{"type": "string", "not": {"pattern": forbidden}}, {"type": "number"}]}}
+
+
+_HEADERS_SCHEMA, _COOKIES_SCHEMA = _pairs_schema(HEADER_VALUE_FORBIDDEN), _pairs_schema(COOKIE_VALUE_FORBIDDEN)
+#: a jsonld.key (not null) needs a type that is some type (not null, "" or [])
+_KEY_NEEDS_TYPE: dict[str, Any] = {"if": {"required": ["key"], "properties": {"key": {"type": "string"}}},
+                                   "then": {"required": ["type"], "properties": {"type": _STRINGS_SCHEMA}}}
 
 
 class JsonLdModel(BaseModel):
     """Fields from the first JSON-LD (else microdata) node of `type`; with `key`, every node of
     `type` is an entity under that key."""
 
-    model_config = _strict("JSON-LD fields")
-    type: Strings | None = Field(None, description="A schema.org type or a list of them", examples=["Product"])
+    model_config = ConfigDict(**_strict("JSON-LD fields"), json_schema_extra=_KEY_NEEDS_TYPE)
+    type: OptionalStrings = Field(None, description="A schema.org type or a list of them", examples=["Product"])
     fields: Strings = Field(description="Dotted paths in the node; `a|b` takes the first that matches",
                             examples=[["name", "offers.price", "offers.availability"]])
-    key: Annotated[StrictStr, AfterValidator(_stripped("a dotted path such as 'sku' or 'url'"))] | None = Field(
+    key: Annotated[StrictStr, AfterValidator(_stripped("a dotted path such as 'sku' or 'url'")),
+                   WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})] | None = Field(
         None, description="A path in each node (`sku`, `url`, `@id`): every node of `type` is an entity under it",
         examples=["sku"])
 
@@ -135,7 +196,7 @@ class EntitiesModel(BaseModel):
     selector: Selector = Field(description="Matches one node per entity", examples=["article.listing"])
     key: Selector = Field(description="Relative to the entity's node: its URL (joined and canonicalised)",
                           examples=["a.title::attr(href)"])
-    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+    fields: Annotated[dict[Name, Selector] | None, BeforeValidator(_nothing)] = Field(
         None, description="Per-entity selectors, by name",
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
@@ -144,26 +205,27 @@ class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
     model_config = _strict("Watch options")
-    region: Annotated[StrictStr, AfterValidator(_region)] | None = Field(
+    region: Annotated[StrictStr, AfterValidator(_region),
+                      WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})] | None = Field(
         None, description="CSS selector: compare only the text inside the matching elements", examples=["main article"])
-    threshold: Annotated[StrictInt, Field(ge=0, le=64)] | None = Field(
+    threshold: Annotated[Annotated[StrictInt, Field(ge=0, le=64)], BeforeValidator(_whole)] | None = Field(
         None, description="A text change of at most this many simhash bits (0-64) is noise", examples=[3])
     sort_lines: StrictBool = Field(False, description="Sort the text's lines before comparing (shuffling lists)")
     jsonld: JsonLdModel | None = Field(None, description="Fields from JSON-LD or microdata")
-    fields: Annotated[dict[StrictStr, Selector], Field(min_length=1)] | None = Field(
+    fields: Annotated[dict[Name, Selector], Field(min_length=1)] | None = Field(
         None, description="Fields from CSS or XPath selectors, by name", examples=[{"stock": "p.stock::text"}])
     entities: EntitiesModel | None = Field(None, description="An entity set compared as a set (added/removed/changed)")
-    keep_params: Strings | None = Field(None, description="Query parameters to keep in canonical URLs")
-    drop_params: Strings | None = Field(None, description="More query parameters to strip from canonical URLs")
-    kinds: Annotated[dict[StrictStr, Kind], Field(min_length=1)] | None = Field(
+    keep_params: OptionalStrings = Field(None, description="Query parameters to keep in canonical URLs")
+    drop_params: OptionalStrings = Field(None, description="More query parameters to strip from canonical URLs")
+    kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
     proxy: Annotated[Any, AfterValidator(_vantage("proxy")),
-                     WithJsonSchema({"type": "string", "pattern": "^https?://"})] | None = Field(
+                     WithJsonSchema({"type": "string", "pattern": PROXY_PATTERN})] | None = Field(
         None, description="Fetch through this http(s) proxy, always", examples=["http://user:pass@proxy.example:8080"])
-    headers: Annotated[Any, AfterValidator(_vantage("headers")), WithJsonSchema(_PAIRS_SCHEMA)] | None = Field(
+    headers: Annotated[Any, AfterValidator(_vantage("headers")), WithJsonSchema(_HEADERS_SCHEMA)] | None = Field(
         None, description="More request headers, by name")
-    cookies: Annotated[Any, AfterValidator(_vantage("cookies")), WithJsonSchema(_PAIRS_SCHEMA)] | None = Field(
+    cookies: Annotated[Any, AfterValidator(_vantage("cookies")), WithJsonSchema(_COOKIES_SCHEMA)] | None = Field(
         None, description="Cookies sent with the request, by name", examples=[{"currency": "CHF"}])
     accept_language: Annotated[Any, AfterValidator(_vantage("accept_language")),
                                WithJsonSchema({"type": "string", "pattern": ACCEPT_LANGUAGE_PATTERN})] | None = Field(
@@ -175,13 +237,20 @@ class WatchModel(WatchOptionsModel):
 
     model_config = _strict("Watch")
     url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
-        {"type": "string", "pattern": r"^\s*https?://[^\s/?#]+[^\s]*\s*$"})] = Field(
+        {"type": "string", "pattern": URL_PATTERN})] = Field(
         description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
         examples=["https://example.com/terms"])
     key: Annotated[StrictStr, BeforeValidator(_key), AfterValidator(_stripped("a non-empty string")),
-                   WithJsonSchema({"type": ["string", "integer"], "minLength": 1})] | None = Field(
+                   WithJsonSchema({"type": ["string", "integer"], "pattern": _NOT_BLANK})] | None = Field(
         None, description="The identity in the store (default: the canonical URL); keep it stable",
         examples=["example-terms"])
+
+
+def _or_nothing(schema: dict[str, Any]) -> None:
+    # defaults: [] and defaults: "" meant no defaults before the model (see _nothing)
+    alternatives = schema["anyOf"]
+    assert isinstance(alternatives, list)
+    alternatives.extend(({"const": []}, {"const": ""}))
 
 
 class WatchlistModel(BaseModel):
@@ -191,7 +260,9 @@ class WatchlistModel(BaseModel):
                               json_schema_extra={"examples": [{"defaults": {"threshold": 3}, "watches": [
                                   {"url": "https://example.com/terms", "key": "example-terms",
                                    "region": "main article"}]}]})
-    defaults: WatchOptionsModel | None = Field(None, description="Options applied to every watch (not url or key)")
+    defaults: Annotated[WatchOptionsModel | None, BeforeValidator(_nothing)] = Field(
+        None, description="Options applied to every watch (not url or key)",
+        json_schema_extra=_or_nothing)
     watches: list[WatchModel] = Field(min_length=1, description="The pages to watch")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -10,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "changewatch" / "watchlist.schema.json"
 
 
 @dataclass
@@ -30,8 +33,10 @@ class Crawler:
     private addresses unless *allow_private* is False (the SSRF tests)."""
 
     def __init__(self, workdir: Path, watches: list[dict[str, Any]] | None, store: str | None = None,
-                 spider: str = "watch", *, allow_private: bool = True):
+                 spider: str = "watch", *, allow_private: bool = True, valid_watchlist: bool = True):
         self.allow_private = allow_private
+        #: False for a test that crawls a watchlist the schema refuses on purpose
+        self.valid_watchlist = valid_watchlist
         self.workdir = workdir
         self.watchlist = workdir / "watchlist.yaml"
         if watches is not None:
@@ -48,7 +53,7 @@ class Crawler:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
         return crawl_command(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                             *self._private(), *extra)
+                             *self._private(), *extra, valid_watchlist=self.valid_watchlist)
 
     def _private(self) -> list[str]:
         return ["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"] if self.allow_private else []
@@ -57,7 +62,7 @@ class Crawler:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
         return scrapy_crawl(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                            *self._private(), *extra, feed_option=feed_option)
+                            *self._private(), *extra, feed_option=feed_option, valid_watchlist=self.valid_watchlist)
 
 
 class SpiderCrawler:
@@ -81,8 +86,46 @@ def scrapy_env() -> dict[str, str]:
             "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> tuple[list[str], Path]:
-    """The ``scrapy crawl SPIDER`` command line of run *run*, and the feed it writes."""
+def schema_problems(document: Any) -> list[str]:
+    """What the shipped JSON Schema (changewatch/watchlist.schema.json) finds wrong in *document*."""
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(document)'}: {e.message}"
+            for e in validator.iter_errors(document)]
+
+
+def check_watchlists(workdir: Path, args: tuple[str, ...]) -> None:
+    """Every watchlist a crawl's *args* name (``-a watchlist=`` a file, or inline JSON) is valid by
+    the shipped schema (issue 11: every watchlist the tests show is), so a watchlist written inside
+    a test is checked as it is crawled. A watchlist at a URL is not read here."""
+    pairs = list(itertools.pairwise(args))
+    folders = [workdir] + [Path(v.split("=", 1)[1]) for flag, v in pairs
+                           if flag == "-s" and v.startswith("CHANGEWATCH_WATCHLIST_DIR=")]
+    for flag, value in pairs:
+        if flag != "-a" or not value.startswith("watchlist="):
+            continue
+        given = value.split("=", 1)[1]
+        if given.lstrip().startswith(("[", "{")):
+            document = json.loads(given)
+            where = "the inline watchlist"
+        else:
+            path = next((folder / given for folder in folders if (folder / given).is_file()), None)
+            if path is None:
+                continue  # a URL, or a file that is not there (the test is about that)
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))  # JSON is YAML too
+            where = str(path)
+        if isinstance(document, list):
+            document = {"watches": document}
+        problems = schema_problems(document)
+        assert not problems, (f"{where} is not valid by the shipped schema (pass valid_watchlist=False if that is "
+                              f"the point): {problems}")
+
+
+def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True,
+                  valid_watchlist: bool = True) -> tuple[list[str], Path]:
+    """The ``scrapy crawl SPIDER`` command line of run *run*, and the feed it writes. The
+    watchlists it names are checked against the shipped schema unless *valid_watchlist* is False."""
+    if valid_watchlist:
+        check_watchlists(workdir, args)
     feed = workdir / f"changes-{run}.jsonl"
     stats = workdir / f"stats-{run}.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, *(["-O", str(feed)] if feed_option else []),
@@ -91,9 +134,10 @@ def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option:
     return cmd, feed
 
 
-def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True) -> CrawlResult:
+def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True,
+                 valid_watchlist: bool = True) -> CrawlResult:
     """``scrapy crawl SPIDER`` in a subprocess: its change records and final stats."""
-    cmd, feed = crawl_command(workdir, spider, run, *args, feed_option=feed_option)
+    cmd, feed = crawl_command(workdir, spider, run, *args, feed_option=feed_option, valid_watchlist=valid_watchlist)
     stats = workdir / f"stats-{run}.json"
     proc = subprocess.run(cmd, cwd=workdir, env=scrapy_env(), capture_output=True, text=True, timeout=300)
     return CrawlResult(proc.returncode, read_feed(feed, killed=proc.returncode < 0), proc.stderr,

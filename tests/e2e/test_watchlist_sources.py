@@ -93,7 +93,7 @@ def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
     site.good["/w.json"] = page(text.encode(), ctype="application/json")
     argument = {"file": "w.json", "inline": text, "url": f"{site.base}/w.json"}[how]
     run = scrapy_crawl(tmp_path, "watch", 1, "-a", f"watchlist={argument}",
-                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"))
+                       *store_args(tmp_path, "-s", "CHANGEWATCH_ALLOW_PRIVATE=True"), valid_watchlist=False)
     assert run.returncode == 1, run.stderr[-3000:]
     assert "Traceback" not in run.stderr and "never retrieved" not in run.stderr, run.stderr[-3000:]
     assert "pydantic" not in run.stderr and "Input should" not in run.stderr, run.stderr[-3000:]
