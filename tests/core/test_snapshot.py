@@ -103,6 +103,9 @@ def test_legacy_columns_become_a_snapshot() -> None:
     assert data is not None
     snapshot = Snapshot.decode(data, COMPARISONS)
     assert snapshot.fields == {"price": "89.00"} and list(snapshot.entities or {}) == ["https://s.example/a"]
-    assert snapshot.part("content") == part and snapshot.text == visible.stable
+    migrated = snapshot.part("content")
+    assert isinstance(migrated, ContentPart) and snapshot.text == visible.stable
+    # schema 2 was written by the case-folding normaliser: the part says so (tests/core/test_upgrade.py)
+    assert migrated.case_folded and (migrated.raw_hash, migrated.content_hash) == (part.raw_hash, part.content_hash)
     assert snapshot_from_v2_columns({"fields": None, "entities": None, "text": None, "raw_hash": None,
                                      "content_hash": None, "fingerprint": None}) is None
