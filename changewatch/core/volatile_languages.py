@@ -1,14 +1,17 @@
 """Dates and relative times in the languages of the pages changewatch is tested on besides English
 (the corpus: German, French, Spanish, Portuguese, Dutch, Polish, Czech, Slovak, Romanian, Finnish,
 Estonian, Russian, Hebrew, Arabic, Bengali, Chinese, Japanese), as volatile patterns for
-:mod:`changewatch.core.normalise`, which compiles them case-insensitively.
+:mod:`changewatch.core.normalise`, which runs them over a lower-cased copy of the text (they are
+written in lower case; no flag to ignore case) and cuts what they match from the text as written.
 
 A month or weekday name is removed only next to a number (a day, a year, a time): on its own it
 is a word like any other ("Mai", "mars", "domingo", "sobota" are names and nouns too). Chinese
 and Japanese dates are numeric (``2026年11月30日``), which is language-independent. Relative times
 are a number with a unit and the language's word for "ago" (``vor 5 Minuten``, ``5 minut temu``,
-``3時間前``); the unit is any word (letters and marks: "\\w" stops inside a Bengali word), so a
-unit not listed here is caught too.
+``3時間前``); the unit is one of the language's time units (stems with any ending: "\\w" stops
+inside a Bengali word), never any word: "Il y a 3 exemplaires", "Acum 199 lei" are content.
+French clock times ("10h30") are removed wherever they stand: a battery's "Autonomie 10h30" is
+taken for a time too (a known loss: a change of it alone is not seen).
 
 Each pattern comes with the words one of which every match contains (``OTHER_LANGUAGES_NEEDS``):
 a pattern is not run over text that has none of them, which is what keeps these patterns cheap
