@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["DAY_FIRST", "OTHER_LANGUAGES", "OTHER_LANGUAGES_NEEDS", "name_starts", "words_before_numbers"]
+__all__ = ["DAY_FIRST", "OTHER_LANGUAGES", "OTHER_LANGUAGES_NEEDS", "WEEKDAY_WORDS", "name_starts",
+           "words_before_numbers"]
 
 # Month names as dates write them (the genitive or partitive where a language declines them).
 _MONTH_NAMES = {
@@ -115,6 +116,8 @@ _HEBREW_ORDINALS = "ראשון שני שלישי רביעי חמישי שישי 
 _HEBREW_WEEKDAYS = r"יום\s+(?:" + _HEBREW_ORDINALS.replace(" ", "|") + ")"
 # What the two patterns that start with a name need right before a number
 _WEEKDAY_WORDS = frozenset(" ".join([*_WEEKDAY_NAMES.values(), _HEBREW_ORDINALS]).split())
+#: The weekday names of the languages besides English
+WEEKDAY_WORDS = frozenset(" ".join(_WEEKDAY_NAMES.values()).split())
 _BEFORE_NUMBER = re.compile(r" +(?:de +)?(?=\d)")
 _OPENING = "([{\"'«„“\u201a\u2018"
 
