@@ -28,7 +28,14 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
-from .volatile_languages import DAY_FIRST, OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS, name_starts, words_before_numbers
+from .volatile_languages import (
+    DAY_FIRST,
+    OTHER_LANGUAGES,
+    OTHER_LANGUAGES_NEEDS,
+    WEEKDAY_WORDS,
+    name_starts,
+    words_before_numbers,
+)
 
 __all__ = ["RegionError", "VisibleText", "decode_page", "legacy_stable_text", "normalise", "normalise_text",
            "visible_text"]
@@ -595,6 +602,29 @@ def legacy_stable_text(raw: str, *, sort_lines: bool = False) -> str:
         for i, line in zip(candidates, text.split("\n"), strict=True):
             lines[i] = line
     stable = [s for s in (line.strip(_LINE_TRIM) for line in lines) if s]
+    if sort_lines:
+        stable.sort()
+    return "\n".join(stable)
+
+
+# What version 1 left of "30. November 2026": its English pattern took "november 2026" and left
+# the day with its dot before a separator ("stand: montag, 30. , vor 5 minuten"). Bridged only
+# after a weekday ("schritt 1. - teig" is a list's number), and not at a line's end, where
+# version 1 trimmed the dot too ("stand: montag, 30" is a number like any other).
+_V1_DAY_LEFT = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, WEEKDAY_WORDS), key=len, reverse=True))
+                          + r"),? \d{1,2}\.(?= ?[,;:)\-\u2013\u2014])")
+
+
+def upgrade_bridge_text(folded: str, *, sort_lines: bool = False) -> str:
+    """*folded* (a stable text of version 1, or a page read that way: legacy_stable_text) with
+    what the new patterns remove removed too, and so the days version 1 left of a date whose
+    month and year it took ("montag, 30. ,"): two such texts are equal when the old and the new page differ only in
+    dates and relative times that version 1 did not see (other languages'). Only for the first
+    comparison with a version 1 snapshot (docs/architecture.md, "Upgrading the normaliser")."""
+    # The month and year are written back (any: they are removed with the day and a weekday
+    # before it), so that the new patterns take the date whole.
+    text = _V1_DAY_LEFT.sub(r"\g<0> november 2026", folded)
+    stable = [s for s in (line.strip(_LINE_TRIM) for line in _stable_text(text)) if s]
     if sort_lines:
         stable.sort()
     return "\n".join(stable)

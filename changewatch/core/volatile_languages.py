@@ -1,14 +1,17 @@
 """Dates and relative times in the languages of the pages changewatch is tested on besides English
 (the corpus: German, French, Spanish, Portuguese, Dutch, Polish, Czech, Slovak, Romanian, Finnish,
 Estonian, Russian, Hebrew, Arabic, Bengali, Chinese, Japanese), as volatile patterns for
-:mod:`changewatch.core.normalise`, which compiles them case-insensitively.
+:mod:`changewatch.core.normalise`, which runs them over a lower-cased copy of the text (they are
+written in lower case; no flag to ignore case) and cuts what they match from the text as written.
 
 A month or weekday name is removed only next to a number (a day, a year, a time): on its own it
 is a word like any other ("Mai", "mars", "domingo", "sobota" are names and nouns too). Chinese
 and Japanese dates are numeric (``2026年11月30日``), which is language-independent. Relative times
 are a number with a unit and the language's word for "ago" (``vor 5 Minuten``, ``5 minut temu``,
-``3時間前``); the unit is any word (letters and marks: "\\w" stops inside a Bengali word), so a
-unit not listed here is caught too.
+``3時間前``); the unit is one of the language's time units (stems with any ending: "\\w" stops
+inside a Bengali word), never any word: "Il y a 3 exemplaires", "Acum 199 lei" are content.
+French clock times ("10h30") are removed wherever they stand: a battery's "Autonomie 10h30" is
+taken for a time too (a known loss: a change of it alone is not seen).
 
 Each pattern comes with the words one of which every match contains (``OTHER_LANGUAGES_NEEDS``):
 a pattern is not run over text that has none of them, which is what keeps these patterns cheap
@@ -23,7 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["DAY_FIRST", "OTHER_LANGUAGES", "OTHER_LANGUAGES_NEEDS", "name_starts", "words_before_numbers"]
+__all__ = ["DAY_FIRST", "OTHER_LANGUAGES", "OTHER_LANGUAGES_NEEDS", "WEEKDAY_WORDS", "name_starts",
+           "words_before_numbers"]
 
 # Month names as dates write them (the genitive or partitive where a language declines them).
 _MONTH_NAMES = {
@@ -87,8 +91,8 @@ def _trie(words: list[str]) -> str:
     return "(?:" + "|".join(branches) + ")" + ("?" if "" in words else "")
 
 
-def _alternation(names: dict[str, str]) -> str:
-    return "(?:" + _trie(sorted({w for text in names.values() for w in text.split()})) + ")"
+def _alternation(names: dict[str, str], without: frozenset[str] = frozenset()) -> str:
+    return "(?:" + _trie(sorted({w for text in names.values() for w in text.split()} - without)) + ")"
 
 
 # Before a year, the English patterns take the names English shares ("November 2026" in Dutch,
@@ -97,12 +101,23 @@ _ENGLISH_MONTHS = frozenset("january february march april may june july august s
                             .split())
 _MONTHS_BEFORE_YEAR = sorted({w for t in _MONTH_NAMES.values() for w in t.split()} - _ENGLISH_MONTHS)
 _MONTHS = "(?:" + _trie(_MONTHS_BEFORE_YEAR) + ")"
-_MONTHS_AFTER_DAY = _alternation({**_MONTH_NAMES, "abbreviations": " ".join(_MONTH_ABBREVIATIONS.values())})
+# Month names that are common words too, in a language covered or in English: "Pack of 3 Mars
+# bars", Romanian "5 mai multe" (5 more), Spanish/Portuguese "5 marca" (brand), "5 maj" (the
+# Polish nominative, which dates do not use after a day). After a day they are a date only with
+# a year after them ("5 mai 2026", "30 mars 2026") or a dot after the day ("5. Mai"): "le 30
+# mars" alone stays in the text. Checked and left out: "mayo" ("2 de mayo" is a date), "luty",
+# "mei", "august" (English takes "5 august" anyway), "מרץ", "مارس" (rare after a number).
+_AMBIGUOUS_MONTHS = frozenset({"mars", "mai", "maj", "marca"})
+_MONTHS_AFTER_DAY = _alternation({**_MONTH_NAMES, "abbreviations": " ".join(_MONTH_ABBREVIATIONS.values())},
+                                 without=_AMBIGUOUS_MONTHS)
+_AMBIGUOUS = "(?:" + "|".join(sorted(_AMBIGUOUS_MONTHS)) + ")"
 # Hebrew weekdays are ordinals ("שני": second, Monday) unless "יום" (day) precedes them
 _HEBREW_ORDINALS = "ראשון שני שלישי רביעי חמישי שישי שבת"
 _HEBREW_WEEKDAYS = r"יום\s+(?:" + _HEBREW_ORDINALS.replace(" ", "|") + ")"
 # What the two patterns that start with a name need right before a number
 _WEEKDAY_WORDS = frozenset(" ".join([*_WEEKDAY_NAMES.values(), _HEBREW_ORDINALS]).split())
+#: The weekday names of the languages besides English
+WEEKDAY_WORDS = frozenset(" ".join(_WEEKDAY_NAMES.values()).split())
 _BEFORE_NUMBER = re.compile(r" +(?:de +)?(?=\d)")
 _OPENING = "([{\"'«„“\u201a\u2018"
 
@@ -140,6 +155,43 @@ _END = r"(?!\w)"
 # "2026 r." (Polish), the same with a Cyrillic letter (Russian, U+0433), "2026年"
 _YEAR = r"\d{4}(?!\d)(?:\s+r\.|\s+\u0433\.?|\s*年)?"
 
+# Relative times: each language's marker for "ago" and its time units, written as stems that any
+# ending may follow (``[^\s\d.,:;]*``: "Minuten", "minutami", "минут"), or as whole words where a
+# stem would be a prefix of ordinary words ("an" of "annonces", "dia" of "diamantes", "let" of
+# "letadly"). Never "any word": "Il y a 3 exemplaires", "Há 5 unidades", "Acum 199 lei", "vor 14
+# Uhr", "Saad 10 eurot tagasi", "Hace 2 goles" are content.
+_WORD_END = r"(?!\w)"
+_TIME_UNITS_BEFORE = {  # marker: units
+    "vor": r"sek|min|std|stunde|tag|woche|monat|jahr",
+    "il y a": rf"seconde|sec{_WORD_END}|minute|min{_WORD_END}|heure|h{_WORD_END}|jours?{_WORD_END}|semaine|mois"
+              rf"|ans?{_WORD_END}|année",
+    "hace": rf"segundo|seg{_WORD_END}|minuto|min{_WORD_END}|horas?{_WORD_END}|h{_WORD_END}|d[ií]as?{_WORD_END}"
+            rf"|semana|mes(?:es)?{_WORD_END}|años?{_WORD_END}",
+    "há": rf"segundo|seg{_WORD_END}|minuto|min{_WORD_END}|horas?{_WORD_END}|h{_WORD_END}|dias?{_WORD_END}"
+          rf"|semana|m[eê]s(?:es)?{_WORD_END}|anos?{_WORD_END}",
+    "před": rf"sekund|minut|min{_WORD_END}|hodin|dn|den{_WORD_END}|týdn|týden|měsíc|rok|let{_WORD_END}|lety",
+    "pred": rf"sekund|min[úu]t|min{_WORD_END}|hodin|dň|dn|deň|týžd|mesiac|rok",
+    "acum": rf"(?:de\s+)?(?:secund|minut|min{_WORD_END}|or[ăae]{_WORD_END}|zi(?:le)?{_WORD_END}|săptămân"
+            rf"|lun[ăia]{_WORD_END}|luni{_WORD_END}|ani?{_WORD_END})",
+    "לפני": "שני|דק|שע|יום|ימים|שבוע|חודש|שנה|שנים",
+    "منذ": "ثاني|ثوان|دقيق|دقائق|ساع|يوم|أيام|ايام|أسبوع|اسبوع|أسابيع|شهر|أشهر|شهور|سنة|سنوات|سنين|عام|أعوام",
+}
+_TIME_UNITS_AFTER = {  # marker: units
+    "geleden": rf"second|sec{_WORD_END}|minu|min{_WORD_END}|uur|dag|wee?k|maand|jaa?r",
+    "temu": rf"sekund|minut|min{_WORD_END}|godz|dni{_WORD_END}|dzie[ńn]|tydz|tygod|miesi|rok|lat{_WORD_END}"
+            rf"|lata{_WORD_END}",
+    "назад": rf"сек|мин|час|ден|дн|недел|месяц|мес{_WORD_END}|год|лет{_WORD_END}",
+    "sitten": rf"sekunt|minuut|min{_WORD_END}|tunti|tuntia|päivä|viikko|kuukau|kuukausi|vuosi|vuotta",
+    "tagasi": rf"sekund|minut|min{_WORD_END}|tund|päev|nädal|kuu|aasta",
+    "আগে": "সেকেন্ড|মিনিট|ঘণ্টা|ঘন্টা|দিন|সপ্তাহ|মাস|বছর",
+}
+_UNIT_ENDING = r"[^\s\d.,:;]*"
+_RELATIVE_BEFORE = r"\b(?:" + "|".join(
+    rf"{re.escape(marker).replace(chr(92) + ' ', ' ')}\s+\d+\s+(?:{units}){_UNIT_ENDING}"
+    for marker, units in _TIME_UNITS_BEFORE.items()) + ")"
+_RELATIVE_AFTER = r"\d+\s+(?:" + "|".join(
+    rf"(?:{units}){_UNIT_ENDING}\.?\s+{marker}" for marker, units in _TIME_UNITS_AFTER.items()) + r")(?!\w)"
+
 #: How many of the patterns (the first) run before the English written dates.
 DAY_FIRST = 2
 OTHER_LANGUAGES: tuple[str, ...] = (
@@ -147,7 +199,9 @@ OTHER_LANGUAGES: tuple[str, ...] = (
     # the date after it goes next)
     rf"\b(?:{_WEEKDAYS}|{_HEBREW_WEEKDAYS}){_END}\.?,?(?=\s*\d)",
     # "30. November 2026", "30 de noviembre de 2026", "30 listopada 2026 r.", "30 בנובמבר", "৩০ নভেম্বর"
-    rf"\d{{1,2}}\.?\s+(?:de\s+)?ב?{_MONTHS_AFTER_DAY}{_END}\.?(?:,?\s+(?:de\s+)?{_YEAR})?",
+    # ("5. Mai", "5 mai 2026", not "5 mai multe": _AMBIGUOUS_MONTHS)
+    rf"\d{{1,2}}(?:\.?\s+(?:de\s+)?ב?{_MONTHS_AFTER_DAY}{_END}\.?(?:,?\s+(?:de\s+)?{_YEAR})?"
+    rf"|\.\s+{_AMBIGUOUS}{_END}\.?(?:,?\s+{_YEAR})?|\s+{_AMBIGUOUS}{_END},?\s+{_YEAR})",
     # "Dezember 2026", "noviembre de 2026", "listopad 2026"
     rf"\b{_MONTHS}{_END}\.?\s+(?:de\s+)?{_YEAR}",
     # Chinese and Japanese dates and weekdays: 2026年11月30日, 11月30日(月), 星期一, 月曜日
@@ -158,16 +212,17 @@ OTHER_LANGUAGES: tuple[str, ...] = (
     r"\d{1,2}h[0-5]\d(?!\w)",
     # relative times, the marker before the number: "vor 5 Minuten", "il y a 3 heures", "hace 2 días",
     # "há 2 horas", "před 5 minutami", "pred 5 minútami", "acum 5 minute", "לפני 5 דקות", "منذ 5 دقائق"
-    r"\b(?:vor|il y a|hace|há|před|pred|acum|לפני|منذ)\s+\d+\s+[^\s\d.,:;]+",
+    # (only with a time unit: "Il y a 3 exemplaires", "Acum 199 lei", "vor 14 Uhr" are content)
+    _RELATIVE_BEFORE,
     # and after it: "5 minuten geleden", "5 minut temu", "5 минут назад", "5 minuuttia sitten",
-    # "5 minutit tagasi", "৫ মিনিট আগে", "5分钟前", "3時間前"
-    r"\d+\s+[^\s\d.,:;]+\s+(?:geleden|temu|назад|sitten|tagasi|আগে)(?!\w)",
+    # "5 minutit tagasi", "৫ মিনিট আগে" ("10 eurot tagasi" is content)
+    _RELATIVE_AFTER,
     # Chinese and Japanese write it without spaces: "5分钟前", "3 小时前", "3時間前"
-    r"\d+\s*[^\W\d]{1,3}?前",
+    # (a unit, not any word: "库存100件前" is content)
+    r"\d+\s*(?:秒钟?|分钟|分鐘|分|个?小时|個?小時|時間|天|日|周|週間?|星期|[个個ヶかカヵ]月|年)前",
 )
 OTHER_LANGUAGES_NEEDS: tuple[tuple[str, ...] | frozenset[str], ...] = (
     _WEEKDAY_WORDS, (), frozenset(_MONTHS_BEFORE_YEAR),
     ("年", "月"), ("星期", "曜日"), ("h",),
-    ("vor", "il y a", "hace", "há", "před", "pred", "acum", "לפני", "منذ"),
-    ("geleden", "temu", "назад", "sitten", "tagasi", "আগে"), ("前",),
+    tuple(_TIME_UNITS_BEFORE), tuple(_TIME_UNITS_AFTER), ("前",),
 )

@@ -148,3 +148,50 @@ def test_a_schema_2_store_migrated_by_the_new_version_keeps_its_text_case_folded
     assert part(migrated).case_folded
     verdict = run(PAGE, migrated)
     assert verdict.kind is Kind.NONE and not part(verdict.keep).case_folded
+
+
+def folded_v1(html: str) -> ContentPart:
+    """A content part as version 1 stored *html* (its text is legacy_stable_text's, checked
+    against version 1 on every corpus page above)."""
+    text = legacy_stable_text(visible_text(html, like_scrapy=True).raw)
+    return ContentPart(raw_hash="v1", content_hash=_digest(text), length=len(text), text=text, case_folded=True)
+
+
+def compare_across_the_upgrade(old_html: str, new_html: str) -> Kind | None:
+    new = ContentPart.of(visible_text(new_html, like_scrapy=True))
+    difference = ContentComparison().compare(folded_v1(old_html), new, CompareContext(threshold=None))
+    assert difference.status.value in {"none", "changed"}
+    return None if difference.status.value == "none" else Kind.CONTENT
+
+
+_DE = "<h1>Nachrichten</h1><p>Stand: {}, vor 5 Minuten</p><p>Der Text bleibt gleich.</p>"
+_FR = "<h1>Actualités</h1><p>Publié le {} à 10h32</p><p>Le texte.</p>"
+_ZH = "<h1>新闻</h1><p>更新于 {}</p><p>正文</p>"
+
+
+@pytest.mark.parametrize(
+    ("template", "then", "now"),
+    [
+        (_DE, "Montag, 30. November 2026", "Dienstag, 1. Dezember 2026"),
+        # version 1's English pattern took "November 2026" from both, and left the days
+        (_DE, "Montag, 2. November 2026", "Dienstag, 3. November 2026"),
+        (_DE, "Freitag, 12. Mai", "Samstag, 13. Mai"),
+        (_FR, "lundi 30 novembre 2026", "mardi 1 décembre 2026"),
+        (_ZH, "2026年11月30日 星期一 5分钟前", "2026年12月1日 星期二 2小时前"),
+        ("<p>Aktualizacja: 5 minut temu</p><p>Ceny</p>", "", ""),
+    ],
+)
+def test_other_languages_dates_that_moved_across_the_upgrade_are_no_change(template: str, then: str,
+                                                                          now: str) -> None:
+    old_html, new_html = template.format(then), template.format(now)
+    if not then:
+        new_html = old_html.replace("5 minut", "2 godziny")
+    assert compare_across_the_upgrade(old_html, new_html) is None
+
+
+def test_a_real_change_next_to_a_moved_date_across_the_upgrade_is_reported() -> None:
+    old_html = _DE.format("Montag, 30. November 2026")
+    new_html = _DE.format("Dienstag, 1. Dezember 2026").replace("bleibt gleich", "ist neu")
+    assert compare_across_the_upgrade(old_html, new_html) is Kind.CONTENT
+    # a list's numbers are no dates
+    assert compare_across_the_upgrade("<p>Schritt 1. - Teig</p>", "<p>Schritt 2. - Teig</p>") is Kind.CONTENT
