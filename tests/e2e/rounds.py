@@ -214,3 +214,16 @@ def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]], timeou
         out.append(Proc(proc.returncode, read_feed(workdir / f"changes-{run}.jsonl"),
                         json.loads(stats.read_text()) if stats.exists() else {}, err))
     return out
+
+
+def served_products() -> Iterator[tuple[ProductSite, str]]:
+    """A ProductSite on a free port, stopped after (the ``site`` fixture of the round tests)."""
+    served = ProductSite()
+    base = served.start()
+    yield served, base
+    served.stop()
+
+
+def price(i: int, round_: int) -> str:
+    """Product *i*'s price in round *round_*: every seventh product changes each round."""
+    return f"{10 + i + (round_ if i % 7 == 0 else 0)}.00"

@@ -21,9 +21,11 @@ from .rounds import (
     Proc,
     ProductSite,
     finish,
+    price,
     redis_db_url,
     redis_unavailable,
     round_command,
+    served_products,
     start_round,
     write_watchlist,
 )
@@ -66,16 +68,7 @@ def redis_12() -> Iterator[str]:
     yield from owned_redis(12)
 
 
-@pytest.fixture
-def site() -> Iterator[tuple[ProductSite, str]]:
-    served = ProductSite()
-    base = served.start()
-    yield served, base
-    served.stop()
-
-
-def price(i: int, round_: int) -> str:
-    return f"{10 + i + (round_ if i % 7 == 0 else 0)}.00"
+site = pytest.fixture(name="site")(served_products)
 
 
 def ok(procs: list[Proc]) -> list[Proc]:

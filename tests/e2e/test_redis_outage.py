@@ -19,7 +19,17 @@ from pathlib import Path
 import pytest
 
 from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
-from .rounds import Proc, ProductSite, RedisServer, finish, own_redis_server, start_round, write_watchlist
+from .rounds import (
+    Proc,
+    ProductSite,
+    RedisServer,
+    finish,
+    own_redis_server,
+    price,
+    served_products,
+    start_round,
+    write_watchlist,
+)
 
 WATCHES = 150
 PROCESSES = 2
@@ -40,16 +50,7 @@ def own_redis() -> Iterator[RedisServer]:
     yield from own_redis_server()
 
 
-@pytest.fixture
-def site() -> Iterator[tuple[ProductSite, str]]:
-    served = ProductSite()
-    base = served.start()
-    yield served, base
-    served.stop()
-
-
-def price(i: int, round_: int) -> str:
-    return f"{10 + i + (round_ if i % 7 == 0 else 0)}.00"
+site = pytest.fixture(name="site")(served_products)
 
 
 def baseline(tmp_path: Path, served: ProductSite, base: str, store: str, redis_url: str) -> Path:

@@ -152,25 +152,16 @@ def test_a_commit_that_never_reached_the_server_is_ended_and_done_once(proxy: Pg
         store.close()
 
 
-def test_a_claim_that_never_reached_the_server_is_ended_and_taken_once(proxy: PgProxy, schema: str) -> None:
+@pytest.mark.parametrize("failure", ["swallow_next_commit_ack", "lose_next_commit"])
+def test_an_interrupted_claim_returns_what_it_took_once(proxy: PgProxy, schema: str, failure: str) -> None:
+    """The COMMIT's answer lost (the server committed), or the COMMIT itself lost (the server's
+    backend sits idle in the transaction until the store ends it): either way the claim returns
+    what it took, once."""
     store = _open(proxy, schema, retry_time="10")
     try:
         store.commit("s", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
         logged = store.commit("s", "k", 1, changed(T1))  # no lease: unclaimed
-        proxy.lose_next_commit.set()
-        claimed = store.claim_undelivered("s", LEASE)
-        assert proxy.swallowed.is_set()
-        assert [c.id for c in claimed] == [logged.change_id]
-    finally:
-        store.close()
-
-
-def test_a_claim_whose_acknowledgement_was_lost_returns_what_it_took(proxy: PgProxy, schema: str) -> None:
-    store = _open(proxy, schema, retry_time="20")
-    try:
-        store.commit("s", "k", None, outcome(Kind.BASELINE, encoded(), at=T0))
-        logged = store.commit("s", "k", 1, changed(T1))  # no lease: unclaimed
-        proxy.swallow_next_commit_ack.set()
+        getattr(proxy, failure).set()
         claimed = store.claim_undelivered("s", LEASE)
         assert proxy.swallowed.is_set()
         assert [c.id for c in claimed] == [logged.change_id]
