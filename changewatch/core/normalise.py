@@ -706,8 +706,7 @@ def _options_visible_text(html: str | bytes, region: str | None, sort_lines: boo
         return VisibleText("", "", sort_lines=sort_lines)
     roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
     options.drop_ignored(tree)
-    root = tree.getroottree().getroot()
-    roots = [r for r in roots if r.getroottree().getroot() is root]  # a region inside an ignored part is gone
+    roots = [r for r in roots if r is tree or tree in r.iterancestors()]  # a region inside an ignored part is gone
     before, after = include_lines(tree, roots, url, options.include) if options.include else ([], [])
     try:
         lines = _marked_text_lines(roots)
