@@ -5,11 +5,8 @@ visitor counter the watch ignores stay silent while a real change beside them is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, page
@@ -19,15 +16,6 @@ BODY = ("<html><head><title>{title}</title></head><body>"
         "<main><h1>Kettle 2000</h1><p>It boils water in {minutes} minutes.</p>"
         "<p><a href='/downloads/Kettle-Manual-{version}.PDF'>Manual</a></p></main>"
         "<footer><p>Visitors: {visitors}</p></footer></body></html>")
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def serve(site: HostileSite, *, title: str, offer: str, minutes: int, visitors: int, version: str) -> None:
