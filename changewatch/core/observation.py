@@ -34,7 +34,7 @@ class Observation:
     ``error`` set means the thing could not be observed: reported, never a new baseline.
     ``html`` may be the response's bytes, decoded with ``encoding``.
     ``options`` tune the comparisons (``kinds``, ``threshold``, ``sort_lines``,
-    ``keep_params``/``drop_params``)."""
+    ``keep_params``/``drop_params``, and for the text ``include``/``ignore``: core/text_options.py)."""
 
     key: str
     url: str
