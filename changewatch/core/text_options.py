@@ -125,7 +125,7 @@ class TextOptions:
             check_selector(selector)
         for pattern in patterns:
             check_pattern(pattern)
-        return cls(parts, selectors, patterns)
+        return cls(parts, selectors, patterns) if parts or selectors or patterns else None
 
     def key(self, url: str) -> str:
         """What decides how these options read a page, for the body hash: the page's URL too
