@@ -25,6 +25,8 @@ def one(**options: Any) -> dict[str, Any]:
     (one(ignore={"selectors": ["main", "p[[["]}), r"watch #1 \(news\): ignore\.selectors\.1: invalid CSS selector"),
     (one(ignore={"text": "x("}), r"watch #1 \(news\): ignore\.text\.0: invalid regular expression 'x\('"),
     (one(ignore={"text": ["^ok", "|x"]}), r"ignore\.text\.1: '\|x' matches an empty line"),
+    (one(ignore={"text": "(" * 5000 + ")" * 5000}), r"ignore\.text\.0: regular expression nested too deeply"),
+    (one(ignore={"selectors": "a::attr(href)"}), r"ignore\.selectors\.0: 'a::attr\(href\)' selects text or attrib"),
     (one(include="title", fields={"p": "h1::text"}),
      r"watch #1 \(news\): include applies to text watches; this one is compared by jsonld, fields or entities"),
     (one(include="title", ignore={"text": "x"}, entities={"selector": "li", "key": "a::attr(href)"}),

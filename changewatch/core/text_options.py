@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import regex
+from cssselect import parse as parse_css
 from lxml import etree
 
 from .urls import is_tracking_param, path_without_session
@@ -63,9 +64,13 @@ def _selector_xpath(selector: str) -> etree.XPath:
     from .normalise import RegionError, _region_xpath
 
     try:
-        return _region_xpath(selector)
+        xpath = _region_xpath(selector)
     except RegionError as exc:
         raise TextOptionsError(f"ignore.selectors: invalid CSS selector {selector!r}: {exc.__cause__}") from None
+    if any(parsed.pseudo_element for parsed in parse_css(selector)):
+        raise TextOptionsError(f"ignore.selectors: {selector!r} selects text or attributes (::text, ::attr), "
+                               "not elements to remove")
+    return xpath
 
 
 @lru_cache(maxsize=256)
@@ -73,6 +78,8 @@ def _pattern(pattern: str) -> regex.Pattern[str]:
     try:
         # VERSION0: the `re` module's syntax and meaning, as the docs promise
         compiled = regex.compile(pattern, regex.VERSION0)
+    except RecursionError:
+        raise TextOptionsError(f"ignore.text: regular expression nested too deeply: {pattern[:40]!r}…") from None
     except (regex.error, TypeError) as exc:
         raise TextOptionsError(f"ignore.text: invalid regular expression {pattern!r}: {exc}") from None
     if compiled.search("") is not None:
