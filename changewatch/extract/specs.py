@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.comparisons.base import spec_digest
 from ..core.values import FIELD_KINDS, infer_kind
 from .selectors import SelectorError, check_selector, is_xpath
 
@@ -116,6 +117,13 @@ class FieldSpec:
             return f"OpenGraph {self.query}"
         return " ".join(filter(None, (_LABELS[self.source], "/".join(self.types), self.query)))
 
+    def fingerprint(self, kind: str | None = None) -> str:
+        """How the field is read (source, types, query, kind, many), as a short stable digest: an
+        observation says it per field (``options["field_specs"]``), so a field whose selector or
+        path was edited starts afresh instead of "changing". *kind*: the kind it is compared as,
+        when the spider overrides this spec's."""
+        return spec_digest([self.source, list(self.types), self.query, kind or self.kind, self.many])
+
 
 def as_field(spec: FieldSpec | str, *, structured: bool = False) -> FieldSpec:
     """*spec* as a FieldSpec: a string is a selector, or with *structured* a path in the node at hand."""
@@ -177,6 +185,12 @@ class Entities:
 
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items() if f.kind != "auto"}
+
+    def fingerprint(self) -> str:
+        """How the set is read (selector or types, key, fields), as a short stable digest: an
+        observation says it (``options["entities_spec"]``), so an edited entity set starts afresh."""
+        return spec_digest([self.selector, list(self.types), self.key.fingerprint(),
+                            {name: f.fingerprint() for name, f in self.fields.items()}])
 
 
 
