@@ -5,11 +5,8 @@ was not edited is reported, and later changes are compared against the new basel
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from .crawl import Crawler, CrawlResult, by_key
 from .hostile import HostileSite, page
@@ -34,15 +31,6 @@ def listing(*flats: str) -> bytes:
                     for f in flats)
     return (f"<html><body><aside><ul><li class='flat'><a href='/ad/1'>Advert</a></li></ul></aside>"
             f"<main><ul class='flats'>{items}</ul></main></body></html>").encode()
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def quiet(result: CrawlResult) -> None:
