@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..core.comparisons.base import spec_digest
@@ -122,7 +123,13 @@ class FieldSpec:
         observation says it per field (``options["field_specs"]``), so a field whose selector or
         path was edited starts afresh instead of "changing". *kind*: the kind it is compared as,
         when the spider overrides this spec's."""
-        return spec_digest([self.source, list(self.types), self.query, kind or self.kind, self.many])
+        return _fingerprint(self, kind or self.kind)
+
+
+@lru_cache(maxsize=4096)
+def _fingerprint(spec: FieldSpec, kind: str) -> str:
+    # once per spec, not once per page: a watch's specs are the same on every run
+    return spec_digest([spec.source, list(spec.types), spec.query, kind, spec.many])
 
 
 def as_field(spec: FieldSpec | str, *, structured: bool = False) -> FieldSpec:

@@ -85,8 +85,12 @@ def text_spec(obs: Observation) -> str:
     >>> text_spec(plain) == text_spec(Observation("k", "https://example.com/", region="main"))
     False
     """
-    return spec_digest(_given({"region": obs.region, **{name: obs.options.get(name) for name in TEXT_SPEC_OPTIONS}})
-                       or {})
+    given = _given({"region": obs.region, **{name: obs.options.get(name) for name in TEXT_SPEC_OPTIONS
+                                             if obs.options.get(name) is not None}})
+    return spec_digest(given) if given else _DEFAULT_TEXT_SPEC
+
+
+_DEFAULT_TEXT_SPEC = spec_digest({})
 
 
 class _Page:
