@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy.http import Response, TextResponse, XmlResponse
 
 from changewatch.core.comparisons.entities import EntitiesComparison
@@ -140,6 +142,8 @@ def test_is_feed_by_content_type_or_sniffed_root(content_type: str | None, body:
     (b'{"version": "https://jsonfeed.org/version/1"}', "application/feed+json",
      "unsupported: the JSON Feed has no items array"),
     (b'{"items": []}', "application/feed+json", "unsupported: the JSON is not a JSON Feed"),
+    (b'{"a": ' * 100_000, "application/feed+json", "unsupported: the JSON Feed is nested too deeply"),
+    (b"<rss>" + b"<a>" * 100_000, "application/rss+xml", "unsupported: the feed is not well-formed XML"),
 ])
 def test_what_is_not_a_feed_is_a_feed_error_with_its_class(body: bytes, content_type: str, message: str) -> None:
     with pytest.raises(FeedError) as caught:
@@ -279,3 +283,24 @@ def test_a_watch_with_fields_or_a_page_that_is_no_feed_reads_as_before() -> None
     assert obs.entities is None and obs.html is not None and "entities_spec" not in obs.options
     obs, _ = observe_watch(Watch(url=URL, key="f", fields={"t": "title::text"}), _response(RSS2, "text/xml"))
     assert obs.entities is None and "entities_spec" not in obs.options
+
+
+_FEED_BODIES = st.one_of(
+    st.binary(max_size=300),
+    st.sampled_from([RSS2, RSS1, ATOM, JSON_FEED, RSS2_NO_GUID]).flatmap(
+        lambda body: st.tuples(st.integers(0, len(body)), st.binary(max_size=20)).map(
+            lambda cut: body[:cut[0]] + cut[1] + body[cut[0]:])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FEED_BODIES, st.sampled_from([None, "application/rss+xml", "text/xml", "application/json",
+                                      "application/feed+json", "application/atom+xml"]))
+def test_any_body_is_entries_or_a_feed_error(body: bytes, content_type: str | None) -> None:
+    """Never a crash: whatever the bytes, a feed is read or refused with a classed message."""
+    is_feed(content_type, body)
+    try:
+        entries = parse_feed(body, url=URL, content_type=content_type)
+    except FeedError as exc:
+        assert str(exc).split(":", 1)[0] in ("unsupported", "empty"), exc
+    else:
+        assert all(isinstance(e["fields"], dict) for e in entries)

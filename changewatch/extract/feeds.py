@@ -230,6 +230,8 @@ def _json_entries(body: bytes, url: str) -> list[Entry]:
         data = json.loads(body.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise FeedError(f"unsupported: the JSON Feed is not JSON ({exc})") from None
+    except RecursionError:  # nested deeper than the interpreter's stack: no feed is
+        raise FeedError("unsupported: the JSON Feed is nested too deeply to read") from None
     if not isinstance(data, dict) or not _JSON_FEED_VERSION.match(str(data.get("version", ""))):
         raise FeedError("unsupported: the JSON is not a JSON Feed (no https://jsonfeed.org/version/ version)")
     items = data.get("items")
