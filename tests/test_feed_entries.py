@@ -225,6 +225,21 @@ def test_a_guid_that_becomes_shared_reports_the_new_entry() -> None:
     assert [r["fields"]["title"] for r in removed] == ["One"]
 
 
+def test_comment_guids_that_differ_only_by_fragment_are_distinct_entries() -> None:
+    """WordPress comment feeds: ``…/post/#comment-N`` guids are one canonical URL (fragments are
+    dropped from entity keys); each comment must still be its own entry."""
+    def comments(numbers: list[int]) -> bytes:
+        items = "".join(f'<item><title>Comment {n}</title><guid isPermaLink="false">'
+                        f"https://blog.example/post/#comment-{n}</guid></item>" for n in numbers)
+        return f"<rss><channel>{items}</channel></rss>".encode()
+
+    old = build_entities(feed(comments([1, 2])), base_url=URL, kinds=FEED_KINDS)
+    new = build_entities(feed(comments([3, 2, 1])), base_url=URL, kinds=FEED_KINDS)
+    assert len(old) == 2
+    added, removed, changed = compare_entities(old, new)
+    assert [a["fields"]["title"] for a in added] == ["Comment 3"] and not removed and not changed
+
+
 def test_exact_repeats_are_one_entity_counted_as_duplicates() -> None:
     obs = Observation(key="k", url=URL, entities=feed(rss([("a", "Alpha"), ("a", "Alpha"), ("b", "Beta")])),
                       options={"kinds": FEED_KINDS})

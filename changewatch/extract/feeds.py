@@ -20,6 +20,8 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from ..core.urls import canonical_url
+
 __all__ = ["FEED_CONTENT_TYPES", "FEED_KINDS", "FeedError", "is_feed", "parse_feed"]
 
 #: content types that say "feed" on their own
@@ -263,14 +265,28 @@ def _is_json(content_type: str | None, body: bytes) -> bool:
     return _unwrapped(body[:_SNIFF_BYTES]).startswith(b"{")
 
 
+def _identity(key: str) -> str:
+    """*key* as the entity set will know it: a URL canonicalised (no fragment, sorted query, no
+    tracking parameters). Only a URL with a query or a fragment can differ much from that, and
+    canonicalising costs ~10 us: the others are taken as they are."""
+    if "://" in key and ("#" in key or "?" in key):
+        try:
+            return canonical_url(key)
+        except ValueError:
+            return key
+    return key
+
+
 def _disambiguated(entries: list[Entry]) -> list[dict[str, Any]]:
-    """Entity dicts; entries that share an id are each keyed by the id and their link and title, so
-    a new entry that reuses an id (a feed whose every guid is its own URL) is still seen as new.
-    Exact repeats keep one key: the comparison counts them as duplicates."""
-    counts = Counter(key for key, _ in entries if key)
+    """Entity dicts; entries whose ids are one entity key (the same guid, or URLs that differ only
+    by their fragment, as WordPress's comment guids ``…/post/#comment-7``) are each keyed by the id
+    and their link and title, so a new entry that shares an id is still seen as new. Exact
+    repeats keep one key: the comparison counts them as duplicates."""
+    identities = [_identity(key) if key else None for key, _ in entries]
+    counts = Counter(identity for identity in identities if identity)
     out = []
-    for key, fields in entries:
-        if key and counts[key] > 1:
+    for (key, fields), identity in zip(entries, identities, strict=True):
+        if identity and counts[identity] > 1:
             digest = blake2b(repr((key, fields.get("link"), fields.get("title"))).encode(), digest_size=8)
             key = f"dup:{digest.hexdigest()}"
         out.append({"key": key, "fields": fields})
