@@ -85,3 +85,21 @@ def test_html_served_as_rss_is_an_error_and_never_a_baseline(site: HostileSite, 
     third = crawler.run()
     assert [(r["kind"], [a["fields"]["title"] for a in r["added"]]) for r in third.records] == [
         ("entities", ["KETTLE 2000 recalled"])]
+
+
+def test_a_feed_compared_as_text_before_starts_its_entries_silently(site: HostileSite, tmp_path: Path) -> None:
+    """A feed the previous version compared by its text (here: one served as text/html, which is
+    not sniffed) and that is now read as a feed: its entries start as a silent baseline, as any
+    newly tracked part does; the text baseline it replaces is never reported as deleted."""
+    crawler = Crawler(tmp_path, [{"key": "feed", "url": f"{site.base}/feed"}])
+    site.good["/feed"] = page(rss(ENTRIES), ctype="text/html")
+    first = crawler.run()
+    assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
+
+    site.good["/feed"] = page(rss(ENTRIES[::-1]), ctype="application/rss+xml")
+    second = crawler.run()
+    assert second.returncode == 0 and second.records == [], (second.records, second.stderr[-3000:])
+
+    site.good["/feed"] = page(rss([NEW, *ENTRIES]), ctype="application/rss+xml")
+    third = crawler.run()
+    assert [(r["kind"], [a["key"] for a in r["added"]]) for r in third.records] == [("entities", ["kettle-3"])]
