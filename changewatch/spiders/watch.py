@@ -14,6 +14,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
+from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from ..extract.observe import describe_failure, failed_url
 from ..extract.page import Page
 from ..extract.specs import Entities, FieldSpec
@@ -23,7 +24,7 @@ from ..runtime.stats import Stats
 from .sources import WatchlistSource, read_watchlist
 from .watchlist import Watch, WatchlistError
 
-__all__ = ["WatchSpider", "observe_watch", "watch_specs"]
+__all__ = ["WatchSpider", "observe_feed", "observe_watch", "watch_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +52,29 @@ def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
     return fields, entities
 
 
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
+
+
+def observe_feed(watch: Watch, response: Response) -> Observation:
+    """*watch* observed in a feed *response*: its entries as an entity set, with no options needed.
+    A body that is not a feed after all (HTML served as RSS, broken XML) is an ``error``."""
+    options = {**watch.options(), "kinds": {**FEED_KINDS, **watch.kinds},
+               # how the entities were read: another reading (a selector, a JSON path) starts afresh
+               "entities_spec": "feed"}
+    obs = Observation(key=watch.key, url=response.url, options=options)
+    try:
+        obs.entities = parse_feed(response.body, url=response.url, content_type=_content_type(response))
+    except FeedError as exc:
+        obs.error = str(exc)
+    return obs
+
+
 def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+    if watch.compares_text and is_feed(_content_type(response), response.body):
+        return observe_feed(watch, response), 0
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())

@@ -219,16 +219,19 @@ def test_the_body_hash_shortcut_does_not_hide_an_options_change(monkeypatch: pyt
     html = page().encode()
     old = baseline(html)
     assert observed(html, old).kind is Kind.NONE and len(parsed) == 1  # the baseline was read, this not
-    # the same bytes with other options: read again, with them (here: a title now compared)
+    # the same bytes with other options: read again, with them (here: a title now compared), and
+    # kept as the new baseline, silently (an edited watch re-baselines its text: issue 11 item 6)
     with_title = observed(html, old, include="title")
-    assert len(parsed) == 2 and with_title.kind is Kind.CONTENT
-    assert "+ [title] Kettle 2000 | Shop" in with_title.members["diff"]
-    assert with_title.keep is not None
+    assert len(parsed) == 2 and with_title.kind is Kind.NONE and with_title.keep is not None
     kept = Snapshot.decode(with_title.keep.encode(COMPARISONS), COMPARISONS)
+    assert kept.part("content").text.startswith("[title] Kettle 2000 | Shop\n")
     # with them stored, the same bytes are not read again; other ignore patterns are
     assert observed(html, kept, include="title").kind is Kind.NONE and len(parsed) == 2
     observed(html, kept, include="title", ignore={"text": "^Visitors"})
     assert len(parsed) == 3
+    # and the next title change is reported
+    edited = observed(html.replace(b"| Shop", b"| Sale"), kept, include="title")
+    assert edited.kind is Kind.CONTENT and "+ [title] Kettle 2000 | Sale" in edited.members["diff"]
     # links are joined with the page's URL: another URL, another reading
     links = baseline(html, include="links")
     moved = observe(Observation(key="k", url="https://mirror.example/kettle.html", html=html, encoding="utf-8",
