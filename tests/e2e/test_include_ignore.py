@@ -1,12 +1,15 @@
 """End to end: a watch's ``include`` and ``ignore`` (issue 11 item 3) over real ``scrapy crawl
 watch`` runs. A change only in <title> is reported with ``include: [title]`` and not without it; a
 download link pointed somewhere new is a content change showing both URLs; a rotating banner and a
-visitor counter the watch ignores stay silent while a real change beside them is reported."""
+visitor counter the watch ignores stay silent while a real change beside them is reported; adding
+the options to a watch re-baselines it silently, and the next link change is reported."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, page
@@ -24,11 +27,16 @@ def serve(site: HostileSite, *, title: str, offer: str, minutes: int, visitors: 
         site.good[path] = page(body)
 
 
+def crawler_watches(crawler: Crawler) -> list[dict[str, Any]]:
+    watches: list[dict[str, Any]] = yaml.safe_load(crawler.watchlist.read_text(encoding="utf-8"))["watches"]
+    return watches
+
+
 def changed_lines(record: dict[str, Any]) -> list[str]:
     return [line for line in record["diff"].split("\n") if line[:1] in "+-"]
 
 
-def test_include_and_ignore_over_three_runs(site: HostileSite, tmp_path: Path) -> None:
+def test_include_and_ignore_over_six_runs(site: HostileSite, tmp_path: Path) -> None:
     crawler = Crawler(tmp_path, [
         {"key": "plain", "url": f"{site.base}/plain"},
         # a region leaves the banner out; the title is the page's, the links the region's
@@ -68,3 +76,18 @@ def test_include_and_ignore_over_three_runs(site: HostileSite, tmp_path: Path) -
     fourth = crawler.run()
     assert fourth.returncode == 0, fourth.stderr[-3000:]
     assert set(by_key(fourth.records)) == {"plain"}  # the only watch that does not ignore the banner
+
+    # the plain watch is edited to ignore the banner and the counter and to compare links: re-baselined, silently
+    # (issue 11 item 6: the options are in the observation's options), even as the banner moves
+    plain = {"key": "plain", "url": f"{site.base}/plain", "include": "links",
+             "ignore": {"selectors": ".banner", "text": r"^Visitors: \d+"}}
+    crawler.write_watchlist([plain, *crawler_watches(crawler)[1:]])
+    serve(site, title="Kettle 2000 | Sale", offer="40% off", minutes=5, visitors=424, version="V2")
+    fifth = crawler.run()
+    assert fifth.returncode == 0 and fifth.records == [], fifth.stderr[-3000:]
+    serve(site, title="Kettle 2000 | Sale", offer="50% off", minutes=5, visitors=505, version="v3")
+    sixth = crawler.run()
+    records = by_key(sixth.records)
+    assert sixth.returncode == 0 and set(records) == {"plain", "download"}, sixth.stderr[-3000:]
+    assert changed_lines(records["plain"]) == changed_lines(records["download"]) == [
+        f"- [link] {site.base}/downloads/Kettle-Manual-V2.PDF", f"+ [link] {site.base}/downloads/Kettle-Manual-v3.PDF"]
