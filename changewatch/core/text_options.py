@@ -38,7 +38,7 @@ __all__ = ["IGNORE_TEXT_BUDGET", "INCLUDE_PARTS", "VERBATIM", "TextOptions", "Te
 #: what ``include`` may name
 INCLUDE_PARTS = ("title", "meta", "links")
 #: seconds the ``ignore.text`` patterns may take over one page, all lines and patterns together:
-#: a pattern that backtracks catastrophically makes the page an ``ignore:`` error, not a hang
+#: a pattern that backtracks catastrophically makes the page an ``ignore.text:`` error, not a hang
 IGNORE_TEXT_BUDGET = 1.0
 #: the mark of a raw line compared as written (see the module's docstring)
 VERBATIM = "\x00"
