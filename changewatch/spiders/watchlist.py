@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..core.comparisons.content import NORMALISER_VERSION
+from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
 from .watchlist_errors import describe_watch, problems
@@ -21,6 +22,7 @@ from .watchlist_model import (
     DEFAULT_OPTIONS,
     WATCH_OPTIONS,
     EntitiesModel,
+    IgnoreModel,
     JsonLdModel,
     WatchlistModel,
     WatchModel,
@@ -69,14 +71,22 @@ class Watch:
     kinds: dict[str, str] = field(default_factory=dict)
     vantage: Vantage = field(default_factory=Vantage)
     conditional: bool = True
+    #: text watches: what the text leaves out, compared too (title, meta, links)
+    include: tuple[str, ...] = ()
+    #: text watches: elements (CSS selectors) and lines (regular expressions) left out
+    ignore_selectors: tuple[str, ...] = ()
+    ignore_text: tuple[str, ...] = ()
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
         another region, another vantage point), an unchanged page must still be fetched in full
         once, not answered with a 304. So must the first run of a version that reads pages
         differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
-        parts = (NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
-                 self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        parts: tuple[Any, ...] = (
+            NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
+            self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        if self.include or self.ignore_selectors or self.ignore_text:  # not there: the spec of before
+            parts += (self.include, self.ignore_selectors, self.ignore_text)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
@@ -85,8 +95,13 @@ class Watch:
         return self.jsonld is None and not self.fields and self.entities is None
 
     def options(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "sort_lines": self.sort_lines,
-                "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
+        options: dict[str, Any] = {"threshold": self.threshold, "sort_lines": self.sort_lines,
+                                   "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
+        if self.include:
+            options["include"] = list(self.include)
+        if self.ignore_selectors or self.ignore_text:
+            options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
+        return options
 
 
 def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str, Any]:
@@ -101,6 +116,11 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
     keep, drop = tuple(o.get("keep_params") or ()), tuple(o.get("drop_params") or ())
     jsonld: JsonLdModel | None = o.get("jsonld")
     entities: EntitiesModel | None = o.get("entities")
+    # include and ignore read a text watch's page: a watch compared by its fields takes none from
+    # its defaults (one it gives itself is refused, in parse_watchlist)
+    text = not (jsonld or o.get("fields") or entities)
+    ignore: IgnoreModel | None = o.get("ignore") if text else None
+    include = tuple(part for part in INCLUDE_PARTS if part in (o.get("include") or ())) if text else ()
     return Watch(
         url=model.url, key=model.key if model.key is not None else canonical_url(model.url, keep=keep, drop=drop),
         region=o.get("region"), threshold=o.get("threshold"), sort_lines=o.get("sort_lines", False),
@@ -108,7 +128,9 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         fields=dict(o.get("fields") or {}),
         entities=EntitySpec(entities.selector, entities.key, dict(entities.fields or {})) if entities else None,
         keep_params=keep, drop_params=drop, kinds=dict(o.get("kinds") or {}), vantage=parse_vantage(o),
-        conditional=o.get("conditional", True),
+        conditional=o.get("conditional", True), include=include,
+        ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
+        ignore_text=tuple(ignore.text or ()) if ignore else (),
     )
 
 
@@ -126,6 +148,11 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
     seen: dict[str, int] = {}
     duplicates: list[str] = []
     for i, watch in enumerate(watches):
+        if not watch.compares_text and (given := [o for o in ("include", "ignore")
+                                                  if getattr(document.watches[i], o) is not None]):
+            duplicates.append(f"{source}: {describe_watch(i, data['watches'][i])}: {' and '.join(given)} "
+                              f"appl{'y' if len(given) > 1 else 'ies'} to text watches; this one is compared "
+                              "by jsonld, fields or entities")
         if watch.key in seen:
             duplicates.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
                               f"(also watch #{seen[watch.key] + 1}); give one of them its own key")

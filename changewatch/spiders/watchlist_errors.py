@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
-from .watchlist_model import DEFAULT_OPTIONS, WATCH_OPTIONS, EntitiesModel, JsonLdModel
+from .watchlist_model import DEFAULT_OPTIONS, WATCH_OPTIONS, EntitiesModel, IgnoreModel, JsonLdModel
 
 __all__ = ["MAX_PROBLEMS", "describe_watch", "problems"]
 
@@ -36,10 +36,14 @@ ACCEPTS = {
     "kinds": "a mapping of field name: kind (at least one)", "kinds.*": f"one of {', '.join(sorted(FIELD_KINDS))}",
     "proxy": "an http(s) URL such as http://user:pass@proxy.example:8080", "headers": _PAIRS, "cookies": _PAIRS,
     "accept_language": "an Accept-Language value such as 'de-CH,de;q=0.9'",
+    "include": "title, meta or links, or a non-empty list of them",
+    "ignore": "a mapping with selectors, text or both",
+    "ignore.selectors": "a CSS selector or a non-empty list of them",
+    "ignore.text": "a regular expression or a non-empty list of them",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
-          "entities": sorted(EntitiesModel.model_fields)}
+          "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:

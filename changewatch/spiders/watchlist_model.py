@@ -6,7 +6,10 @@ Every rule the crawl applies is also in the schema (annotations here: patterns f
 header and cookie names and values, Accept-Language; "something besides whitespace" for key and
 region; a jsonld.key needs a jsonld.type), except these, which only the crawl checks:
 
-- a CSS/XPath selector (``fields``, ``entities``) or ``region`` compiles;
+- a CSS/XPath selector (``fields``, ``entities``), ``region`` or ``ignore.selectors`` compiles, and an
+  ``ignore.text`` regular expression compiles and does not match an empty line;
+- a watch compared by ``jsonld``, ``fields`` or ``entities`` gives no ``include`` or ``ignore`` of
+  its own (they apply to text watches; under ``defaults``, to the text watches only);
 - two watches have different keys (a given key, or the canonical URL);
 - no mapping names a key twice (the YAML/JSON parser refuses it, before the model);
 - a mapping's names are text: a YAML name read as a boolean, null or decimal number (``yes:``,
@@ -39,6 +42,8 @@ from pydantic import (
 
 from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
+from ..core.text_options import INCLUDE_PARTS, TextOptionsError, check_pattern
+from ..core.text_options import check_selector as check_ignore_selector
 from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
 from ..middlewares.vantage import (
@@ -50,7 +55,8 @@ from ..middlewares.vantage import (
     parse_vantage,
 )
 
-__all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
+__all__ = ["EntitiesModel", "IgnoreModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel",
+           "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -83,6 +89,16 @@ def _region(value: str) -> str:
     except RegionError as exc:
         raise ValueError(str(exc)) from None
     return value
+
+
+def _text_option(check: Callable[[str], None]) -> Callable[[str], str]:
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except TextOptionsError as exc:
+            raise ValueError(str(exc).split(": ", 1)[1]) from None  # the path names the option
+        return value
+    return validate
 
 
 def _url(value: str) -> str:
@@ -201,6 +217,43 @@ class EntitiesModel(BaseModel):
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
 
+_INCLUDE_SCHEMA = {"type": "string", "enum": list(INCLUDE_PARTS)}
+Include = Annotated[list[Annotated[StrictStr, WithJsonSchema(_INCLUDE_SCHEMA)]], BeforeValidator(_one_or_more),
+                    Field(min_length=1), WithJsonSchema(
+                        {"anyOf": [_INCLUDE_SCHEMA, {"type": "array", "items": _INCLUDE_SCHEMA, "minItems": 1}]})]
+
+
+def _include_part(value: list[str]) -> list[str]:
+    for part in value:
+        if part not in INCLUDE_PARTS:
+            raise ValueError(f"include: unknown part {part!r}; known: {', '.join(INCLUDE_PARTS)}")
+    return value
+
+
+IgnoreSelector = Annotated[StrictStr, AfterValidator(_text_option(check_ignore_selector)), Field(min_length=1)]
+IgnorePattern = Annotated[StrictStr, AfterValidator(_text_option(check_pattern)), Field(min_length=1)]
+
+
+class IgnoreModel(BaseModel):
+    """What of a text watch's page is irrelevant: elements, and lines of its text."""
+
+    model_config = ConfigDict(**_strict("Ignored parts"), json_schema_extra={"minProperties": 1})
+    selectors: Annotated[list[IgnoreSelector], BeforeValidator(_one_or_more), Field(min_length=1),
+                         WithJsonSchema(_STRINGS_SCHEMA)] = Field(
+        default_factory=list, description="CSS selectors: matching elements are removed before the text is taken",
+        examples=[[".banner", "#cookie-notice"]])
+    text: Annotated[list[IgnorePattern], BeforeValidator(_one_or_more), Field(min_length=1),
+                    WithJsonSchema(_STRINGS_SCHEMA)] = Field(
+        default_factory=list, description="Regular expressions (Python's re.search, case-sensitive unless (?i)): "
+        "matching lines are removed", examples=[[r"^Visitors: \d+"]])
+
+    @model_validator(mode="after")
+    def _something(self) -> IgnoreModel:
+        if not self.selectors and not self.text:
+            raise ValueError("ignore needs selectors, text or both")
+        return self
+
+
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
@@ -230,6 +283,11 @@ class WatchOptionsModel(BaseModel):
     accept_language: Annotated[Any, AfterValidator(_vantage("accept_language")),
                                WithJsonSchema({"type": "string", "pattern": ACCEPT_LANGUAGE_PATTERN})] | None = Field(
         None, description="The Accept-Language the site answers in", examples=["de-CH,de;q=0.9"])
+    include: Annotated[Include, AfterValidator(_include_part)] | None = Field(
+        None, description="Text watches: compare what the visible text leaves out too (title; meta: description, "
+        "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
+        examples=[["title", "links"]])
+    ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
 
 
 class WatchModel(WatchOptionsModel):

@@ -22,6 +22,7 @@ from ..normalise import (
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
+from ..text_options import TextOptions, TextOptionsError
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 
 __all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "blocked", "text_spec"]
@@ -50,12 +51,15 @@ def _digest(text: str) -> str:
 NORMALISER_VERSION = 2
 
 
-def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool) -> str:
-    """The hash of a page's body as it came (with what decides how it is read): equal body
+def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool, options: str = "") -> str:
+    """The hash of a page's body as it came (with what decides how it is read: *options* is
+    :meth:`TextOptions.key`, include and ignore, and the URL links are joined with): equal body
     hashes mean equal texts, so a page whose body is the stored one's is not even parsed.
     SHA-256: ~0.13 ms for 230 KB with the CPU's SHA instructions, under blake2b's 0.24."""
     kind = "b" if isinstance(html, bytes) else "s"  # a str and its UTF-8 bytes may read differently
-    digest = sha256(f"{NORMALISER_VERSION}\x00{kind}\x00{encoding or ''}\x00{int(sort_lines)}\x00".encode())
+    # no options: the hash of before the options, so that no stored body hash changes
+    read = f"{int(sort_lines)}\x00{options}" if options else f"{int(sort_lines)}"
+    digest = sha256(f"{NORMALISER_VERSION}\x00{kind}\x00{encoding or ''}\x00{read}\x00".encode())
     digest.update(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
@@ -96,10 +100,12 @@ _DEFAULT_TEXT_SPEC = spec_digest({})
 class _Page:
     """What a part digested from a whole page needs to read it, when (and if) it must."""
 
-    __slots__ = ("encoding", "html", "sort_lines")
+    __slots__ = ("encoding", "html", "options", "sort_lines", "url")
 
-    def __init__(self, html: str | bytes, encoding: str | None, sort_lines: bool):
+    def __init__(self, html: str | bytes, encoding: str | None, sort_lines: bool,
+                 options: TextOptions | None = None, url: str = ""):
         self.html, self.encoding, self.sort_lines = html, encoding, sort_lines
+        self.options, self.url = options, url
 
 
 def raw_hash(visible: VisibleText) -> str:
@@ -150,11 +156,13 @@ class ContentPart:
         return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec)
 
     @classmethod
-    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool,
-                spec: str | None = None) -> ContentPart:
-        """A whole page's part: its body hashed now, read only if that is not the stored one."""
-        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines),
-                   spec=spec)
+    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool, spec: str | None = None,
+                options: TextOptions | None = None, url: str = "") -> ContentPart:
+        """A whole page's part: its body hashed now, read only if that is not the stored one.
+        Reading it may raise TextOptionsError (an ignore pattern over its time budget)."""
+        key = options.key(url) if options is not None else ""
+        return cls(page=_Page(html, encoding, sort_lines, options, url),
+                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec)
 
     @property
     def page(self) -> _Page | None:
@@ -166,7 +174,7 @@ class ContentPart:
         if self._visible is None and self._page is not None:
             page = self._page
             self._visible = visible_text(page.html, sort_lines=page.sort_lines, encoding=page.encoding,
-                                         like_scrapy=True)
+                                         like_scrapy=True, options=page.options, url=page.url)
         return self._visible
 
     @property
@@ -253,11 +261,12 @@ def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
 
 
 def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool,
-              encoding: str | None = None) -> VisibleText:
+              encoding: str | None = None, options: TextOptions | None = None, url: str = "") -> VisibleText:
     """The visible text of a page's HTML, or of text a spider extracted. CPU-bound."""
     if html is not None:
-        return visible_text(html, region, sort_lines=sort_lines, encoding=encoding, like_scrapy=True)
-    return normalise_text(text or "", sort_lines=sort_lines)
+        return visible_text(html, region, sort_lines=sort_lines, encoding=encoding, like_scrapy=True,
+                            options=options, url=url)
+    return normalise_text(text or "", sort_lines=sort_lines, options=options)
 
 
 UNDECODABLE_MIN = 16
@@ -301,13 +310,19 @@ class ContentComparison:
             return None
         sort_lines = bool(obs.options.get("sort_lines", False))
         spec = text_spec(obs)
+        try:
+            options = TextOptions.of(obs.options)  # include, ignore (None: neither; the common case)
+        except TextOptionsError as exc:
+            raise Unobservable(str(exc)) from None
         if obs.html is not None and not obs.region:
             # Read when needed (check, compare, encode): not at all when the body is the stored one's
-            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec)
+            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec, options, obs.url)
         try:
-            visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding)
+            visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding, options, obs.url)
         except RegionError as exc:
             raise Unobservable(f"region: {exc}") from None
+        except TextOptionsError as exc:
+            raise Unobservable(str(exc)) from None
         if isinstance(obs.html, bytes) and (why := undecodable(obs.html, obs.encoding, visible)):
             raise Unobservable(why)
         if obs.region and obs.html is not None and not visible.stable:
@@ -325,6 +340,12 @@ class ContentComparison:
             raise Unobservable(f"extraction: region {region!r} matched nothing")
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        try:
+            return self._check(old, new)
+        except TextOptionsError as exc:  # a page read here, first (ignore.text over its time budget)
+            return str(exc)
+
+    def _check(self, old: ContentPart | None, new: ContentPart) -> str | None:
         # A text read another way (the watch was edited) is a new one: it did not collapse from the
         # old one, and passed no check as it. The old text still says which phrases are the page's.
         fresh = old is not None and respecified(old.spec, new.spec)
