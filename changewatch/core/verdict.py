@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
+from .documents import read_document
 from .observation import Observation
 from .snapshot import Snapshot
 
@@ -129,6 +130,7 @@ def observe(obs: Observation, old: Snapshot | None, comparisons: Sequence[Compar
         return Verdict(Kind.ERROR, error=obs.error)
     counters: dict[str, int] = {}
     try:
+        obs = read_document(obs)  # JSON, plain text, PDF: read here, in the worker
         new = digest(obs, comparisons, counters)
     except Unobservable as exc:
         return Verdict(Kind.ERROR, error=str(exc), counters=counters)

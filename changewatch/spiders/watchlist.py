@@ -22,14 +22,15 @@ from .watchlist_model import (
     WATCH_OPTIONS,
     EntitiesModel,
     JsonLdModel,
+    JsonModel,
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
 )
 
 __all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS",
-           "EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist",
-           "parse_watchlist_text"]
+           "EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "Watch", "WatchlistError", "load_watchlist",
+           "parse_watchlist", "parse_watchlist_text"]
 
 #: how errors name a watchlist given inline (``-a watchlist='{"watches": [...]}'``)
 INLINE = "(inline JSON)"
@@ -55,6 +56,37 @@ class EntitySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class JsonEntitiesSpec:
+    key: str
+    #: the array's path (None: the document itself)
+    path: str | None = None
+    #: paths in each element (None: every member of the element)
+    fields: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSpec:
+    """The `json` option: fields and an entity set of a JSON document, by path."""
+
+    fields: tuple[str, ...] = ()
+    entities: JsonEntitiesSpec | None = None
+
+    def options(self) -> dict[str, Any]:
+        """As the observation's ``options["json"]`` (read in the worker, core/documents.py)."""
+        e = self.entities
+        return {"fields": list(self.fields), "entities": None if e is None else {
+            "path": e.path, "key": e.key, "fields": None if e.fields is None else list(e.fields)}}
+
+
+def _json_spec(model: JsonModel | None) -> JsonSpec | None:
+    if model is None:
+        return None
+    e = model.entities
+    entities = None if e is None else JsonEntitiesSpec(e.key, e.path, None if e.fields is None else tuple(e.fields))
+    return JsonSpec(tuple(model.fields or ()), entities)
+
+
+@dataclass(frozen=True, slots=True)
 class Watch:
     url: str
     key: str
@@ -69,23 +101,36 @@ class Watch:
     kinds: dict[str, str] = field(default_factory=dict)
     vantage: Vantage = field(default_factory=Vantage)
     conditional: bool = True
+    #: the declared content type (None: from the response, extract/content_types.py)
+    type: str | None = None
+    json: JsonSpec | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
         another region, another vantage point), an unchanged page must still be fetched in full
         once, not answered with a 304. So must the first run of a version that reads pages
         differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
-        parts = (NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
-                 self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        parts: tuple[Any, ...] = (NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld,
+                                  sorted(self.fields.items()), self.entities, self.keep_params, self.drop_params,
+                                  sorted(self.kinds.items()), self.vantage)
+        if self.type is not None or self.json is not None:  # so that the spec of every other watch stays as it was
+            parts += (self.type, self.json)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
     def compares_text(self) -> bool:
-        """A watch with jsonld, fields or entities is compared by those; otherwise by its text."""
-        return self.jsonld is None and not self.fields and self.entities is None
+        """A watch with jsonld, fields, entities or json is compared by those; otherwise by its text."""
+        return self.jsonld is None and not self.fields and self.entities is None and self.json is None
+
+    @property
+    def reads_html(self) -> bool:
+        """Whether the watch's options read an HTML page (selectors, structured data, a region):
+        its response is read as one whatever its type, as before content types."""
+        return self.type in (None, "html") and self.json is None and (not self.compares_text or bool(self.region))
 
     def options(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "sort_lines": self.sort_lines,
+        # "type": the declared type, None when automatic (how an edit of it is told from another)
+        return {"threshold": self.threshold, "sort_lines": self.sort_lines, "type": self.type,
                 "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
 
 
@@ -108,7 +153,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         fields=dict(o.get("fields") or {}),
         entities=EntitySpec(entities.selector, entities.key, dict(entities.fields or {})) if entities else None,
         keep_params=keep, drop_params=drop, kinds=dict(o.get("kinds") or {}), vantage=parse_vantage(o),
-        conditional=o.get("conditional", True),
+        conditional=o.get("conditional", True), type=o.get("type"), json=_json_spec(o.get("json_")),
     )
 
 

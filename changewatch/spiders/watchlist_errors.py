@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
-from .watchlist_model import DEFAULT_OPTIONS, WATCH_OPTIONS, EntitiesModel, JsonLdModel
+from .watchlist_model import DEFAULT_OPTIONS, WATCH_OPTIONS, EntitiesModel, JsonEntitiesModel, JsonLdModel, JsonModel
 
 __all__ = ["MAX_PROBLEMS", "describe_watch", "problems"]
 
@@ -36,10 +36,14 @@ ACCEPTS = {
     "kinds": "a mapping of field name: kind (at least one)", "kinds.*": f"one of {', '.join(sorted(FIELD_KINDS))}",
     "proxy": "an http(s) URL such as http://user:pass@proxy.example:8080", "headers": _PAIRS, "cookies": _PAIRS,
     "accept_language": "an Accept-Language value such as 'de-CH,de;q=0.9'",
+    "type": "one of html, json, text, pdf, bytes", "json": "a mapping with fields and/or entities",
+    "json.fields": "a path or a non-empty list of paths (dotted, or a JSON Pointer starting with /)",
+    "json.entities": "a mapping with key and optionally path and fields",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
-          "entities": sorted(EntitiesModel.model_fields)}
+          "entities": sorted(EntitiesModel.model_fields), "json": sorted(JsonModel.model_fields),
+          "json.entities": sorted(JsonEntitiesModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -37,6 +37,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.json_paths import check_path
 from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
@@ -50,7 +51,8 @@ from ..middlewares.vantage import (
     parse_vantage,
 )
 
-__all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
+__all__ = ["EntitiesModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel", "WatchModel", "WatchOptionsModel",
+           "WatchlistModel", "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -201,6 +203,46 @@ class EntitiesModel(BaseModel):
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
 
+JsonPath = Annotated[StrictStr, AfterValidator(check_path), WithJsonSchema(
+    {"type": "string", "minLength": 1, "pattern": r"^(/|[^.]+(\.[^.]+)*$)"}), Field(
+    description="A dotted path (`product.price`, `items.0.id`) or a JSON Pointer (`/items/0/id`)",
+    examples=["product.price", "/items/0/id"])]
+JsonPaths = Annotated[list[JsonPath], BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
+    {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string", "minLength": 1},
+                                                     "minItems": 1}]})]
+
+
+class JsonEntitiesModel(BaseModel):
+    """An entity set from a JSON array: one element per entity, keyed by a path inside it."""
+
+    model_config = _strict("JSON entity set")
+    path: JsonPath | None = Field(None, description="The array (default: the document itself)", examples=["items"])
+    key: JsonPath = Field(description="A path inside each element: its identity", examples=["id"])
+    fields: JsonPaths | None = Field(None, description="Paths inside each element, compared per entity "
+                                                       "(default: every member of the element)",
+                                     examples=[["name", "price"]])
+
+
+class JsonModel(BaseModel):
+    """Fields and an entity set of a JSON document, by path."""
+
+    model_config = ConfigDict(**_strict("JSON fields"), json_schema_extra={"anyOf": [
+        {"required": ["fields"]}, {"required": ["entities"]}]})
+    fields: JsonPaths | None = Field(None, description="Paths of tracked values, each a field named as written",
+                                     examples=[["product.price", "/items/0/id"]])
+    entities: JsonEntitiesModel | None = Field(None, description="An entity set from an array")
+
+    @model_validator(mode="after")
+    def _something(self) -> JsonModel:
+        if not self.fields and self.entities is None:
+            raise ValueError("json needs fields or entities (or leave it out: the document is compared as text)")
+        return self
+
+
+#: options that read an HTML page (selectors, structured data): not for another declared type
+HTML_OPTIONS = ("region", "jsonld", "fields", "entities")
+
+
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
@@ -220,6 +262,11 @@ class WatchOptionsModel(BaseModel):
     kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
+    type: Literal["html", "json", "text", "pdf", "bytes"] | None = Field(
+        None, description="How to read the response (default: from its Content-Type, its first bytes, its URL)")
+    # `json`, which would shadow BaseModel.json
+    json_: JsonModel | None = Field(None, alias="json", description="Fields and an entity set of a JSON document, "
+                                                                    "by path (implies type json)")
     proxy: Annotated[Any, AfterValidator(_vantage("proxy")),
                      WithJsonSchema({"type": "string", "pattern": PROXY_PATTERN})] | None = Field(
         None, description="Fetch through this http(s) proxy, always", examples=["http://user:pass@proxy.example:8080"])
@@ -236,6 +283,16 @@ class WatchModel(WatchOptionsModel):
     """One page to watch: its URL, an optional key and its options."""
 
     model_config = _strict("Watch")
+
+    @model_validator(mode="after")
+    def _options_of_its_type(self) -> WatchModel:
+        if self.json_ is not None and self.type not in (None, "json"):
+            raise ValueError(f"json needs type json, not {self.type}")
+        if self.type not in (None, "html") or self.json_ is not None:
+            given = [name for name in HTML_OPTIONS if getattr(self, name)]
+            if given:
+                raise ValueError(f"{', '.join(given)} read HTML pages, not a {self.type or 'json'} document")
+        return self
     url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
         {"type": "string", "pattern": URL_PATTERN})] = Field(
         description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
@@ -267,8 +324,8 @@ class WatchlistModel(BaseModel):
 
 
 #: every option a watch may have, and those `defaults` may give
-WATCH_OPTIONS = frozenset(WatchModel.model_fields)
-DEFAULT_OPTIONS = frozenset(WatchOptionsModel.model_fields)
+WATCH_OPTIONS = frozenset(info.alias or name for name, info in WatchModel.model_fields.items())
+DEFAULT_OPTIONS = frozenset(info.alias or name for name, info in WatchOptionsModel.model_fields.items())
 
 
 def watchlist_schema() -> str:

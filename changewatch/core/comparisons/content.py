@@ -10,6 +10,7 @@ from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
 from ..diff import line_diff
+from ..documents import DOCUMENT_TYPES
 from ..normalise import (
     RegionError,
     VisibleText,
@@ -88,17 +89,20 @@ class ContentPart:
     read that way (:meth:`ContentComparison.compare`)."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_visible", "body_hash", "case_folded")
+                 "_visible", "body_hash", "case_folded", "reading")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
-                 body_hash: str | None = None, case_folded: bool = False):
+                 body_hash: str | None = None, case_folded: bool = False, reading: str | None = None):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
+        #: how the text was read: None for a page's visible text, else the document's content
+        #: type ("text", "json", "pdf": core/documents.py)
+        self.reading = reading
         self._page = page
         self._raw_hash = raw_hash
         self._content_hash = content_hash
@@ -109,8 +113,8 @@ class ContentPart:
         self._visible = visible
 
     @classmethod
-    def of(cls, visible: VisibleText) -> ContentPart:
-        return cls(raw_hash=raw_hash(visible), visible=visible)
+    def of(cls, visible: VisibleText, reading: str | None = None) -> ContentPart:
+        return cls(raw_hash=raw_hash(visible), visible=visible, reading=reading)
 
     @classmethod
     def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool) -> ContentPart:
@@ -181,14 +185,14 @@ class ContentPart:
         form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash)
+                           body_hash=body_hash, reading=self.reading)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded) == (
-            other.raw_hash, other.content_hash, other.body_hash, other.case_folded)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.reading) == (
+            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.reading)
 
     def __hash__(self) -> int:
         return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded))
@@ -263,7 +267,8 @@ class ContentComparison:
             raise Unobservable(why)
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
-        return ContentPart.of(visible)
+        reading = obs.options.get("content_type")
+        return ContentPart.of(visible, reading if obs.html is None and reading in DOCUMENT_TYPES else None)
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -276,6 +281,8 @@ class ContentComparison:
             raise Unobservable(f"extraction: region {region!r} matched nothing")
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        if old is not None and old.reading != new.reading:
+            old = None  # read another way: a new baseline (compare), judged on its own
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
         if old is not None and old.raw_hash == new.raw_hash:
@@ -295,6 +302,11 @@ class ContentComparison:
         return None
 
     def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        if old.reading != new.reading:
+            # The page is read another way (a text file was read as HTML before content types,
+            # a server now says JSON): its text cannot be compared with the old reading's, and
+            # the new one becomes the baseline, silently, as an edited watch's does.
+            return Difference(Status.NONE, keep=new)
         if old.case_folded:
             return self._compare_case_folded(old, new, context)
         if _same_body(old, new):  # the same bytes: the same text, not even parsed
@@ -357,6 +369,8 @@ class ContentComparison:
             data["body_hash"] = part.body_hash
         if part.case_folded:
             data["case_folded"] = True
+        if part.reading is not None:
+            data["reading"] = part.reading
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
@@ -366,4 +380,4 @@ class ContentComparison:
         return ContentPart(raw_hash=data["raw_hash"], content_hash=data["content_hash"],
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
                            length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
-                           case_folded=version < 3 or bool(data.get("case_folded")))
+                           case_folded=version < 3 or bool(data.get("case_folded")), reading=data.get("reading"))
