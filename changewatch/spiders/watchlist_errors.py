@@ -74,6 +74,8 @@ def _problem(loc: Sequence[int | str], kind: str, value: Any, ctx: Mapping[str, 
         watches = data.get("watches") if isinstance(data, Mapping) else None
         raw = watches[rest[0]] if isinstance(watches, list) and rest[0] < len(watches) else None
         where, rest, scope = describe_watch(rest[0], raw) + ": ", rest[1:], "watch"
+        if not rest and kind == "value_error" and "error" in ctx:  # options that do not go together
+            return where + str(ctx["error"])
         if not rest:
             return f"{where}must be a mapping, not {type(value).__name__}"
     elif top == "defaults" and rest:
