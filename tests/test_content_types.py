@@ -27,7 +27,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
     ("text/plain", b'{"a": 1}', "https://raw.example/data.json", "json"),  # raw file hosts say text/plain
     ("text/markdown", b"# x", "https://a.example/", "text"), ("text/csv", b"a,b", "https://a.example/", "text"),
     ("application/pdf", b"%PDF-1.4", "https://a.example/x", "pdf"),
-    ("image/png", PNG, "https://a.example/i.png", BINARY), ("application/zip", b"PK\x03\x04", "https://a.example/", BINARY),
+    ("image/png", PNG, "https://a.example/i.png", BINARY),
+    ("application/zip", b"PK\x03\x04", "https://a.example/", BINARY),
     ("application/x-unknown", b"\x00\x01\x02\x03" * 10, "https://a.example/", BINARY),
     ("text/xml", b"<a/>", "https://a.example/", "html"),
     ("application/octet-stream", b"%PDF-1.7 ...", "https://a.example/download", "pdf"),

@@ -176,8 +176,8 @@ def test_a_text_file_keeps_its_lines_and_a_change_is_a_diff_of_that_line() -> No
     after = b"Release notes\n\nv1.2: faster parsing, fewer bugs\nv1.1: first release\n"
     _, verdict = runs(document(before, "text"), document(after, "text"))
     assert verdict.kind is Kind.CONTENT and verdict.diff is not None
-    assert verdict.diff.splitlines() == ["  Release notes", "- v1.2: faster parsing", "+ v1.2: faster parsing, fewer bugs",
-                                         "  v1.1: first release"]
+    assert verdict.diff.splitlines() == ["  Release notes", "- v1.2: faster parsing",
+                                         "+ v1.2: faster parsing, fewer bugs", "  v1.1: first release"]
 
 
 def test_crlf_to_lf_and_a_bom_are_no_change() -> None:
