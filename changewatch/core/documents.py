@@ -26,9 +26,12 @@ __all__ = ["DOCUMENT_TYPES", "JSON_MAX_BYTES", "PDF_MAX_PAGES", "PDF_MAX_SECONDS
 
 #: the content types read here; ``bytes`` is hashed whole (comparisons/bytes.py), html parsed as a page
 DOCUMENT_TYPES = frozenset({"json", "text", "pdf"})
-#: a larger JSON document is an error, not a memory spike: parsing takes ~12 bytes of memory per
-#: byte of JSON (54 MB of small objects: 1.0 s and 600 MB; its canonical text 2.6 s and 1.1 GB more)
-JSON_MAX_BYTES = 16 * 1024 * 1024
+#: a larger JSON document is an error, not a memory spike. Measured on this project's 2-core
+#: machine: 54 MB of small objects take 1.0 s and ~400 MB to parse, their canonical text 2.6 s and
+#: ~700 MB more; at this limit (7.9 MB) a baseline takes 6-12 s and ~310-370 MB of a worker
+#: (json.dumps with indent is pure Python, and every line of the text view holds a ':' the volatile
+#: patterns must look at), well inside CHANGEWATCH_WORKER_TIMEOUT.
+JSON_MAX_BYTES = 8 * 1024 * 1024
 #: the pages of a PDF whose text is read; a longer one says so in its text's last line
 PDF_MAX_PAGES = 300
 #: reading a PDF's text stops with an error past this time (a hostile or pathological file)
