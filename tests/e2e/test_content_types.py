@@ -94,6 +94,8 @@ def test_json_text_pdf_and_images_across_runs(site: HostileSite, tmp_path: Path)
     assert errors["big-json"] == (f"unsupported: a JSON document of {len(BIG)} bytes, over the {JSON_MAX_BYTES} "
                                   "bytes changewatch parses")
     assert first.stats["changewatch/commit/baseline"] == 5, first.stats
+    # read in the workers: two JSON documents, the text file, the PDF; the 50 MB one never crossed
+    assert first.stats["changewatch/documents/read"] == 4 and first.stats["changewatch/documents/unreadable"] == 1
     assert took < 60, took  # the 50 MB body is refused by its size, never parsed
 
     # Keys reordered, CRLF line ends now LF, the BOM gone, the same image: nothing to report.
