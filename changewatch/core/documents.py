@@ -115,26 +115,26 @@ def pdf_text(body: bytes) -> str:
     try:
         reader = pypdf.PdfReader(io.BytesIO(body), strict=False)
         if reader.is_encrypted and not reader.decrypt(""):
-            raise Unobservable("unsupported: an encrypted PDF (it needs a password)")
+            raise Unobservable("unsupported: PDF: encrypted (it needs a password)")
         pages = reader.pages
         count = len(pages)
         texts: list[str] = []
         for number in range(min(count, PDF_MAX_PAGES)):
             texts.append(pages[number].extract_text() or "")
             if time.monotonic() - started > PDF_MAX_SECONDS:
-                raise Unobservable(f"unsupported: reading the PDF's text took over {PDF_MAX_SECONDS:g} s "
+                raise Unobservable(f"unsupported: PDF: reading its text took over {PDF_MAX_SECONDS:g} s "
                                    f"(page {number + 1} of {count})")
     except Unobservable:
         raise
     except (PyPdfError, ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, RecursionError,
             NotImplementedError, AssertionError, ZeroDivisionError) as exc:
         # pypdf raises many kinds of errors on broken files, not only its own
-        raise Unobservable(f"unsupported: an unreadable PDF ({type(exc).__name__}: {str(exc)[:120]})") from None
+        raise Unobservable(f"unsupported: PDF: unreadable ({type(exc).__name__}: {str(exc)[:120]})") from None
     if count > PDF_MAX_PAGES:
         texts.append(f"[changewatch read the first {PDF_MAX_PAGES} of {count} pages]")
     text = "\n".join(texts)
     if not text.strip():
-        raise Unobservable(f"unsupported: the PDF has no text ({count} pages of images only?)")
+        raise Unobservable(f"unsupported: PDF: no text in {count} page{'s' * (count != 1)} (scanned images?)")
     return text
 
 

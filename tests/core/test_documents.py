@@ -10,6 +10,7 @@ import pytest
 
 from changewatch.core.comparisons import Kind, load_comparisons
 from changewatch.core.comparisons.base import Unobservable
+from changewatch.core.comparisons.content import ContentComparison
 from changewatch.core.documents import (
     JSON_MAX_BYTES,
     PDF_MAX_PAGES,
@@ -189,13 +190,30 @@ def test_crlf_to_lf_and_a_bom_are_no_change() -> None:
 
 
 def test_a_text_file_was_one_line_as_html_and_its_first_reading_as_text_is_silent() -> None:
-    """Before content types a text file was read as HTML (its lines collapsed into one): the first
-    reading as text starts a new baseline rather than reporting the new line breaks as a change."""
+    """Before content types a text file was read as HTML (its lines collapsed into one), and its
+    content part said nothing of how it was read: the first reading as text starts a new
+    baseline rather than reporting the new line breaks as a change."""
     body = b"line one\nline two\nline three\n"
     as_html = Observation(key="k", url="https://a.example/f.txt", html=body, encoding="utf-8")
-    verdicts = runs(as_html, document(body, "text"), document(body.replace(b"two", b"2"), "text"))
-    assert [v.kind for v in verdicts] == [Kind.BASELINE, Kind.NONE, Kind.CONTENT]
-    assert verdicts[2].diff == "  line one\n- line two\n+ line 2\n  line three"
+    baseline = observe(as_html, None, COMPARISONS).keep
+    assert baseline is not None
+    content = ContentComparison()
+    data, blob = content.encode(baseline.part("content"))
+    assert data.pop("reading") == "html"  # what a part stored before content types lacks
+    legacy = content.decode(data, blob, ContentComparison.part_version)
+    assert legacy is not None and legacy.reading is None and legacy.text == "line one line two line three"
+    old = Snapshot({"content": legacy})
+    first = observe(document(body, "text"), old, COMPARISONS)
+    assert first.kind is Kind.NONE and first.keep is not None and first.keep.part("content").reading == "text"
+    changed = observe(document(body.replace(b"two", b"2"), "text"), first.keep, COMPARISONS)
+    assert changed.kind is Kind.CONTENT and changed.diff == "  line one\n- line two\n+ line 2\n  line three"
+
+
+def test_a_page_that_turns_into_another_type_is_compared_as_text() -> None:
+    page = Observation(key="k", url="https://a.example/terms", html=b"<p>Terms of service</p><p>Cancel any time</p>")
+    pdf = document(minimal_pdf(["Terms of service", "Cancel at no time"]), "pdf")
+    verdicts = runs(page, pdf)
+    assert verdicts[1].kind is Kind.CONTENT and "+ Cancel at no time" in (verdicts[1].diff or "")
 
 
 # -- PDF -----------------------------------------------------------------------------------------
@@ -210,9 +228,9 @@ def test_pdf_text_is_read_page_by_page_and_a_changed_word_is_a_line_diff() -> No
 
 
 @pytest.mark.parametrize(("body", "why"), [
-    (encrypted_pdf(["secret"]), "unsupported: an encrypted PDF"),
-    (b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "unsupported: an unreadable PDF"),
-    (minimal_pdf([]), "unsupported: the PDF has no text"),
+    (encrypted_pdf(["secret"]), "unsupported: PDF: encrypted (it needs a password)"),
+    (b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "unsupported: PDF: unreadable ("),
+    (minimal_pdf([]), "unsupported: PDF: no text in 1 page (scanned images?)"),
 ])
 def test_an_encrypted_broken_or_textless_pdf_is_an_error(body: bytes, why: str) -> None:
     verdict = observe(document(body, "pdf"), None, COMPARISONS)

@@ -100,8 +100,9 @@ class ContentPart:
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
-        #: how the text was read: None for a page's visible text, else the document's content
-        #: type ("text", "json", "pdf": core/documents.py)
+        #: how the text was read: "html" (a page's visible text) or a document's content type
+        #: ("text", "json", "pdf": core/documents.py); None: stored before content types, by a
+        #: version that read every response as a page
         self.reading = reading
         self._page = page
         self._raw_hash = raw_hash
@@ -119,7 +120,8 @@ class ContentPart:
     @classmethod
     def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool) -> ContentPart:
         """A whole page's part: its body hashed now, read only if that is not the stored one."""
-        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines))
+        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines),
+                   reading="html")
 
     @property
     def page(self) -> _Page | None:
@@ -268,7 +270,7 @@ class ContentComparison:
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
         reading = obs.options.get("content_type")
-        return ContentPart.of(visible, reading if obs.html is None and reading in DOCUMENT_TYPES else None)
+        return ContentPart.of(visible, reading if obs.html is None and reading in DOCUMENT_TYPES else "html")
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -282,7 +284,7 @@ class ContentComparison:
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
         if old is not None and old.reading != new.reading:
-            old = None  # read another way: a new baseline (compare), judged on its own
+            old = None  # read another way (a server now says PDF): judged on its own
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
         if old is not None and old.raw_hash == new.raw_hash:
@@ -302,10 +304,11 @@ class ContentComparison:
         return None
 
     def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
-        if old.reading != new.reading:
-            # The page is read another way (a text file was read as HTML before content types,
-            # a server now says JSON): its text cannot be compared with the old reading's, and
-            # the new one becomes the baseline, silently, as an edited watch's does.
+        if old.reading is None and new.reading in DOCUMENT_TYPES:
+            # Stored before content types, when a text file, a JSON document or a PDF was read as
+            # a page (a text file's lines collapsed into one): the new reading cannot be compared
+            # with that one, and becomes the baseline, silently, once. A document read another
+            # way since (a page that a server now serves as a PDF) is compared as any text.
             return Difference(Status.NONE, keep=new)
         if old.case_folded:
             return self._compare_case_folded(old, new, context)
@@ -370,7 +373,7 @@ class ContentComparison:
         if part.case_folded:
             data["case_folded"] = True
         if part.reading is not None:
-            data["reading"] = part.reading
+            data["reading"] = part.reading  # even "html": a part without it was stored before content types
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
