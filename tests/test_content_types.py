@@ -146,3 +146,29 @@ def test_type_and_json_enter_the_spec_and_leave_other_watches_specs_as_they_were
 def test_defaults_may_give_a_type() -> None:
     w = parse_watchlist({"defaults": {"type": "text"}, "watches": [{"url": "https://a.example/x"}]})[0]
     assert w.type == "text"
+
+
+def test_a_type_from_the_defaults_and_a_watchs_html_options_do_not_go_together() -> None:
+    with pytest.raises(WatchlistError) as caught:
+        parse_watchlist({"defaults": {"type": "pdf"}, "watches": [{"url": "https://a.example/x", "key": "x",
+                                                                   "fields": {"a": "p"}}]})
+    assert str(caught.value) == "watchlist: watch #1 (x): fields read HTML pages, not a pdf document"
+
+
+@pytest.mark.parametrize("path", ["/a~2b", "a..b", ".a", "/", "/items/0/id", "a.b.0", "/a~0b~1c"])
+def test_the_schema_and_the_crawl_agree_on_json_paths(path: str) -> None:
+    import json as json_module
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json_module.loads((Path(__file__).parents[1] / "changewatch" / "watchlist.schema.json").read_text())
+    document = {"watches": [{"url": "https://a.example/x", "json": {"fields": [path]}}]}
+    schema_ok = not list(jsonschema.Draft202012Validator(schema).iter_errors(document))
+    try:
+        parse_watchlist(document)
+    except WatchlistError:
+        crawl_ok = False
+    else:
+        crawl_ok = True
+    assert schema_ok == crawl_ok

@@ -19,6 +19,7 @@ from ..middlewares.vantage import Vantage, parse_vantage
 from .watchlist_errors import describe_watch, problems
 from .watchlist_model import (
     DEFAULT_OPTIONS,
+    HTML_OPTIONS,
     WATCH_OPTIONS,
     EntitiesModel,
     JsonLdModel,
@@ -26,6 +27,7 @@ from .watchlist_model import (
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
+    html_options_conflict,
 )
 
 __all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS",
@@ -169,14 +171,18 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
         raise WatchlistError(f"{source}: nested too deeply to be a watchlist") from None
     watches = [_watch(document.defaults, model) for model in document.watches]
     seen: dict[str, int] = {}
-    duplicates: list[str] = []
+    found: list[str] = []  # problems only the merged options show, and duplicate keys
     for i, watch in enumerate(watches):
+        given = [name for name in HTML_OPTIONS if getattr(watch, name)]
+        if why := html_options_conflict(watch.type, watch.json is not None, given):  # with the defaults' options
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
+            continue
         if watch.key in seen:
-            duplicates.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
-                              f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
+                         f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
         seen.setdefault(watch.key, i)
-    if duplicates:
-        raise WatchlistError("\n".join(duplicates))
+    if found:
+        raise WatchlistError("\n".join(found))
     return watches
 
 

@@ -8,6 +8,8 @@ region; a jsonld.key needs a jsonld.type), except these, which only the crawl ch
 
 - a CSS/XPath selector (``fields``, ``entities``) or ``region`` compiles;
 - two watches have different keys (a given key, or the canonical URL);
+- a watch's `type` or `json` and the options `defaults` give it that read HTML pages (`region`,
+  `fields`, `entities`, `jsonld`) go together (given in the watch itself, the schema checks it);
 - no mapping names a key twice (the YAML/JSON parser refuses it, before the model);
 - a mapping's names are text: a YAML name read as a boolean, null or decimal number (``yes:``,
   ``1.5:``) is refused, and any number as a header or cookie name (a whole number is a field or kind
@@ -51,8 +53,8 @@ from ..middlewares.vantage import (
     parse_vantage,
 )
 
-__all__ = ["EntitiesModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel", "WatchModel", "WatchOptionsModel",
-           "WatchlistModel", "watchlist_schema"]
+__all__ = ["HTML_OPTIONS", "EntitiesModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel", "WatchModel",
+           "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -203,13 +205,15 @@ class EntitiesModel(BaseModel):
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
 
+#: a JSON Pointer (~ escapes only ~0 and ~1), or dotted names, none empty
+JSON_PATH_PATTERN = r"^(?:/(?:[^~]|~[01])*|[^./][^.]*(?:\.[^.]+)*)$"
 JsonPath = Annotated[StrictStr, AfterValidator(check_path), WithJsonSchema(
-    {"type": "string", "minLength": 1, "pattern": r"^(/|[^.]+(\.[^.]+)*$)"}), Field(
+    {"type": "string", "minLength": 1, "pattern": JSON_PATH_PATTERN}), Field(
     description="A dotted path (`product.price`, `items.0.id`) or a JSON Pointer (`/items/0/id`)",
     examples=["product.price", "/items/0/id"])]
+_JSON_PATH_SCHEMA = {"type": "string", "minLength": 1, "pattern": JSON_PATH_PATTERN}
 JsonPaths = Annotated[list[JsonPath], BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
-    {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string", "minLength": 1},
-                                                     "minItems": 1}]})]
+    {"anyOf": [_JSON_PATH_SCHEMA, {"type": "array", "items": _JSON_PATH_SCHEMA, "minItems": 1}]})]
 
 
 class JsonEntitiesModel(BaseModel):
@@ -227,7 +231,7 @@ class JsonModel(BaseModel):
     """Fields and an entity set of a JSON document, by path."""
 
     model_config = ConfigDict(**_strict("JSON fields"), json_schema_extra={"anyOf": [
-        {"required": ["fields"]}, {"required": ["entities"]}]})
+        {"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in ("fields", "entities")]})
     fields: JsonPaths | None = Field(None, description="Paths of tracked values, each a field named as written",
                                      examples=[["product.price", "/items/0/id"]])
     entities: JsonEntitiesModel | None = Field(None, description="An entity set from an array")
@@ -241,6 +245,13 @@ class JsonModel(BaseModel):
 
 #: options that read an HTML page (selectors, structured data): not for another declared type
 HTML_OPTIONS = ("region", "jsonld", "fields", "entities")
+
+
+def html_options_conflict(declared: str | None, has_json: bool, html_options: list[str]) -> str | None:
+    """Why options that read HTML pages cannot go with the declared type or `json` (None: they can)."""
+    if html_options and (declared not in (None, "html") or has_json):
+        return f"{', '.join(html_options)} read HTML pages, not a {declared or 'json'} document"
+    return None
 
 
 class WatchOptionsModel(BaseModel):
@@ -288,10 +299,9 @@ class WatchModel(WatchOptionsModel):
     def _options_of_its_type(self) -> WatchModel:
         if self.json_ is not None and self.type not in (None, "json"):
             raise ValueError(f"json needs type json, not {self.type}")
-        if self.type not in (None, "html") or self.json_ is not None:
-            given = [name for name in HTML_OPTIONS if getattr(self, name)]
-            if given:
-                raise ValueError(f"{', '.join(given)} read HTML pages, not a {self.type or 'json'} document")
+        given = [name for name in HTML_OPTIONS if getattr(self, name)]
+        if why := html_options_conflict(self.type, self.json_ is not None, given):
+            raise ValueError(why)
         return self
     url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
         {"type": "string", "pattern": URL_PATTERN})] = Field(
