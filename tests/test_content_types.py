@@ -25,6 +25,9 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
     ("application/json", b"<html>not json</html>", "https://a.example/", "json"),  # the header wins
     ("text/plain; charset=utf-8", b"a\nb", "https://a.example/notes", "text"),
     ("text/plain", b'{"a": 1}', "https://raw.example/data.json", "json"),  # raw file hosts say text/plain
+    ("text/plain", b"<!DOCTYPE html>\n<html><p>x</p></html>", "https://a.example/", "html"),
+    ("text/plain", b"<html lang=en>", "https://a.example/", "html"),
+    ("text/plain", b"<b>bold</b> is how you write bold", "https://a.example/", "text"),
     ("text/markdown", b"# x", "https://a.example/", "text"), ("text/csv", b"a,b", "https://a.example/", "text"),
     ("application/pdf", b"%PDF-1.4", "https://a.example/x", "pdf"),
     ("image/png", PNG, "https://a.example/i.png", BINARY),

@@ -9,6 +9,7 @@ A new type is one more entry in the tables below and one more branch where
 from __future__ import annotations
 
 import codecs
+import re
 from urllib.parse import urlsplit
 
 from .selectors import binary_body
@@ -35,6 +36,7 @@ _GENERIC = frozenset({"", "application/octet-stream", "binary/octet-stream", "ap
 _SUFFIXES = {".json": "json", ".txt": "text", ".md": "text", ".markdown": "text", ".csv": "text",
              ".pdf": "pdf"}
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_HTML_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
 
 
 def media_type(content_type: str | bytes | None) -> str:
@@ -86,7 +88,8 @@ def _by_suffix(url: str) -> str | None:
 
 def detect_type(content_type: str | bytes | None, body: bytes, url: str) -> str:
     """``html``, ``json``, ``text``, ``pdf`` or :data:`BINARY`: the Content-Type header first
-    (``text/plain`` gives way to a ``.json`` URL: raw file hosts serve everything as text), then
+    (``text/plain`` gives way to a ``.json`` URL, as raw file hosts serve everything as text, and
+    to a body that starts as an HTML document does), then
     the body's first bytes (a BOM, ``{``/``[``, ``%PDF-``, ``<``, binary magic), then the URL's
     suffix (``.txt``, ``.md``, ``.csv``, ``.json``, ``.pdf``); else ``html``, as before types.
 
@@ -98,8 +101,10 @@ def detect_type(content_type: str | bytes | None, body: bytes, url: str) -> str:
     media = media_type(content_type)
     if media not in _GENERIC:
         kind = _by_media_type(media)
-        if kind == "text" and media == "text/plain" and _by_suffix(url) == "json":
+        if media == "text/plain" and _by_suffix(url) == "json":
             return "json"
+        if media == "text/plain" and _HTML_START.match(body[:256]):
+            return "html"  # a misconfigured server's page: its markup is not what anyone watches
         if kind is not None:
             return kind
         # an application/* type no reader knows: what its body is decides, else it is binary
