@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from changewatch.core.documents import JSON_MAX_BYTES
 
@@ -23,15 +20,6 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(200))
 #: 50 MB of small objects: 1 s and ~600 MB to parse, were it parsed
 BIG = b"[" + b",".join(b'{"id": %d, "name": "item %d"}' % (i, i) for i in range(1_370_000)) + b"]"
 MAXSIZE = ("-s", f"DOWNLOAD_MAXSIZE={64 * 1024 * 1024}", "-s", f"DOWNLOAD_WARNSIZE={64 * 1024 * 1024}")
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def product(price: float, reordered: bool = False) -> bytes:
