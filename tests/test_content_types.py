@@ -175,3 +175,18 @@ def test_the_schema_and_the_crawl_agree_on_json_paths(path: str) -> None:
     else:
         crawl_ok = True
     assert schema_ok == crawl_ok
+
+
+JSON_FEED = b'{"version": "https://jsonfeed.org/version/1.1", "items": [{"id": "1", "title": "One"}]}'
+RSS = b'<?xml version="1.0"?><rss version="2.0"><channel><item><guid>a</guid><title>A</title></item></channel></rss>'
+
+
+def test_feeds_are_told_apart_first_and_a_declared_type_wins() -> None:
+    obs, _ = observe_watch(watch(), response(JSON_FEED, "application/json"))
+    assert obs.options["entities_spec"] == "feed" and obs.entities and obs.body is None
+    obs, _ = observe_watch(watch(type="json"), response(JSON_FEED, "application/json"))
+    assert obs.options["content_type"] == "json" and obs.entities is None and obs.body == JSON_FEED
+    obs, _ = observe_watch(watch(type="feed"), response(RSS, "text/plain"))
+    assert obs.options["entities_spec"] == "feed" and obs.entities and obs.entities[0]["key"]
+    obs, _ = observe_watch(watch(type="text"), response(RSS, "application/rss+xml"))
+    assert obs.options["content_type"] == "text" and obs.entities is None

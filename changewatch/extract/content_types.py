@@ -3,7 +3,8 @@ its first bytes and its URL: cheap enough for the crawl's thread (nothing is dec
 here; JSON, text and PDFs are read in the worker, core/documents.py).
 
 A new type is one more entry in the tables below and one more branch where
-:func:`changewatch.spiders.watch.observe_watch` dispatches on it.
+:func:`changewatch.spiders.watch.observe_watch` dispatches on it. Feeds (RSS, Atom, JSON Feed)
+are told apart before these tables are asked, by :func:`changewatch.extract.feeds.is_feed`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .selectors import binary_body
 __all__ = ["BINARY", "DECLARED_TYPES", "detect_type", "media_type"]
 
 #: the values of a watch's ``type`` option
-DECLARED_TYPES = ("html", "json", "text", "pdf", "bytes")
+DECLARED_TYPES = ("html", "json", "feed", "text", "pdf", "bytes")
 #: what :func:`detect_type` says of a response no reader takes (images, archives, binaries)
 BINARY = "binary"
 

@@ -16,6 +16,7 @@ from twisted.python.failure import Failure
 from .. import meta
 from ..core.documents import json_too_large
 from ..extract.content_types import BINARY, detect_type, media_type
+from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from ..extract.observe import describe_failure, failed_url
 from ..extract.page import Page, given_encoding
 from ..extract.selectors import binary_body
@@ -26,7 +27,7 @@ from ..runtime.stats import Stats
 from .sources import WatchlistSource, read_watchlist
 from .watchlist import Watch, WatchlistError
 
-__all__ = ["WatchSpider", "observe_watch", "watch_specs"]
+__all__ = ["WatchSpider", "observe_feed", "observe_watch", "watch_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +55,36 @@ def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
     return fields, entities
 
 
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
+
+
+def observe_feed(watch: Watch, response: Response) -> Observation:
+    """*watch* observed in a feed *response*: its entries as an entity set, with no options needed.
+    A body that is not a feed after all (HTML served as RSS, broken XML) is an ``error``."""
+    options = {**watch.options(), "kinds": {**FEED_KINDS, **watch.kinds},
+               # how the entities were read: another reading (a selector, a JSON path) starts afresh
+               "entities_spec": "feed"}
+    obs = Observation(key=watch.key, url=response.url, options=options)
+    try:
+        obs.entities = parse_feed(response.body, url=response.url, content_type=_content_type(response))
+    except FeedError as exc:
+        obs.error = str(exc)
+    return obs
+
+
 def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks. The
-    response is read as its content type says (the watch's ``type``, else detect_type): an HTML
-    page here, any other document in the worker (observe_document)."""
+    response is read as its content type says (the watch's ``type``; else a feed when is_feed says
+    so, else detect_type): an HTML page or a feed here, any other document in the worker
+    (observe_document)."""
+    declared = watch.type or ("json" if watch.json is not None else None)
+    content_type = _content_type(response)
+    if declared == "feed" or (declared is None and watch.compares_text and is_feed(content_type, response.body)):
+        return observe_feed(watch, response), 0
     if watch.reads_html:
         return _observe_page(watch, response)
-    declared = watch.type or ("json" if watch.json is not None else None)
-    content_type = response.headers.get(b"Content-Type")
     kind = declared or detect_type(content_type, response.body, response.url)
     if kind == "html":
         return _observe_page(watch, response)

@@ -36,7 +36,7 @@ ACCEPTS = {
     "kinds": "a mapping of field name: kind (at least one)", "kinds.*": f"one of {', '.join(sorted(FIELD_KINDS))}",
     "proxy": "an http(s) URL such as http://user:pass@proxy.example:8080", "headers": _PAIRS, "cookies": _PAIRS,
     "accept_language": "an Accept-Language value such as 'de-CH,de;q=0.9'",
-    "type": "one of html, json, text, pdf, bytes", "json": "a mapping with fields and/or entities",
+    "type": "one of html, json, feed, text, pdf, bytes", "json": "a mapping with fields and/or entities",
     "json.fields": "a path or a non-empty list of paths (dotted, or a JSON Pointer starting with /)",
     "json.entities": "a mapping with key and optionally path and fields",
 }

@@ -273,7 +273,7 @@ class WatchOptionsModel(BaseModel):
     kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
-    type: Literal["html", "json", "text", "pdf", "bytes"] | None = Field(
+    type: Literal["html", "json", "feed", "text", "pdf", "bytes"] | None = Field(
         None, description="How to read the response (default: from its Content-Type, its first bytes, its URL)")
     # `json`, which would shadow BaseModel.json
     json_: JsonModel | None = Field(None, alias="json", description="Fields and an entity set of a JSON document, "
