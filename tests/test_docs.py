@@ -37,8 +37,9 @@ def used_stats() -> set[str]:
     stats.add("changewatch/entities/duplicates")
     # an edited watch re-baselines what it reads another way (Difference.counters)
     stats |= {f"changewatch/{name}/rebaselined" for name in ("fields", "content", "entities")}
-    offload = (ROOT / "changewatch" / "runtime" / "offload.py").read_text(encoding="utf-8")
-    stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', offload)}
+    for module in ("runtime/offload.py", "core/verdict.py"):
+        text = (ROOT / "changewatch" / module).read_text(encoding="utf-8")
+        stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', text)}
     return stats
 
 

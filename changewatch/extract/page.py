@@ -18,7 +18,7 @@ from .selectors import SelectorError, binary_body, select, select_value, value_o
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 
-__all__ = ["Extraction", "Page"]
+__all__ = ["Extraction", "Page", "given_encoding"]
 
 
 @dataclass(slots=True)
@@ -252,12 +252,12 @@ class Page:
             if self._text is not None:
                 obs.html = self._text
             else:
-                obs.html, obs.encoding = self.response.body, _given_encoding(self.response)
+                obs.html, obs.encoding = self.response.body, given_encoding(self.response)
         obs.error = extraction.error
         return obs
 
 
-def _given_encoding(response: TextResponse) -> str | None:
+def given_encoding(response: TextResponse) -> str | None:
     """The encoding *response* was created with, or the charset of its Content-Type header."""
     given = getattr(response, "_encoding", None)  # TextResponse(encoding=...): Scrapy's own attribute
     if isinstance(given, str) and given:

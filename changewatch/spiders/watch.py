@@ -9,14 +9,17 @@ from typing import Any
 
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
+from ..core.documents import json_too_large
+from ..extract.content_types import BINARY, detect_type, media_type
 from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from ..extract.observe import describe_failure, failed_url
-from ..extract.page import Page
+from ..extract.page import Page, given_encoding
+from ..extract.selectors import binary_body
 from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
 from ..runtime.config import ChangewatchConfig
@@ -72,9 +75,23 @@ def observe_feed(watch: Watch, response: Response) -> Observation:
 
 
 def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
-    if watch.compares_text and is_feed(_content_type(response), response.body):
+    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks. The
+    response is read as its content type says (the watch's ``type``; else a feed when is_feed says
+    so, else detect_type): an HTML page or a feed here, any other document in the worker
+    (observe_document)."""
+    declared = watch.type or ("json" if watch.json is not None else None)
+    content_type = _content_type(response)
+    if declared == "feed" or (declared is None and watch.compares_text and is_feed(content_type, response.body)):
         return observe_feed(watch, response), 0
+    if watch.reads_html:
+        return _observe_page(watch, response)
+    kind = declared or detect_type(content_type, response.body, response.url)
+    if kind == "html":
+        return _observe_page(watch, response)
+    return observe_document(watch, response, kind, media_type(content_type)), 0
+
+
+def _observe_page(watch: Watch, response: Response) -> tuple[Observation, int]:
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
@@ -85,6 +102,37 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
     # Watches compared by fields do not compare their text: only the region's presence matters.
     obs.html = None
     return obs, page.invalid_jsonld_blocks
+
+
+def observe_document(watch: Watch, response: Response, kind: str, media: str) -> Observation:
+    """An observation carrying the response's bytes, to be read in the worker as *kind* says
+    (core/documents.py; "bytes": hashed whole, core/comparisons/bytes.py). Only what the first
+    bytes and the size tell is decided here, on the crawl's thread."""
+    options = {**watch.options(), "content_type": kind}
+    obs = Observation(key=watch.key, url=response.url, options=options)
+    body = response.body
+    if kind == BINARY:
+        what = binary_body(body) or "binary data"
+        obs.error = (f"unsupported: {media or 'no Content-Type'} ({what}); `type: bytes` watches its hash and size")
+    elif kind != "bytes" and (not body or body.isspace()):
+        obs.error = "empty: the response body is empty"
+    elif kind in ("json", "text") and (binary := binary_body(body)):
+        obs.error = f"unsupported: {binary}, not {kind} (Content-Type: {media or 'none'})"
+    elif kind == "json":
+        obs.error = json_too_large(len(body))  # not even shipped to a worker
+    if obs.error:
+        return obs
+    obs.body = body
+    obs.encoding = given_encoding(response) if isinstance(response, TextResponse) else None
+    if kind == "json" and watch.json is not None:
+        spec = watch.json
+        obs.options["json"] = spec.options()
+        obs.options["kinds"] = dict(watch.kinds)
+        if spec.fields:  # how each field is read: an edited path starts afresh (issue 11, item 6)
+            obs.options["field_specs"] = {path: f"json:{path}" for path in spec.fields}
+        if spec.entities is not None:
+            obs.options["entities_spec"] = f"json:{spec.entities.path or ''}|{spec.entities.key}"
+    return obs
 
 
 def _runtime_expected(crawler: Crawler) -> bool:

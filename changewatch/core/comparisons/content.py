@@ -10,6 +10,7 @@ from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
 from ..diff import line_diff
+from ..documents import DOCUMENT_TYPES
 from ..normalise import (
     RegionError,
     VisibleText,
@@ -127,21 +128,26 @@ class ContentPart:
     read that way (:meth:`ContentComparison.compare`).
 
     *spec* says how the text was read (:func:`text_spec`; None: a part stored before specs were
-    kept): a text read another way is not compared with it."""
+    kept): a text read another way is not compared with it. *reading* says what the response
+    was read as: "html" (a page's visible text) or a document's content type ("text", "json",
+    "pdf": core/documents.py); None: stored before content types, when every response was read
+    as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_visible", "body_hash", "case_folded", "spec")
+                 "_visible", "body_hash", "case_folded", "reading", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
-                 body_hash: str | None = None, case_folded: bool = False, spec: str | None = None):
+                 body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
+                 reading: str | None = None):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
         self.spec = spec
+        self.reading = reading
         self._page = page
         self._raw_hash = raw_hash
         self._content_hash = content_hash
@@ -152,8 +158,8 @@ class ContentPart:
         self._visible = visible
 
     @classmethod
-    def of(cls, visible: VisibleText, spec: str | None = None) -> ContentPart:
-        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec)
+    def of(cls, visible: VisibleText, spec: str | None = None, reading: str | None = None) -> ContentPart:
+        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec, reading=reading)
 
     @classmethod
     def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool, spec: str | None = None,
@@ -162,7 +168,7 @@ class ContentPart:
         Reading it may raise TextOptionsError (an ignore pattern over its time budget)."""
         key = options.key(url) if options is not None else ""
         return cls(page=_Page(html, encoding, sort_lines, options, url),
-                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec)
+                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec, reading="html")
 
     @property
     def page(self) -> _Page | None:
@@ -228,20 +234,22 @@ class ContentPart:
         form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, spec=self.spec)
+                           body_hash=body_hash, spec=self.spec, reading=self.reading)
 
-    def with_spec(self, spec: str | None) -> ContentPart:
-        """This part, said to be read as *spec* (a part kept across an upgrade that added specs)."""
+    def with_spec(self, spec: str | None, reading: str | None) -> ContentPart:
+        """This part, said to be read as *spec* and *reading* (a part kept across an upgrade that
+        added specs or readings)."""
         return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
                            length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec)
+                           page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
+                           reading=reading)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.spec) == (
-            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.spec)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.spec, self.reading) == (
+            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.spec, other.reading)
 
     def __hash__(self) -> int:
         return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.spec))
@@ -327,7 +335,8 @@ class ContentComparison:
             raise Unobservable(why)
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
-        return ContentPart.of(visible, spec)
+        reading = obs.options.get("content_type")
+        return ContentPart.of(visible, spec, reading if obs.html is None and reading in DOCUMENT_TYPES else "html")
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -348,7 +357,8 @@ class ContentComparison:
     def _check(self, old: ContentPart | None, new: ContentPart) -> str | None:
         # A text read another way (the watch was edited) is a new one: it did not collapse from the
         # old one, and passed no check as it. The old text still says which phrases are the page's.
-        fresh = old is not None and respecified(old.spec, new.spec)
+        # So is a text read as another type (a server now serves the page as a PDF).
+        fresh = old is not None and (respecified(old.spec, new.spec) or old.reading != new.reading)
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
         if old is not None and not fresh and old.raw_hash == new.raw_hash:
@@ -374,10 +384,18 @@ class ContentComparison:
             # a new watch's would, and is kept as read now (the page is read even if its body is
             # the stored one's).
             return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
+        if old.reading is None and new.reading in DOCUMENT_TYPES:
+            # Stored before content types, when a text file, a JSON document or a PDF was read as
+            # a page (a text file's lines collapsed into one): the new reading cannot be compared
+            # with that one, and becomes the baseline, silently, once. A document read as another
+            # type since (a page that a server now serves as a PDF) is compared as any text.
+            return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
         difference = self._compare(old, new, context)
         kept = difference.keep
-        if kept is not None and kept.spec != new.spec:  # a part stored before specs: now it has one
-            return Difference(difference.status, difference.members, kept.with_spec(new.spec), difference.counters)
+        if kept is not None and (kept.spec, kept.reading) != (new.spec, new.reading):
+            # a part stored before specs or readings: now it has them
+            return Difference(difference.status, difference.members, kept.with_spec(new.spec, new.reading),
+                              difference.counters)
         return difference
 
     def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
@@ -445,6 +463,8 @@ class ContentComparison:
             data["case_folded"] = True
         if part.spec is not None:
             data["spec"] = part.spec
+        if part.reading is not None:
+            data["reading"] = part.reading  # even "html": a part without it was stored before content types
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
@@ -456,4 +476,4 @@ class ContentComparison:
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
                            length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
                            case_folded=version < 3 or bool(data.get("case_folded")),
-                           spec=spec if isinstance(spec, str) else None)
+                           spec=spec if isinstance(spec, str) else None, reading=data.get("reading"))
