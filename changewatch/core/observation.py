@@ -54,3 +54,7 @@ class Observation:
     #: a page compared by its text is shipped to the worker as the bytes it came in, and decoded
     #: there. None: a BOM or the page's own declaration, else UTF-8 or windows-1252.
     encoding: str | None = None
+    #: the URL the request started at, when only permanent redirects (every hop a 301 or a 308)
+    #: led to ``url``: the thing moved there. None: no redirect, or a temporary one on the way.
+    #: The first observation that moves a known key is reported as ``moved`` (once).
+    moved_from: str | None = None
