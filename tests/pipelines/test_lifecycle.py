@@ -12,6 +12,7 @@ from scrapy.http import HtmlResponse, Request
 
 from changewatch.core.comparisons import Kind
 from changewatch.extract.observe import moved_from
+from changewatch.extract.page import Page
 from changewatch.items import as_observation
 from changewatch.pipelines.lifecycle import gone_error, missing_runs
 from changewatch.store import StoredState
@@ -228,3 +229,8 @@ def test_moved_from_is_none_when_the_redirects_came_back_and_strips_credentials(
 def test_an_item_may_say_where_it_moved_from() -> None:
     observation = as_observation({"key": "k", "url": NEW, "moved_from": OLD, "fields": {"a": 1}})
     assert observation is not None and observation.moved_from == OLD
+
+
+def test_a_page_observed_after_a_permanent_redirect_says_where_it_started() -> None:
+    assert Page(redirected(301)).observe("k", text=True).moved_from == OLD
+    assert Page(redirected(302)).observe("k", text=True).moved_from is None
