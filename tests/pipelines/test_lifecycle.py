@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 from scrapy.http import HtmlResponse, Request
 
+from changewatch.cli_changes import parse_kinds
 from changewatch.core.comparisons import Kind
 from changewatch.extract.observe import moved_from
 from changewatch.extract.page import Page
+from changewatch.feeds import KindFilter
 from changewatch.items import as_observation
 from changewatch.pipelines.lifecycle import gone_error, missing_runs
 from changewatch.store import StoredState
@@ -234,3 +236,9 @@ def test_an_item_may_say_where_it_moved_from() -> None:
 def test_a_page_observed_after_a_permanent_redirect_says_where_it_started() -> None:
     assert Page(redirected(301)).observe("k", text=True).moved_from == OLD
     assert Page(redirected(302)).observe("k", text=True).moved_from is None
+
+
+def test_moved_and_recovered_can_be_routed_and_listed() -> None:
+    assert KindFilter({"item_filter_kinds": "moved,recovered"}).accepts({"kind": "moved", "key": "k"})
+    assert not KindFilter({"item_filter_kinds": ["recovered"]}).accepts({"kind": "error", "key": "k"})
+    assert parse_kinds(["moved", "recovered,error"]) == ("moved", "recovered", "error")
