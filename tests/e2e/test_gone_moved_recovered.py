@@ -7,41 +7,18 @@ the same way. A permanent redirect is one ``moved`` record, and the watch compar
 URL against its old baseline; a temporary redirect is no move. The failure counts are kept in
 the store: the gone crawl runs on SQLite and on PostgreSQL.
 """
+# ruff: noqa: F811 -- the store fixtures of tests/store/conftest.py, imported to be requested by name
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
+from ..store.conftest import postgresql_store_uri, sqlite_store_uri, store_uri  # noqa: F401
 from .crawl import Crawler, CrawlResult, by_key
 from .hostile import HostileSite, good_page, hang, page, redirect
 
 # a timeout is a timeout on the first try: no retries to wait for
 QUICK = ("-s", "DOWNLOAD_TIMEOUT=2", "-s", "RETRY_ENABLED=False")
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'state.db'}"
-        return
-    name, uri = postgresql_schema_uri()
-    try:
-        yield uri
-    finally:
-        drop_postgresql_schema(name)
 
 
 def ok(result: CrawlResult) -> dict[str, dict]:
@@ -50,13 +27,13 @@ def ok(result: CrawlResult) -> dict[str, dict]:
 
 
 def test_gone_then_recovered_and_a_timeout_streak_then_recovered(site: HostileSite, tmp_path: Path,
-                                                                 store: str) -> None:
+                                                                 store_uri: str) -> None:
     edited = good_page("edited").replace(b"paragraph 5 says something stable",
                                          b"paragraph 5 now says something new")
     site.good.update({"/same": page(good_page("same")), "/edited": page(good_page("edited")),
                       "/slow": page(good_page("slow"))})
     crawler = Crawler(tmp_path, [{"key": key, "url": f"{site.base}/{key}"} for key in ("same", "edited", "slow")],
-                      store=store)
+                      store=store_uri)
     assert ok(crawler.run(*QUICK)) == {}  # baselines
 
     site.good["/same"] = page(b"<h1>Not found</h1>", 404)
