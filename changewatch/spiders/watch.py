@@ -14,7 +14,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
-from ..extract.observe import describe_failure, failed_url
+from ..extract.observe import describe_failure, failed_url, moved_from
 from ..extract.page import Page
 from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
@@ -143,6 +143,8 @@ class WatchSpider(scrapy.Spider):
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
         obs, invalid_jsonld = observe_watch(watch, response)
+        # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
+        obs.moved_from = obs.moved_from or moved_from(response)
         if invalid_jsonld:
             self.cw_stats.inc("jsonld_invalid_blocks", invalid_jsonld)
         self.cw_stats.inc("error" if obs.error else "observed")
