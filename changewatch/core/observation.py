@@ -61,3 +61,7 @@ class Observation:
     #: read in the worker (core/documents.py) as ``options["content_type"]`` says, or a file
     #: compared by its hash and size alone (``content_type`` "bytes", comparisons/bytes.py)
     body: bytes | None = None
+    #: the URL the request started at, when only permanent redirects (every hop a 301 or a 308)
+    #: led to ``url``: the thing moved there. None: no redirect, or a temporary one on the way.
+    #: The first observation that moves a known key is reported as ``moved`` (once).
+    moved_from: str | None = None

@@ -14,6 +14,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from ..core.comparisons.base import spec_digest
 from ..items import Observation
+from .observe import moved_from
 from .selectors import SelectorError, binary_body, select, select_value, value_of
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
@@ -220,7 +221,8 @@ class Page:
                 kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
         """An Observation of this page under *key*: *fields* and *entities* extracted, and with
         *text* (or a *region*) the page's text compared too. Any problem becomes ``error``."""
-        obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}))
+        obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}),
+                          moved_from=moved_from(self.response))
         if (fields or entities is not None) and self.unsupported is None:
             self.text  # noqa: B018 -- decoded for the selectors: may find the body undecodable
         if self.unsupported:

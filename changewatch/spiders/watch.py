@@ -17,7 +17,7 @@ from .. import meta
 from ..core.documents import json_too_large
 from ..extract.content_types import BINARY, detect_type, media_type
 from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
-from ..extract.observe import describe_failure, failed_url
+from ..extract.observe import describe_failure, failed_url, moved_from
 from ..extract.page import Page, given_encoding
 from ..extract.selectors import binary_body
 from ..extract.specs import Entities, FieldSpec
@@ -213,6 +213,8 @@ class WatchSpider(scrapy.Spider):
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
         obs, invalid_jsonld = observe_watch(watch, response)
+        # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
+        obs.moved_from = obs.moved_from or moved_from(response)
         if invalid_jsonld:
             self.cw_stats.inc("jsonld_invalid_blocks", invalid_jsonld)
         self.cw_stats.inc("error" if obs.error else "observed")
