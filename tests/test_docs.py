@@ -35,8 +35,10 @@ def used_stats() -> set[str]:
     for comparison in load_comparisons():
         stats |= {f"changewatch/{comparison.name}/digested", f"changewatch/{comparison.name}/unobservable"}
     stats.add("changewatch/entities/duplicates")
-    offload = (ROOT / "changewatch" / "runtime" / "offload.py").read_text(encoding="utf-8")
-    stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', offload)}
+    for module in ("runtime/offload.py", *(f"core/comparisons/{m}.py" for m in ("content", "fields", "entities"))):
+        text = (ROOT / "changewatch" / module).read_text(encoding="utf-8")
+        stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', text)}
+    assert "changewatch/charset/undecodable_pages" in stats  # counted in the crawl and the worker alike
     return stats
 
 

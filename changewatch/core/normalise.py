@@ -249,8 +249,8 @@ def escape_undecodable(body: bytes, encoding: str, text: str) -> tuple[str, int]
     U+FFFD (every valid page but those that write it) is returned as it is, not decoded again."""
     if "\ufffd" not in text:
         return text, 0
-    _, bom = read_bom(body)
-    return charset.decode(body[len(bom):] if bom else body, encoding)
+    bom_encoding, bom = read_bom(body)  # a BOM wins over any declaration, as in w3lib
+    return charset.decode(body[len(bom):], bom_encoding) if bom_encoding and bom else charset.decode(body, encoding)
 
 
 def decode_page(html: str | bytes, encoding: str | None = None, *, like_scrapy: bool = False) -> str:

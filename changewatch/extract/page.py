@@ -9,15 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parsel import Selector
+from scrapy.crawler import Crawler
 from scrapy.http import Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
+from ..core.normalise import escape_undecodable
 from ..items import Observation
+from ..runtime.stats import Stats
 from .selectors import SelectorError, binary_body, select, select_value, value_of
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 
-__all__ = ["Extraction", "Page"]
+__all__ = ["Extraction", "Page", "count_undecodable"]
 
 
 @dataclass(slots=True)
@@ -37,11 +40,19 @@ class Extraction:
 def undecodable(response: TextResponse) -> str | None:
     """Why *response*'s text is garbage, when much of it did not decode (wrong or lying charset):
     comparing it would report a change that is only an encoding accident."""
-    text = response.text
-    bad = text.count("\ufffd")
+    return _garbage(*decoded_text(response), response.encoding)
+
+
+def decoded_text(response: TextResponse) -> tuple[str, int]:
+    """Scrapy's ``response.text`` with each byte that did not decode a character of its own
+    (changewatch.core.charset), not the same U+FFFD, and how many there were."""
+    return escape_undecodable(response.body, response.encoding, response.text)
+
+
+def _garbage(text: str, bad: int, encoding: str) -> str | None:
     if bad <= 16 or bad * 10 <= len(text):
         return None
-    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {response.encoding})"
+    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {encoding})"
 
 
 class Page:
@@ -65,6 +76,8 @@ class Page:
         elif not body or body.isspace():
             self.unsupported = "empty: the response body is empty"
         self._text: str | None = None
+        #: Bytes of the body that did not decode in its charset (known once ``text`` was read).
+        self.undecodable = 0
         self._selector: Selector | None = None
         self._structured: StructuredData | None = None
 
@@ -76,11 +89,11 @@ class Page:
             text = None
             if self.unsupported is None:
                 assert isinstance(self.response, TextResponse)
-                text = self.response.text
+                text, self.undecodable = decoded_text(self.response)
                 if not text.strip():
                     self.unsupported = "empty: the response body is empty"
                 else:
-                    self.unsupported = undecodable(self.response)
+                    self.unsupported = _garbage(text, self.undecodable, self.response.encoding)
             self._text = text or "<html></html>"
         return self._text
 
@@ -241,6 +254,15 @@ class Page:
                 obs.html, obs.encoding = self.response.body, _given_encoding(self.response)
         obs.error = extraction.error
         return obs
+
+
+def count_undecodable(crawler: Crawler, page: Page) -> None:
+    """``changewatch/charset/undecodable_pages``: a page decoded here (for its selectors) had
+    bytes its charset does not have. A page compared by its text is decoded, and counted, in
+    the worker (ContentComparison.counters)."""
+    if page.undecodable:
+        stats = Stats(crawler, "charset")
+        stats.inc("undecodable_pages")
 
 
 def _given_encoding(response: TextResponse) -> str | None:

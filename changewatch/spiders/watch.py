@@ -15,7 +15,7 @@ from twisted.python.failure import Failure
 
 from .. import meta
 from ..extract.observe import describe_failure, failed_url
-from ..extract.page import Page
+from ..extract.page import Page, count_undecodable
 from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
 from ..runtime.config import ChangewatchConfig
@@ -51,18 +51,19 @@ def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
     return fields, entities
 
 
-def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+def observe_watch(watch: Watch, response: Response) -> tuple[Observation, Page]:
+    """The observation of *watch* in *response*, and the page it was read from (its invalid
+    JSON-LD blocks and undecodable bytes, for stats)."""
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
-        return obs, 0
+        return obs, page
     fields, entities = watch_specs(watch)
     obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
                        options=watch.options())
     # Watches compared by fields do not compare their text: only the region's presence matters.
     obs.html = None
-    return obs, page.invalid_jsonld_blocks
+    return obs, page
 
 
 def _runtime_expected(crawler: Crawler) -> bool:
@@ -142,9 +143,9 @@ class WatchSpider(scrapy.Spider):
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
-        obs, invalid_jsonld = observe_watch(watch, response)
-        if invalid_jsonld:
-            self.cw_stats.inc("jsonld_invalid_blocks", invalid_jsonld)
+        obs, page = observe_watch(watch, response)
+        self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
+        count_undecodable(self.crawler, page)
         self.cw_stats.inc("error" if obs.error else "observed")
         yield obs
 

@@ -342,8 +342,9 @@ class ContentComparison:
     @staticmethod
     def _changed(old_text: str, new_text: str, dist: int, context: CompareContext) -> Difference:
         options = context.diff
-        diff = line_diff(old_text, new_text, context=options.context, max_lines=options.max_lines,
-                         max_chars=options.max_chars)
+        # An undecodable byte is shown as \x80: the character it is compared as has no glyph.
+        diff = charset.readable(line_diff(old_text, new_text, context=options.context, max_lines=options.max_lines,
+                                          max_chars=options.max_chars))
         return Difference(Status.CHANGED, {"distance": dist, "diff": diff})
 
     def _compare_case_folded(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
