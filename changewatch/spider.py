@@ -25,6 +25,7 @@ from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page, count_undecodable
 from .extract.specs import Entities, FieldSpec, as_fields
+from .guard import reports_refusals
 from .items import Observation
 from .middlewares.vantage import VantageError, vantage_from_setting
 from .runtime.stats import Stats
@@ -137,6 +138,7 @@ class ChangewatchSpider(scrapy.Spider):
         count_undecodable(self.crawler, page)
         return obs
 
+    @reports_refusals  # as a `refused:` error record
     def observation_failed(self, failure: Failure) -> Iterator[Observation]:
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]

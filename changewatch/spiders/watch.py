@@ -17,6 +17,7 @@ from .. import meta
 from ..extract.observe import describe_failure, failed_url
 from ..extract.page import Page, count_undecodable
 from ..extract.specs import Entities, FieldSpec
+from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
@@ -149,6 +150,7 @@ class WatchSpider(scrapy.Spider):
         self.cw_stats.inc("error" if obs.error else "observed")
         yield obs
 
+    @reports_refusals  # as a `refused:` error record
     def failed(self, failure: Failure) -> Iterator[Observation]:
         request = failure.request  # type: ignore[attr-defined]
         watch: Watch = request.meta[meta.WATCH]
