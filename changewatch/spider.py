@@ -23,7 +23,7 @@ from ._deprecated import module_getattr
 from .core.comparisons.content import NORMALISER_VERSION
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
-from .extract.page import Page, count_undecodable
+from .extract.page import Page, count_undecodable_page
 from .extract.specs import Entities, FieldSpec, as_fields
 from .guard import reports_refusals
 from .items import Observation
@@ -135,7 +135,7 @@ class ChangewatchSpider(scrapy.Spider):
                            text=text, region=region, kinds=kinds, options=options)
         self.cw_stats.inc("error" if obs.error else "observed")
         self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
-        count_undecodable(self.crawler, page)
+        count_undecodable_page(self.crawler, page)
         return obs
 
     @reports_refusals  # as a `refused:` error record

@@ -20,7 +20,7 @@ from .selectors import SelectorError, binary_body, select, select_value, value_o
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 
-__all__ = ["Extraction", "Page", "count_undecodable"]
+__all__ = ["Extraction", "Page", "count_undecodable_page"]
 
 
 @dataclass(slots=True)
@@ -256,7 +256,7 @@ class Page:
         return obs
 
 
-def count_undecodable(crawler: Crawler, page: Page) -> None:
+def count_undecodable_page(crawler: Crawler, page: Page) -> None:
     """``changewatch/charset/undecodable_pages``: a page decoded here (for its selectors) had
     bytes its charset does not have. A page compared by its text is decoded, and counted, in
     the worker (ContentComparison.counters)."""

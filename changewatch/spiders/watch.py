@@ -15,7 +15,7 @@ from twisted.python.failure import Failure
 
 from .. import meta
 from ..extract.observe import describe_failure, failed_url
-from ..extract.page import Page, count_undecodable
+from ..extract.page import Page, count_undecodable_page
 from ..extract.specs import Entities, FieldSpec
 from ..guard import reports_refusals
 from ..items import Observation
@@ -146,7 +146,7 @@ class WatchSpider(scrapy.Spider):
         watch: Watch = response.meta[meta.WATCH]
         obs, page = observe_watch(watch, response)
         self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
-        count_undecodable(self.crawler, page)
+        count_undecodable_page(self.crawler, page)
         self.cw_stats.inc("error" if obs.error else "observed")
         yield obs
 

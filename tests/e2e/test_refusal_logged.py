@@ -9,25 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from .crawl import Crawler, by_key, scrapy_env
 from .hostile import HostileSite, page
 
 LINE = "[changewatch.guard.middleware] WARNING: SSRF guard refused GET "
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    server.good["/"] = page(b"<html><body><p>internal</p></body></html>")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -43,6 +30,7 @@ def refusals(stderr: str) -> list[str]:
 
 
 def test_scrapy_shell_says_why_it_got_no_response(site: HostileSite, tmp_path: Path) -> None:
+    site.good["/"] = page(b"<html><body><p>internal</p></body></html>")
     proc = scrapy(tmp_path, "shell", "-c", "response", f"{site.base}/")
     assert proc.stdout.strip() == "None", proc.stdout
     assert refusals(proc.stderr) == [f"{site.base}/: loopback: 127.0.0.1"], proc.stderr[-3000:]
@@ -58,6 +46,7 @@ def test_scrapy_fetch_says_why_without_the_credentials(site: HostileSite, tmp_pa
 
 
 def test_a_watch_crawl_reports_the_refusal_as_a_record_not_a_warning(site: HostileSite, tmp_path: Path) -> None:
+    site.good["/"] = page(b"<html><body><p>internal</p></body></html>")
     crawler = Crawler(tmp_path, [{"key": "internal", "url": f"{site.base}/"}], allow_private=False)
     for run in (1, 2):
         result = crawler.run()

@@ -6,10 +6,7 @@ needed it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, page
@@ -17,15 +14,6 @@ from .hostile import HostileSite, page
 STAT = "changewatch/charset/undecodable_pages"
 BODY = ("<html><body><h1>Kettle 2000</h1><p class=price>Price: 5 {price}</p>"
         "<p>Boils a litre in two minutes.</p></body></html>")
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def serve(site: HostileSite, price: str) -> None:
