@@ -118,6 +118,8 @@ def test_observe_builds_an_observation() -> None:
         kinds={"stock": "availability"}, options={"threshold": 3})
     assert obs.key == "LMP-1" and obs.url == "https://shop.example/p/1" and obs.error is None
     assert obs.fields == {"price": "129.00", "stock": "In stock"}
+    specs = obs.options.pop("field_specs")  # how each field was read (tests/test_page_specs.py)
+    assert set(specs) == {"price", "stock"}
     assert obs.options == {"threshold": 3, "kinds": {"price": "price", "stock": "availability"}}
     assert obs.region == "main" and obs.html is not None and "In stock" in obs.html
 

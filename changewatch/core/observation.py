@@ -34,7 +34,9 @@ class Observation:
     ``error`` set means the thing could not be observed: reported, never a new baseline.
     ``html`` may be the response's bytes, decoded with ``encoding``.
     ``options`` tune the comparisons (``kinds``, ``threshold``, ``sort_lines``,
-    ``keep_params``/``drop_params``)."""
+    ``keep_params``/``drop_params``) and say how the page was read (``field_specs``: field name →
+    a short stable spec; ``entities_spec``): a field or entity set read another way than the
+    stored one starts afresh, silently (an edited watch)."""
 
     key: str
     url: str

@@ -90,8 +90,10 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
     """Compare a new snapshot with the last good one (*old*, None: there is none yet).
 
     Parts that only one side has are not compared (a watch that starts tracking a field starts
-    silently). The kind is that of the lowest-ranked comparison that found a change (field >
-    entities > content), else ``noise`` if one found only noise, else ``none``.
+    silently); nor is a part, or a field, read another way than the stored one (an edited
+    watch: each comparison's ``check`` and ``compare`` restart it silently). The kind is that of
+    the lowest-ranked comparison that found a change (field > entities > content), else
+    ``noise`` if one found only noise, else ``none``.
     """
     error = error or _first_problem(old, new, comparisons)
     if error:
@@ -100,6 +102,7 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
         return Verdict(Kind.BASELINE, keep=new)
     context = context or CompareContext()
     members: dict[str, Any] = {}
+    counters: dict[str, int] = {}
     changed: list[Comparison] = []
     noise = False
     kept: dict[str, Any] = dict(new.parts)
@@ -110,6 +113,8 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
         difference = comparison.compare(before, after, context)
         if difference.keep is not None:
             kept[comparison.name] = difference.keep
+        for event, count in difference.counters.items():
+            counters[f"{comparison.name}/{event}"] = counters.get(f"{comparison.name}/{event}", 0) + count
         if difference.status is Status.CHANGED:
             changed.append(comparison)
         noise |= difference.status is Status.NOISE
@@ -117,8 +122,8 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
     kind = changed[0].kind if changed else Kind.NOISE if noise else Kind.NONE
     keep = Snapshot(kept, old.foreign)
     if kind is Kind.NONE and keep == old:
-        return Verdict(kind, members)  # nothing to rewrite
-    return Verdict(kind, members, keep=keep)
+        return Verdict(kind, members, counters=counters)  # nothing to rewrite
+    return Verdict(kind, members, keep=keep, counters=counters)
 
 
 def _first_problem(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparison]) -> str | None:

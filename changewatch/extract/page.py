@@ -13,6 +13,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
+from ..core.comparisons.base import spec_digest
 from ..core.normalise import escape_undecodable
 from ..items import Observation
 from ..runtime.stats import Stats
@@ -25,12 +26,16 @@ __all__ = ["Extraction", "Page", "count_undecodable_page"]
 
 @dataclass(slots=True)
 class Extraction:
-    """Extracted raw values, their kinds, entities, and what went wrong (one message each)."""
+    """Extracted raw values, their kinds, entities, how each was read (``field_specs``,
+    ``entities_spec``: the observation's options of those names) and what went wrong (one
+    message each)."""
 
     fields: dict[str, Any] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
     entities: list[dict[str, Any]] | None = None
     errors: list[str] = field(default_factory=list)
+    field_specs: dict[str, str] = field(default_factory=dict)
+    entities_spec: str | None = None
 
     @property
     def error(self) -> str | None:
@@ -188,6 +193,7 @@ class Page:
                 result.errors.append(f"extraction: {owner}field {name!r}: {exc}")
                 continue
             result.fields[name] = value
+            result.field_specs[name] = spec.fingerprint()
             if spec.kind != "auto":
                 result.kinds[name] = spec.kind
             if value is None and spec.required:
@@ -212,6 +218,7 @@ class Page:
             result.errors.append(f"extraction: entities {spec.describe()} matched nothing")
             return
         result.kinds.update(spec.kinds())
+        result.entities_spec = spec.fingerprint()
         try:
             result.entities = [{"key": _scalar(self.value(spec.key, context=ctx)),
                                 "fields": {n: self.value(f, context=ctx) for n, f in spec.fields.items()}}
@@ -235,8 +242,15 @@ class Page:
         extraction = self.extract(fields, entities=entities)
         if fields:
             obs.fields = extraction.fields
+            # How each field was read (a kind the spider gives here overrides its spec's): a field
+            # whose selector, path or kind was edited starts afresh, the others keep comparing.
+            obs.options["field_specs"] = {
+                name: spec_digest([spec, kinds[name]]) if kinds and name in kinds else spec
+                for name, spec in extraction.field_specs.items()}
         if entities is not None:
             obs.entities = extraction.entities if extraction.entities is not None else []
+            if extraction.entities_spec is not None:
+                obs.options["entities_spec"] = extraction.entities_spec
         merged = {**extraction.kinds, **(kinds or {})}
         if merged:
             obs.options["kinds"] = {**obs.options.get("kinds", {}), **merged}

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from ..core.comparisons.base import spec_digest
 from ..core.values import FIELD_KINDS, infer_kind
 from .selectors import SelectorError, check_selector, is_xpath
 
@@ -116,6 +118,19 @@ class FieldSpec:
             return f"OpenGraph {self.query}"
         return " ".join(filter(None, (_LABELS[self.source], "/".join(self.types), self.query)))
 
+    def fingerprint(self, kind: str | None = None) -> str:
+        """How the field is read (source, types, query, kind, many), as a short stable digest: an
+        observation says it per field (``options["field_specs"]``), so a field whose selector or
+        path was edited starts afresh instead of "changing". *kind*: the kind it is compared as,
+        when the spider overrides this spec's."""
+        return _fingerprint(self, kind or self.kind)
+
+
+@lru_cache(maxsize=4096)
+def _fingerprint(spec: FieldSpec, kind: str) -> str:
+    # once per spec, not once per page: a watch's specs are the same on every run
+    return spec_digest([spec.source, list(spec.types), spec.query, kind, spec.many])
+
 
 def as_field(spec: FieldSpec | str, *, structured: bool = False) -> FieldSpec:
     """*spec* as a FieldSpec: a string is a selector, or with *structured* a path in the node at hand."""
@@ -177,6 +192,12 @@ class Entities:
 
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items() if f.kind != "auto"}
+
+    def fingerprint(self) -> str:
+        """How the set is read (selector or types, key, fields), as a short stable digest: an
+        observation says it (``options["entities_spec"]``), so an edited entity set starts afresh."""
+        return spec_digest([self.selector, list(self.types), self.key.fingerprint(),
+                            {name: f.fingerprint() for name, f in self.fields.items()}])
 
 
 

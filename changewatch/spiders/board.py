@@ -77,4 +77,5 @@ class BoardSpider(ChangewatchSpider):
         self.cw_stats.inc("error" if error else "observed")
         # "ref" says which page linked the advert: not part of its identity.
         return Observation(key=self.board_key(), url=url, entities=entities, error=error,
-                           options={"drop_params": ["ref"], "kinds": kinds or {}})
+                           options={"drop_params": ["ref"], "kinds": kinds or {},
+                                    "entities_spec": self.ads.fingerprint()})

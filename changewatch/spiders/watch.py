@@ -14,6 +14,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
+from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from ..extract.observe import describe_failure, failed_url
 from ..extract.page import Page, count_undecodable_page
 from ..extract.specs import Entities, FieldSpec
@@ -24,7 +25,7 @@ from ..runtime.stats import Stats
 from .sources import WatchlistSource, read_watchlist
 from .watchlist import Watch, WatchlistError
 
-__all__ = ["WatchSpider", "observe_watch", "watch_specs"]
+__all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +53,36 @@ def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
     return fields, entities
 
 
-def observe_watch(watch: Watch, response: Response) -> tuple[Observation, Page]:
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
+
+
+def observe_feed(watch: Watch, response: Response) -> Observation:
+    """*watch* observed in a feed *response*: its entries as an entity set, with no options needed.
+    A body that is not a feed after all (HTML served as RSS, broken XML) is an ``error``."""
+    options = {**watch.options(), "kinds": {**FEED_KINDS, **watch.kinds},
+               # how the entities were read: another reading (a selector, a JSON path) starts afresh
+               "entities_spec": "feed"}
+    obs = Observation(key=watch.key, url=response.url, options=options)
+    try:
+        obs.entities = parse_feed(response.body, url=response.url, content_type=_content_type(response))
+    except FeedError as exc:
+        obs.error = str(exc)
+    return obs
+
+
+def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
+    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+    obs, page = observe_page(watch, response)
+    return obs, page.invalid_jsonld_blocks if page is not None else 0
+
+
+def observe_page(watch: Watch, response: Response) -> tuple[Observation, Page | None]:
     """The observation of *watch* in *response*, and the page it was read from (its invalid
-    JSON-LD blocks and undecodable bytes, for stats)."""
+    JSON-LD blocks and undecodable bytes, for stats; None for a feed)."""
+    if watch.compares_text and is_feed(_content_type(response), response.body):
+        return observe_feed(watch, response), None
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
@@ -144,9 +172,10 @@ class WatchSpider(scrapy.Spider):
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
-        obs, page = observe_watch(watch, response)
-        self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
-        count_undecodable_page(self.crawler, page)
+        obs, page = observe_page(watch, response)
+        if page is not None:
+            self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
+            count_undecodable_page(self.crawler, page)
         self.cw_stats.inc("error" if obs.error else "observed")
         yield obs
 

@@ -128,14 +128,14 @@ def test_a_mostly_undecodable_page_is_still_an_error() -> None:
         is Kind.BASELINE
 
 
-def test_parts_of_version_4_say_how_they_were_decoded() -> None:
+def test_parts_of_version_5_say_how_they_were_decoded() -> None:
     comparison = ContentComparison()
     new = comparison.digest(Observation(key="k", url="u", html=mislabelled("€"), encoding="utf-8"))
     assert isinstance(new, ContentPart)
     data, blob = comparison.encode(new)
     assert "fffd_decoded" not in data and data["undecodable"] == 1
-    assert not comparison.decode(data, blob, 4).fffd_decoded  # type: ignore[union-attr]
-    assert comparison.decode(data, blob, 3).fffd_decoded  # type: ignore[union-attr]
+    assert not comparison.decode(data, blob, 5).fffd_decoded  # type: ignore[union-attr]
+    assert comparison.decode(data, blob, 4).fffd_decoded  # type: ignore[union-attr]
 
 
 # -- upgrading: a store written by NORMALISER_VERSION 2, which read every bad byte as U+FFFD -------
@@ -191,5 +191,5 @@ def test_a_change_under_the_threshold_keeps_the_old_baseline_as_it_was_read() ->
     verdict = observe(obs, stored_v2("page"), COMPARISONS, context=CompareContext(threshold=64))
     assert verdict.kind is Kind.NOISE
     kept = reread(verdict.keep)
-    assert content(kept).fffd_decoded  # written back as version 4, still compared the old way
+    assert content(kept).fffd_decoded  # written back as version 5, still compared the old way
     assert judge(V2_PAGE, kept)[0] is Kind.NONE

@@ -13,10 +13,10 @@ from functools import lru_cache
 from importlib import import_module
 from typing import Any
 
-from .base import CompareContext, Comparison, Difference, Kind, Status, Unobservable
+from .base import CompareContext, Comparison, Difference, Kind, Status, Unobservable, respecified, spec_digest
 
 __all__ = ["BUILTIN_COMPARISONS", "CompareContext", "Comparison", "ComparisonError", "Difference", "Kind", "Status",
-           "Unobservable", "load_comparisons"]
+           "Unobservable", "load_comparisons", "respecified", "spec_digest"]
 
 BUILTIN_COMPARISONS: dict[str, str] = {
     "content": "changewatch.core.comparisons.content.ContentComparison",

@@ -9,15 +9,18 @@ It also encodes its part for the store, with a version of its own. Nothing here 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from hashlib import blake2b
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..diff import DiffOptions
 from ..observation import Observation
 
-__all__ = ["CompareContext", "Comparison", "Difference", "Kind", "Status", "Unobservable"]
+__all__ = ["CompareContext", "Comparison", "Difference", "Kind", "Status", "Unobservable", "respecified",
+           "spec_digest"]
 
 
 class Kind(StrEnum):
@@ -66,12 +69,14 @@ class CompareContext:
 @dataclass(frozen=True, slots=True)
 class Difference:
     """One comparison's finding: its status, the record members that say what changed (only
-    for CHANGED, and for NOISE when useful in stats), and the part the store keeps (None: the
-    new part)."""
+    for CHANGED, and for NOISE when useful in stats), the part the store keeps (None: the
+    new part) and events of the comparison worth counting in stats (``rebaselined``: counted
+    as ``changewatch/<comparison>/rebaselined``)."""
 
     status: Status
     members: Mapping[str, Any] = field(default_factory=dict)
     keep: Any = None
+    counters: Mapping[str, int] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -114,3 +119,26 @@ class Comparison(Protocol):
     def decode(self, data: Any, blob: bytes | None, version: int) -> Any | None:
         """The part :meth:`encode` wrote (in *version*), or None if it cannot be read."""
         ...
+
+
+def spec_digest(value: Any) -> str:
+    """A short stable digest of how something is read from a page (a field's source, selector
+    and kind; a text's region and options), kept in a part to tell an edited watch from a
+    changed page.
+
+    >>> spec_digest({"region": "main"}) == spec_digest({"region": "main"}) != spec_digest({})
+    True
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def respecified(old: str | None, new: str | None) -> bool:
+    """Whether a part was read another way than the stored one (the watch was edited): then it
+    starts afresh, silently, as a new one would. A spec not known on either side (a part stored
+    before specs were kept, an item that does not say) compares as before.
+
+    >>> respecified("a", "b"), respecified("a", "a"), respecified(None, "b")
+    (True, False, False)
+    """
+    return old is not None and new is not None and old != new

@@ -23,9 +23,9 @@ from ..normalise import (
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
-from .base import CompareContext, Difference, Kind, Status, Unobservable
+from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 
-__all__ = ["ContentComparison", "ContentPart", "blocked"]
+__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "blocked", "text_spec"]
 
 _BLOCKED = re.compile(
     r"access denied|access to this page has been denied|captcha|are you a robot|are you human"
@@ -62,6 +62,39 @@ def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool) -> str:
     return digest.hexdigest()[:32]
 
 
+#: the options that decide which text a page gives (besides its region): editing one of them
+#: makes the text another one, compared afresh
+TEXT_SPEC_OPTIONS = ("sort_lines", "type", "include", "ignore")
+
+
+def _given(value: Any) -> Any:
+    """*value* without what means "the default" (None, False, empty), at every level."""
+    if isinstance(value, Mapping):
+        value = {str(k): _given(v) for k, v in value.items()}
+        value = {k: v for k, v in value.items() if v is not None}
+    elif isinstance(value, list | tuple):
+        value = [_given(v) for v in value]
+    return None if value is False or (not value and value != 0) else value
+
+
+def text_spec(obs: Observation) -> str:
+    """How *obs*'s text is read: its region and the options that shape the text, each as given
+    (absent, None, false or empty: the default). Equal specs mean the texts can be compared.
+
+    >>> plain = Observation("k", "https://example.com/", text="x")
+    >>> text_spec(plain) == text_spec(Observation("k", "https://example.com/", options={"sort_lines": False}))
+    True
+    >>> text_spec(plain) == text_spec(Observation("k", "https://example.com/", region="main"))
+    False
+    """
+    given = _given({"region": obs.region, **{name: obs.options.get(name) for name in TEXT_SPEC_OPTIONS
+                                             if obs.options.get(name) is not None}})
+    return spec_digest(given) if given else _DEFAULT_TEXT_SPEC
+
+
+_DEFAULT_TEXT_SPEC = spec_digest({})
+
+
 class _Page:
     """What a part digested from a whole page needs to read it, when (and if) it must."""
 
@@ -88,22 +121,26 @@ class ContentPart:
     A part *case_folded* was stored by NORMALISER_VERSION 1 (part versions 1 and 2): its text is
     case folded and trimmed of punctuation at line ends, so it is compared with the new page
     read that way (:meth:`ContentComparison.compare`). A part *fffd_decoded* was stored by
-    NORMALISER_VERSION 2 or earlier (part versions 1 to 3), which read every byte that did not
-    decode as U+FFFD: compared once with the new page read that way."""
+    NORMALISER_VERSION 2 or earlier (part versions 1 to 4), which read every byte that did not
+    decode as U+FFFD: compared once with the new page read that way.
+
+    *spec* says how the text was read (:func:`text_spec`; None: a part stored before specs were
+    kept): a text read another way is not compared with it."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded")
+                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
-                 body_hash: str | None = None, case_folded: bool = False, fffd_decoded: bool = False,
-                 undecodable: int | None = None):
+                 body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
+                 fffd_decoded: bool = False, undecodable: int | None = None):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
+        self.spec = spec
         self.fffd_decoded = fffd_decoded
         self._undecodable = undecodable
         self._page = page
@@ -116,13 +153,15 @@ class ContentPart:
         self._visible = visible
 
     @classmethod
-    def of(cls, visible: VisibleText) -> ContentPart:
-        return cls(raw_hash=raw_hash(visible), visible=visible)
+    def of(cls, visible: VisibleText, spec: str | None = None) -> ContentPart:
+        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec)
 
     @classmethod
-    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool) -> ContentPart:
+    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool,
+                spec: str | None = None) -> ContentPart:
         """A whole page's part: its body hashed now, read only if that is not the stored one."""
-        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines))
+        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines),
+                   spec=spec)
 
     @property
     def page(self) -> _Page | None:
@@ -201,17 +240,24 @@ class ContentPart:
         form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, undecodable=undecodable)
+                           body_hash=body_hash, spec=self.spec, undecodable=undecodable)
+
+    def with_spec(self, spec: str | None) -> ContentPart:
+        """This part, said to be read as *spec* (a part kept across an upgrade that added specs)."""
+        return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
+                           length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
+                           page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
+                           fffd_decoded=self.fffd_decoded, undecodable=self._undecodable)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded) == (
-            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.fffd_decoded)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec) == (
+            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.fffd_decoded, other.spec)
 
     def __hash__(self) -> int:
-        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded))
+        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec))
 
     def __repr__(self) -> str:
         return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
@@ -252,7 +298,8 @@ def undecodable(html: bytes, encoding: str | None, visible: VisibleText) -> str 
 
 
 def _same_body(old: ContentPart, new: ContentPart) -> bool:
-    return new.body_hash is not None and old.body_hash == new.body_hash
+    # The same bytes read another way (another region, sort_lines, include…) are another text.
+    return new.body_hash is not None and old.body_hash == new.body_hash and not respecified(old.spec, new.spec)
 
 
 class ContentComparison:
@@ -265,17 +312,20 @@ class ContentComparison:
     # 3: the text keeps its case and punctuation (NORMALISER_VERSION 2). Parts of versions 1 and 2
     # are read as case folded, and so is a part of version 3 that says so (one kept as the
     # baseline of a change under the threshold).
-    # 4: undecodable bytes are characters of their own (NORMALISER_VERSION 3). Parts of versions
-    # 1 to 3 are read as fffd_decoded, and so is a part of version 4 that says so.
-    part_version: ClassVar[int] = 4
+    # 4: the text's spec is kept (how it was read: region, sort_lines, type, include, ignore).
+    # Parts of versions 1 to 3 have none: compared as before, once, then stored with it.
+    # 5: undecodable bytes are characters of their own (NORMALISER_VERSION 3). Parts of versions
+    # 1 to 4 are read as fffd_decoded, and so is a part of version 5 that says so.
+    part_version: ClassVar[int] = 5
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
             return None
         sort_lines = bool(obs.options.get("sort_lines", False))
+        spec = text_spec(obs)
         if obs.html is not None and not obs.region:
             # Read when needed (check, compare, encode): not at all when the body is the stored one's
-            return ContentPart.of_page(obs.html, obs.encoding, sort_lines)
+            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec)
         try:
             visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding)
         except RegionError as exc:
@@ -284,7 +334,7 @@ class ContentComparison:
             raise Unobservable(why)
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
-        return ContentPart.of(visible)
+        return ContentPart.of(visible, spec)
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -297,9 +347,12 @@ class ContentComparison:
             raise Unobservable(f"extraction: region {region!r} matched nothing")
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        # A text read another way (the watch was edited) is a new one: it did not collapse from the
+        # old one, and passed no check as it. The old text still says which phrases are the page's.
+        fresh = old is not None and respecified(old.spec, new.spec)
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
-        if old is not None and old.raw_hash == new.raw_hash:
+        if old is not None and not fresh and old.raw_hash == new.raw_hash:
             return None  # the page reads as the last good one did, which passed these checks
         page = new.page
         if page is not None and isinstance(page.html, bytes) and new.visible is not None and (
@@ -310,12 +363,25 @@ class ContentComparison:
             return "empty: no visible text"
         if why := blocked(text, old):
             return why
-        if old is not None and old.length >= COLLAPSE_MIN_CHARS and new.length < COLLAPSE_RATIO * old.length:
+        if (old is not None and not fresh and old.length >= COLLAPSE_MIN_CHARS
+                and new.length < COLLAPSE_RATIO * old.length):
             return (f"collapsed: visible text fell to {new.length} characters "
                     f"from {old.length} on the last good page")
         return None
 
     def compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        if respecified(old.spec, new.spec):
+            # The watch reads another text now (region, sort_lines, include…): it starts afresh, as
+            # a new watch's would, and is kept as read now (the page is read even if its body is
+            # the stored one's).
+            return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
+        difference = self._compare(old, new, context)
+        kept = difference.keep
+        if kept is not None and kept.spec != new.spec:  # a part stored before specs: now it has one
+            return Difference(difference.status, difference.members, kept.with_spec(new.spec), difference.counters)
+        return difference
+
+    def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
         if old.case_folded:
             return self._compare_case_folded(old, new, context)
         if old.fffd_decoded:
@@ -401,6 +467,8 @@ class ContentComparison:
             data["body_hash"] = part.body_hash
         if part.case_folded:
             data["case_folded"] = True
+        if part.spec is not None:
+            data["spec"] = part.spec
         if part.fffd_decoded:
             data["fffd_decoded"] = True
         if part.undecodable:
@@ -408,12 +476,14 @@ class ContentComparison:
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2, 3, 4) or not isinstance(data, dict) or blob is None:
+        if version not in (1, 2, 3, 4, 5) or not isinstance(data, dict) or blob is None:
             return None
+        spec = data.get("spec") if version >= 4 else None
         fp = data.get("fingerprint")
         return ContentPart(raw_hash=data["raw_hash"], content_hash=data["content_hash"],
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
                            length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
                            case_folded=version < 3 or bool(data.get("case_folded")),
-                           fffd_decoded=version < 4 or bool(data.get("fffd_decoded")),
+                           spec=spec if isinstance(spec, str) else None,
+                           fffd_decoded=version < 5 or bool(data.get("fffd_decoded")),
                            undecodable=int(data.get("undecodable") or 0))

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from ..entities import Entity, build_entities, compare_entities
 from ..observation import Observation
-from .base import CompareContext, Difference, Kind, Status, Unobservable
+from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 
 __all__ = ["EntitiesComparison", "EntitiesPart"]
 
@@ -16,6 +16,9 @@ __all__ = ["EntitiesComparison", "EntitiesPart"]
 @dataclass(frozen=True, slots=True)
 class EntitiesPart:
     entities: dict[str, Entity]
+    #: how the set was read (``options["entities_spec"]`` and the key's URL parameters; None:
+    #: not said, as in a part stored before specs were kept)
+    spec: str | None = None
     #: entities of the page that shared a key with an earlier one (first wins); not stored
     duplicates: int = field(default=0, compare=False)
 
@@ -24,7 +27,9 @@ class EntitiesComparison:
     name: ClassVar[str] = "entities"
     kind: ClassVar[Kind] = Kind.ENTITIES
     rank: ClassVar[int] = 20
-    part_version: ClassVar[int] = 1
+    # 2: {"spec", "entities"}; a part of version 1 (the entities alone) has no spec and is
+    # compared as before, once, then stored with one.
+    part_version: ClassVar[int] = 2
 
     def digest(self, obs: Observation) -> EntitiesPart | None:
         if obs.entities is None:
@@ -36,14 +41,16 @@ class EntitiesComparison:
                                       kinds=obs.options.get("kinds"))
         except ValueError as exc:  # an unknown kind: the spider's mistake, reported as an error
             raise Unobservable(f"entities: {exc}") from None
-        return EntitiesPart(entities, duplicates=len(obs.entities) - len(entities))
+        return EntitiesPart(entities, _spec(obs), duplicates=len(obs.entities) - len(entities))
 
     def check(self, old: EntitiesPart | None, new: EntitiesPart) -> str | None:
-        if old is not None and old.entities and not new.entities:
+        if old is not None and old.entities and not new.entities and not respecified(old.spec, new.spec):
             return f"entities: all {len(old.entities)} entities are missing"
         return None
 
     def compare(self, old: EntitiesPart, new: EntitiesPart, context: CompareContext) -> Difference:
+        if respecified(old.spec, new.spec):  # the watch reads the set another way: it starts afresh
+            return Difference(Status.NONE, counters={"rebaselined": 1})
         added, removed, changed = compare_entities(old.entities, new.entities)
         if not (added or removed or changed):
             return Difference(Status.NONE)
@@ -55,9 +62,25 @@ class EntitiesComparison:
         return {"duplicates": part.duplicates} if part.duplicates else {}
 
     def encode(self, part: EntitiesPart) -> tuple[Any, bytes | None]:
-        return {key: entity.to_json() for key, entity in part.entities.items()}, None
+        return {"spec": part.spec, "entities": {key: entity.to_json() for key, entity in part.entities.items()}}, None
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> EntitiesPart | None:
-        if version != self.part_version or not isinstance(data, dict):
+        if version not in (1, 2) or not isinstance(data, dict):
             return None
-        return EntitiesPart({key: Entity.from_json(key, value) for key, value in data.items()})
+        spec = None
+        if version >= 2:
+            spec, data = data.get("spec"), data.get("entities")
+            if not isinstance(data, dict):
+                return None
+        return EntitiesPart({key: Entity.from_json(key, value) for key, value in data.items()},
+                            spec if isinstance(spec, str) else None)
+
+
+def _spec(obs: Observation) -> str | None:
+    """How *obs*'s entity set was read: the spider's spec, and the URL parameters its keys keep
+    or drop (another choice gives every URL key another identity)."""
+    spec = obs.options.get("entities_spec")
+    if spec is None:
+        return None
+    params = (obs.options.get("keep_params") or [], obs.options.get("drop_params") or [])
+    return str(spec) if not any(params) else f"{spec} {spec_digest(params)}"
