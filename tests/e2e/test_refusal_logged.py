@@ -59,3 +59,10 @@ def test_a_watch_crawl_reports_the_refusal_as_a_record_not_a_warning(site: Hosti
         else:
             assert result.records == []
     assert not site.hits
+
+
+def test_scrapy_parse_says_why_it_got_no_response(site: HostileSite, tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(f"watches:\n  - url: {site.base}/\n", encoding="utf-8")
+    proc = scrapy(tmp_path, "parse", "--spider", "watch", "-a", "watchlist=w.yaml", f"{site.base}/")
+    assert refusals(proc.stderr) == [f"{site.base}/: loopback: 127.0.0.1"], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and not site.hits
