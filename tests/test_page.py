@@ -251,3 +251,18 @@ def test_a_mostly_undecodable_page_is_unsupported_for_its_selectors_too() -> Non
                             headers={"Content-Type": "text/html; charset=utf-8"})
     obs = Page(response).observe("k", {"t": "p::text"})
     assert obs.error is not None and obs.error.startswith("unsupported: undecodable text (1000 of ")
+
+
+def test_json_ld_of_a_mislabelled_page_stays_valid_json_and_reads_bytes_apart() -> None:
+    """Why undecodable bytes are not written as a visible ``\\x80`` in the text: that is not a
+    valid escape inside a JSON string, and the whole JSON-LD block would be lost."""
+    names = []
+    for price in "€£":
+        script = json.dumps({**PRODUCT, "name": f"Lamp 5 {price}"}, ensure_ascii=False)
+        body = f'<html><head><script type="application/ld+json">{script}</script></head><body></body></html>'
+        response = HtmlResponse(url="https://shop.example/p/1", body=body.encode("cp1252"),
+                                headers={"Content-Type": "text/html; charset=utf-8"})
+        p = Page(response)
+        names.append(p.value(FieldSpec.jsonld("Product", "name")))
+        assert p.invalid_jsonld_blocks == 0 and p.undecodable == 1
+    assert names[0] != names[1] and names[0].startswith("Lamp 5 ")

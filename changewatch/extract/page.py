@@ -45,19 +45,22 @@ class Extraction:
 def undecodable(response: TextResponse) -> str | None:
     """Why *response*'s text is garbage, when much of it did not decode (wrong or lying charset):
     comparing it would report a change that is only an encoding accident."""
-    return _garbage(*decoded_text(response), response.encoding)
+    return _garbage(response, *decoded_text(response))
 
 
 def decoded_text(response: TextResponse) -> tuple[str, int]:
     """Scrapy's ``response.text`` with each byte that did not decode a character of its own
     (changewatch.core.charset), not the same U+FFFD, and how many there were."""
-    return escape_undecodable(response.body, response.encoding, response.text)
+    text = response.text
+    if "\ufffd" not in text:  # every valid page: response.encoding (~0.15 ms) is not even asked
+        return text, 0
+    return escape_undecodable(response.body, response.encoding, text)
 
 
-def _garbage(text: str, bad: int, encoding: str) -> str | None:
+def _garbage(response: TextResponse, text: str, bad: int) -> str | None:
     if bad <= 16 or bad * 10 <= len(text):
         return None
-    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {encoding})"
+    return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {response.encoding})"
 
 
 class Page:
@@ -98,7 +101,7 @@ class Page:
                 if not text.strip():
                     self.unsupported = "empty: the response body is empty"
                 else:
-                    self.unsupported = _garbage(text, self.undecodable, self.response.encoding)
+                    self.unsupported = _garbage(self.response, text, self.undecodable)
             self._text = text or "<html></html>"
         return self._text
 
