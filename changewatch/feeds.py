@@ -20,13 +20,16 @@ from itemadapter import ItemAdapter
 from scrapy.exporters import CsvItemExporter
 from scrapy.extensions.feedexport import ItemFilter
 
+from .core.comparisons import Kind
+
 __all__ = ["KIND_NAMES", "RECORD_FIELDS", "ChangeRecordCsvExporter", "KindFilter"]
 
 #: every member a change record may have (changewatch.items.ChangeRecord), in the CSV's order
 RECORD_FIELDS = ("change_id", "redelivery", "spider", "key", "url", "kind", "observed_at", "previous_observed_at",
                  "changes", "added", "removed", "changed", "distance", "diff", "error", "moved_to", "summary")
 
-KIND_NAMES = frozenset({"field", "entities", "content", "error"})
+#: the kinds of change record: those that leave the crawl
+KIND_NAMES = frozenset(kind.value for kind in Kind if kind.reported)
 
 
 class KindFilter(ItemFilter):

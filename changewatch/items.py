@@ -49,7 +49,8 @@ def as_observation(item: Any) -> Observation | None:
     obs = Observation(key=str(adapter["key"]), url=str(adapter["url"]), fields=adapter.get("fields"),
                       text=adapter.get("text"), html=adapter.get("html"), region=adapter.get("region"),
                       entities=adapter.get("entities"), error=adapter.get("error"),
-                      options=dict(adapter.get("options") or {}), encoding=adapter.get("encoding"))
+                      options=dict(adapter.get("options") or {}), encoding=adapter.get("encoding"),
+                      moved_from=str(adapter["moved_from"]) if adapter.get("moved_from") else None)
     if adapter.get("kinds"):
         obs.options["kinds"] = {**obs.options.get("kinds", {}), **dict(adapter["kinds"])}
     if adapter.get("observed_at"):

@@ -140,4 +140,6 @@ def test_a_proxy_on_a_private_address_is_refused_by_name_unless_allowed(catalogu
     assert not any(path.endswith("lmp-002.html") for path, _ in fixture.requests)
     allowed = Crawler(tmp_path, [watch], allow_private=False).run(
         "-s", "ROBOTSTXT_OBEY=False", "-s", "CHANGEWATCH_SSRF_ALLOWED_HOSTS=127.0.0.1")
-    assert allowed.stats["changewatch/commit/baseline"] == 1, allowed.records
+    # the first good observation after the refusal: a baseline that closes the failure streak
+    assert allowed.stats["changewatch/commit/recovered"] == 1, allowed.records
+    assert [r["kind"] for r in allowed.records] == ["recovered"]

@@ -187,6 +187,16 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://user@/"},
     {"url": "HTTPS://a.example/a page"},
     {"url": "https://a.example/a\tb"},
+    # include and ignore (issue 11 item 3)
+    {"url": "https://a.example/", "include": "titel"},
+    {"url": "https://a.example/", "include": []},
+    {"url": "https://a.example/", "include": [None]},
+    {"url": "https://a.example/", "ignore": {}},
+    {"url": "https://a.example/", "ignore": {"txt": "x"}},
+    {"url": "https://a.example/", "ignore": {"selectors": ""}},
+    {"url": "https://a.example/", "ignore": {"text": []}},
+    {"url": "https://a.example/", "ignore": {"text": None}},
+    {"url": "https://a.example/", "ignore": "^Visitors"},
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
     """What an editor flags as typed is what the crawl refuses (only what watchlist_model's
@@ -221,6 +231,9 @@ def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]
                   "cookies": {"currency": "CHF", "n": 1.5}, "accept_language": "de-CH,de;q=0.9"}]},
     {"defaults": [], "watches": [{"url": "https://a.example/"}]},
     {"defaults": "", "watches": [{"url": "https://a.example/"}]},
+    {"watches": [{"url": "https://a.example/", "include": "links", "ignore": {"text": "^Visitors: \\d+"}}]},
+    {"defaults": {"include": ["title", "meta"], "ignore": {"selectors": [".ad", "#banner"]}},
+     "watches": [{"url": "https://a.example/"}, {"url": "https://b.example/", "fields": {"p": "h1::text"}}]},
 ])
 def test_the_schema_and_the_crawl_accept_the_same_watchlists(document: dict[str, Any]) -> None:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator().iter_errors(document)]

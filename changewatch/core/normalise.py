@@ -29,6 +29,7 @@ from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
 from . import charset
+from .text_options import VERBATIM, TextOptions, include_lines, without_ignored_lines
 from .volatile_languages import (
     DAY_FIRST,
     OTHER_LANGUAGES,
@@ -162,7 +163,14 @@ class VisibleText:
     @property
     def stable(self) -> str:
         if self._stable is None:
-            lines = _stable_text(self.raw)
+            raw = self.raw
+            if VERBATIM in raw:  # include: URL lines, compared as written (core/text_options.py)
+                verbatim = [line for line in raw.split("\n") if line.startswith(VERBATIM)]
+                text = "\n".join(line for line in raw.split("\n") if not line.startswith(VERBATIM))
+                lines = _stable_text(text) if text else []
+                lines += [line.removeprefix(VERBATIM) for line in verbatim]
+            else:
+                lines = _stable_text(raw)
             if self.sort_lines:
                 lines.sort()
             self._stable = "\n".join(lines)
@@ -649,7 +657,7 @@ def legacy_stable_text(raw: str, *, sort_lines: bool = False) -> str:
     undecodable bytes one U+FFFD (charset.replaced). Only for the first comparison with a
     snapshot stored by that version (docs/architecture.md, "Upgrading the normaliser"), so
     that a change made meanwhile is still seen."""
-    lines = charset.replaced(raw).casefold().split("\n")
+    lines = charset.replaced(raw.replace(VERBATIM, "")).casefold().split("\n")
     candidates = [i for i, line in enumerate(lines) if _LEGACY_TRIGGER.search(line)]
     if candidates:
         text = "\n".join([lines[i] for i in candidates])
@@ -698,7 +706,8 @@ def _finish_marked(text: str, mark: str, sort_lines: bool) -> VisibleText:
 
 
 def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False,
-                 encoding: str | None = None, like_scrapy: bool = False) -> VisibleText:
+                 encoding: str | None = None, like_scrapy: bool = False, options: TextOptions | None = None,
+                 url: str = "") -> VisibleText:
     """Visible text of *html* (optionally only the *region* CSS selector) as raw and stable lines.
     *encoding* is how to decode *html* when it is bytes (what the response was given or its
     Content-Type declares); a BOM wins, and without either the page's own <meta> declaration,
@@ -706,9 +715,16 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
     *like_scrapy* what Scrapy's ``response.text`` would guess (charset_normalizer): how an
     observation's bytes are read, so its text is the one Scrapy would have given.
 
+    *options*: a text watch's ``include`` and ``ignore`` (:mod:`.text_options`); *url* is the
+    page's, which its links are joined with.
+
     Never raises on bad markup: malformed, truncated, empty or binary input gives what text can
-    be found (possibly none). Raises :class:`RegionError` for an invalid *region* only.
+    be found (possibly none). Raises :class:`RegionError` for an invalid *region*, and
+    :class:`~.text_options.TextOptionsError` for *options* that cannot be applied (a pattern
+    over its time budget).
     """
+    if options is not None:
+        return _options_visible_text(html, region, sort_lines, encoding, like_scrapy, options, url)
     if not region:
         found = _lexbor_visible_text(html, encoding, like_scrapy, sort_lines)
         if isinstance(found, VisibleText):
@@ -737,6 +753,34 @@ def _lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,
     return _counted(visible) if bad else visible
 
 
+def _options_visible_text(html: str | bytes, region: str | None, sort_lines: bool, encoding: str | None,
+                          like_scrapy: bool, options: TextOptions, url: str) -> VisibleText:
+    """Visible text with ``include`` and ``ignore`` applied: the lxml way, so that ignore selectors
+    mean what ``region`` selectors mean. The region and the ignored elements are both selected
+    from the page as served; the included parts are taken after the ignored elements are gone."""
+    xpath = _region_xpath(region) if region else None
+    decoded, bad = _decode(html, encoding, like_scrapy)
+    tree, _ = _parse(_clean_markup(decoded))
+    if tree is None:
+        return VisibleText("", "", sort_lines=sort_lines)
+    roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
+    options.drop_ignored(tree)
+    roots = [r for r in roots if r is tree or tree in r.iterancestors()]  # a region inside an ignored part is gone
+    before, after = include_lines(tree, roots, url, options.include) if options.include else ([], [])
+    try:
+        lines = _marked_text_lines(roots)
+    except ValueError:  # text lxml refuses to take back: the slower walk never writes any
+        lines = _text_lines(roots)
+    text = _finish(lines, sort_lines).raw
+    if region and not text:
+        # a region without text is an error (it matched nothing, or the page is a block page),
+        # never a change to what include adds alone
+        return VisibleText("", "", sort_lines=sort_lines)
+    all_lines = [*before, *(text.split("\n") if text else ()), *after]
+    visible = VisibleText("\n".join(without_ignored_lines(all_lines, options.patterns)), sort_lines=sort_lines)
+    return _counted(visible) if bad else visible
+
+
 def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:
     """Normalised visible text of an HTML page: the string that change detection compares.
     Raises :class:`RegionError` for an invalid *region* only (see :func:`visible_text`).
@@ -747,6 +791,12 @@ def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool 
     return visible_text(html, region, sort_lines=sort_lines).stable
 
 
-def normalise_text(text: str, *, sort_lines: bool = False) -> VisibleText:
-    """Normalise plain text (already extracted by a spider) the same way as page text. Never raises."""
-    return _finish(text.replace("\x00", "").splitlines(), sort_lines)
+def normalise_text(text: str, *, sort_lines: bool = False, options: TextOptions | None = None) -> VisibleText:
+    """Normalise plain text (already extracted by a spider) the same way as page text; of
+    *options*, only the ignore patterns apply to it. Never raises, but for *options* over their
+    time budget (:class:`~.text_options.TextOptionsError`)."""
+    visible = _finish(text.replace("\x00", "").splitlines(), sort_lines)
+    if options is None or not options.patterns or not visible.raw:
+        return visible
+    return VisibleText("\n".join(without_ignored_lines(visible.raw.split("\n"), options.patterns)),
+                       sort_lines=sort_lines)

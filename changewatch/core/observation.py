@@ -34,9 +34,10 @@ class Observation:
     ``error`` set means the thing could not be observed: reported, never a new baseline.
     ``html`` may be the response's bytes, decoded with ``encoding``.
     ``options`` tune the comparisons (``kinds``, ``threshold``, ``sort_lines``,
-    ``keep_params``/``drop_params``) and say how the page was read (``field_specs``: field name →
-    a short stable spec; ``entities_spec``): a field or entity set read another way than the
-    stored one starts afresh, silently (an edited watch)."""
+    ``keep_params``/``drop_params``, ``content_type``, for the text ``include``/``ignore``:
+    core/text_options.py) and say how the page was read (``field_specs``: field name → a short
+    stable spec; ``entities_spec``): a field or entity set read another way than the stored one
+    starts afresh, silently (an edited watch)."""
 
     key: str
     url: str
@@ -56,3 +57,11 @@ class Observation:
     #: a page compared by its text is shipped to the worker as the bytes it came in, and decoded
     #: there. None: a BOM or the page's own declaration, else UTF-8 or windows-1252.
     encoding: str | None = None
+    #: a document that is not an HTML page, as the response's bytes: JSON, plain text or a PDF
+    #: read in the worker (core/documents.py) as ``options["content_type"]`` says, or a file
+    #: compared by its hash and size alone (``content_type`` "bytes", comparisons/bytes.py)
+    body: bytes | None = None
+    #: the URL the request started at, when only permanent redirects (every hop a 301 or a 308)
+    #: led to ``url``: the thing moved there. None: no redirect, or a temporary one on the way.
+    #: The first observation that moves a known key is reported as ``moved`` (once).
+    moved_from: str | None = None

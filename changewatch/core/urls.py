@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-__all__ = ["TRACKING_PARAMS", "canonical_url"]
+__all__ = ["TRACKING_PARAMS", "canonical_url", "is_tracking_param", "path_without_session"]
 
 # Parameters that identify a visit, a campaign or a session, never the thing itself.
 TRACKING_PARAMS = frozenset(
@@ -21,9 +21,15 @@ _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "ga_", "hsa_", "_branch")
 _PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid|sessionid|sid)=[^/?#]*", re.IGNORECASE)
 
 
-def _is_tracking(name: str) -> bool:
+def is_tracking_param(name: str) -> bool:
+    """Whether a query parameter of this name identifies a visit, a campaign or a session."""
     lowered = name.lower()
     return lowered in TRACKING_PARAMS or lowered.startswith(_TRACKING_PREFIXES)
+
+
+def path_without_session(path: str) -> str:
+    """*path* less a ``;jsessionid=…`` (or PHP, ASP, plain) session id."""
+    return _PATH_SESSION.sub("", path)
 
 
 def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = ()) -> str:
@@ -40,11 +46,11 @@ def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = (
     keep_set = {k.lower() for k in keep}
     drop_set = {d.lower() for d in drop}
     parts = urlsplit(url.strip())
-    path = _PATH_SESSION.sub("", parts.path)
+    path = path_without_session(parts.path)
     query = [
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if k.lower() in keep_set or not (k.lower() in drop_set or _is_tracking(k))
+        if k.lower() in keep_set or not (k.lower() in drop_set or is_tracking_param(k))
     ]
     host = (parts.hostname or "").lower()
     if ":" in host:  # IPv6 literal

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
+from .documents import read_document
 from .observation import Observation
 from .snapshot import Snapshot
 
@@ -143,7 +144,12 @@ def observe(obs: Observation, old: Snapshot | None, comparisons: Sequence[Compar
         return Verdict(Kind.NONE)
     if obs.error:
         return Verdict(Kind.ERROR, error=obs.error)
-    counters: dict[str, int] = {}
+    try:
+        document = read_document(obs)  # JSON, plain text, PDF: read here, in the worker
+    except Unobservable as exc:
+        return Verdict(Kind.ERROR, error=str(exc), counters={"documents/unreadable": 1})
+    counters: dict[str, int] = {"documents/read": 1} if document is not obs else {}
+    obs = document
     try:
         new = digest(obs, comparisons, counters)
     except Unobservable as exc:

@@ -6,6 +6,7 @@ import re
 
 from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.url import strip_url
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
@@ -13,9 +14,12 @@ from twisted.python.failure import Failure
 
 from ..guard import RefusedRequest
 
-__all__ = ["describe_failure", "failed_url"]
+__all__ = ["describe_failure", "failed_url", "moved_from"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
+#: redirects that say the resource has a new URL for good (RFC 9110: 301 Moved Permanently,
+#: 308 Permanent Redirect); 302, 303, 307 and a meta refresh say nothing about tomorrow
+PERMANENT_REDIRECTS = frozenset({301, 308})
 
 # Scrapy 2.19 raises its own download exceptions; older versions and other paths raise Twisted's.
 _FAILURE_CLASSES: list[tuple[tuple[type[BaseException], ...], str]] = [
@@ -59,6 +63,19 @@ def failed_url(url: str) -> str:
     """A failed request's URL as it may appear in an error record and the store: a URL refused
     for its credentials must not carry them into the change feed."""
     return strip_url(url, strip_credentials=True, strip_default_port=False, strip_fragment=False)
+
+
+def moved_from(response: Response) -> str | None:
+    """Where the request for *response* started, when every redirect that led to it was
+    permanent (Scrapy's RedirectMiddleware notes ``redirect_urls`` and ``redirect_reasons``); None
+    without redirects, or when any hop was temporary (302, 303, 307, a meta refresh)."""
+    meta = response.meta if response.request is not None else {}
+    urls: list[str] = meta.get("redirect_urls") or []
+    reasons: list[object] = meta.get("redirect_reasons") or []
+    if not urls or len(reasons) != len(urls) or not all(r in PERMANENT_REDIRECTS for r in reasons):
+        return None
+    start = failed_url(urls[0])
+    return start if start != failed_url(response.url) else None
 
 
 def describe_failure(failure: Failure) -> str:

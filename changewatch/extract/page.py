@@ -17,11 +17,12 @@ from ..core.comparisons.base import spec_digest
 from ..core.normalise import escape_undecodable
 from ..items import Observation
 from ..runtime.stats import Stats
+from .observe import moved_from
 from .selectors import SelectorError, binary_body, select, select_value, value_of
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 
-__all__ = ["Extraction", "Page", "count_undecodable_page"]
+__all__ = ["Extraction", "Page", "count_undecodable_page", "given_encoding"]
 
 
 @dataclass(slots=True)
@@ -236,7 +237,8 @@ class Page:
                 kinds: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None) -> Observation:
         """An Observation of this page under *key*: *fields* and *entities* extracted, and with
         *text* (or a *region*) the page's text compared too. Any problem becomes ``error``."""
-        obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}))
+        obs = Observation(key=str(key), url=self.url, region=region, options=dict(options or {}),
+                          moved_from=moved_from(self.response))
         if (fields or entities is not None) and self.unsupported is None:
             self.text  # noqa: B018 -- decoded for the selectors: may find the body undecodable
         if self.unsupported:
@@ -268,7 +270,7 @@ class Page:
             if self._text is not None:
                 obs.html = self._text
             else:
-                obs.html, obs.encoding = self.response.body, _given_encoding(self.response)
+                obs.html, obs.encoding = self.response.body, given_encoding(self.response)
         obs.error = extraction.error
         return obs
 
@@ -282,7 +284,7 @@ def count_undecodable_page(crawler: Crawler, page: Page) -> None:
         stats.inc("undecodable_pages")
 
 
-def _given_encoding(response: TextResponse) -> str | None:
+def given_encoding(response: TextResponse) -> str | None:
     """The encoding *response* was created with, or the charset of its Content-Type header."""
     given = getattr(response, "_encoding", None)  # TextResponse(encoding=...): Scrapy's own attribute
     if isinstance(given, str) and given:

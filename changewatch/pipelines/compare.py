@@ -14,6 +14,8 @@ Subclasses may override the hooks, as with Scrapy's FilesPipeline:
   with key, url and fields/text/html/entities/error; the item itself is never modified);
 - :meth:`comparisons_for`: the comparisons an observation is judged with;
 - :meth:`compare_context`: their options (threshold, diff size…);
+- :meth:`reclassified`: the judgement as the key's life makes it (gone, moved, recovered:
+  :mod:`changewatch.pipelines.lifecycle`);
 - :meth:`change_record`: the record of a reported observation (None: not reported);
 - :meth:`exported`: the item that leaves the crawl for a logged change.
 """
@@ -38,6 +40,7 @@ from ..runtime.offload import Judged, ObserveTask, judge
 from ..runtime.stats import Stats
 from ..store import Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
+from .lifecycle import reclassified
 from .records import change_record, repeated_error
 
 __all__ = ["ChangewatchPipeline"]
@@ -81,6 +84,12 @@ class ChangewatchPipeline:
     def compare_context(self, obs: Observation) -> CompareContext:
         return CompareContext(options=obs.options, threshold=self.runtime.config.threshold, diff=self.runtime.diff)
 
+    def reclassified(self, obs: Observation, judged: Judged, state: StoredState | None) -> Judged:
+        """*judged* with what the key's stored state adds: a 404/410 counted towards ``gone:``
+        (CHANGEWATCH_GONE_AFTER), a permanent move (``moved``), the end of a failure streak
+        (``recovered``)."""
+        return reclassified(obs, judged, state, self.runtime.config.gone_after)
+
     def change_record(self, obs: Observation, judged: Judged, state: StoredState | None) -> ChangeRecord | None:
         """The record of a judged observation, or None when it is not reported: baselines, noise
         and nothing are not, and an error only when the key starts failing or fails differently."""
@@ -110,7 +119,7 @@ class ChangewatchPipeline:
         async def compute(state: StoredState | None) -> Outcome | None:
             if state is not None and is_stale(obs.observed_at, state.last_seen):
                 return None  # fetched before the stored observation: it changes nothing
-            judged = await self._judge(obs, state)
+            judged = self.reclassified(obs, await self._judge(obs, state), state)
             judgement["last"] = judged
             return self._outcome(obs, judged, state, origin)
 
@@ -139,7 +148,10 @@ class ChangewatchPipeline:
                  origin: HttpValidators | None) -> Outcome:
         record = self.change_record(obs, judged, state)
         error = judged.kind is Kind.ERROR
-        return Outcome(judged.kind, obs.url, obs.observed_at, snapshot=None if error else judged.snapshot,
+        # A failure says nothing about where the page is: the key keeps the URL it was last seen
+        # at, which tells the next good observation whether it moved (and was reported moved).
+        url = state.url if error and state is not None else obs.url
+        return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
                        record=dict(record) if record is not None else None, error=judged.error,
                        http=None if error else _validators(obs, origin), not_modified=obs.not_modified)
 

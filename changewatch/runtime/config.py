@@ -174,6 +174,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_WORKER_TIMEOUT", Float(minimum=0, above=True), 60),
     Setting("CHANGEWATCH_THRESHOLD", Int(minimum=0, maximum=64, optional=True), None),
     Setting("CHANGEWATCH_REPORT_REPEATED_ERRORS", Bool(), False),
+    Setting("CHANGEWATCH_GONE_AFTER", Int(minimum=1), 2),
     Setting("CHANGEWATCH_DIFF_MAX_LINES", Int(minimum=0), 60),
     Setting("CHANGEWATCH_DIFF_CONTEXT", Int(minimum=0), 1),
     Setting("CHANGEWATCH_COMPARISONS", DottedPathTable(DEFAULT_COMPARISONS, _COMPARISON_NAME, "comparison names",
@@ -226,6 +227,7 @@ class ChangewatchConfig:
     worker_timeout: float = 60.0  # seconds
     threshold: int | None = None
     report_repeated_errors: bool = False
+    gone_after: int = 2  # consecutive 404/410 runs before the error is of class gone
     diff_max_lines: int = 60
     diff_context: int = 1
     comparisons: Mapping[str, str] = field(default_factory=lambda: DEFAULT_COMPARISONS)

@@ -9,14 +9,17 @@ from typing import Any
 
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
+from ..core.documents import json_too_large
+from ..extract.content_types import BINARY, detect_type, media_type
 from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
-from ..extract.observe import describe_failure, failed_url
-from ..extract.page import Page, count_undecodable_page
+from ..extract.observe import describe_failure, failed_url, moved_from
+from ..extract.page import Page, count_undecodable_page, given_encoding
+from ..extract.selectors import binary_body
 from ..extract.specs import Entities, FieldSpec
 from ..guard import reports_refusals
 from ..items import Observation
@@ -80,9 +83,23 @@ def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
 
 def observe_page(watch: Watch, response: Response) -> tuple[Observation, Page | None]:
     """The observation of *watch* in *response*, and the page it was read from (its invalid
-    JSON-LD blocks and undecodable bytes, for stats; None for a feed)."""
-    if watch.compares_text and is_feed(_content_type(response), response.body):
+    JSON-LD blocks and undecodable bytes, for stats; None for a document read in the worker
+    or a feed). The response is read as its content type says (the watch's ``type``; else a
+    feed when is_feed says so, else detect_type): an HTML page or a feed here, any other
+    document in the worker (observe_document)."""
+    declared = watch.type or ("json" if watch.json is not None else None)
+    content_type = _content_type(response)
+    if declared == "feed" or (declared is None and watch.compares_text and is_feed(content_type, response.body)):
         return observe_feed(watch, response), None
+    if watch.reads_html:
+        return _observe_page(watch, response)
+    kind = declared or detect_type(content_type, response.body, response.url)
+    if kind == "html":
+        return _observe_page(watch, response)
+    return observe_document(watch, response, kind, media_type(content_type)), None
+
+
+def _observe_page(watch: Watch, response: Response) -> tuple[Observation, Page]:
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
@@ -93,6 +110,37 @@ def observe_page(watch: Watch, response: Response) -> tuple[Observation, Page | 
     # Watches compared by fields do not compare their text: only the region's presence matters.
     obs.html = None
     return obs, page
+
+
+def observe_document(watch: Watch, response: Response, kind: str, media: str) -> Observation:
+    """An observation carrying the response's bytes, to be read in the worker as *kind* says
+    (core/documents.py; "bytes": hashed whole, core/comparisons/bytes.py). Only what the first
+    bytes and the size tell is decided here, on the crawl's thread."""
+    options = {**watch.options(), "content_type": kind}
+    obs = Observation(key=watch.key, url=response.url, options=options)
+    body = response.body
+    if kind == BINARY:
+        what = binary_body(body) or "binary data"
+        obs.error = (f"unsupported: {media or 'no Content-Type'} ({what}); `type: bytes` watches its hash and size")
+    elif kind != "bytes" and (not body or body.isspace()):
+        obs.error = "empty: the response body is empty"
+    elif kind in ("json", "text") and (binary := binary_body(body)):
+        obs.error = f"unsupported: {binary}, not {kind} (Content-Type: {media or 'none'})"
+    elif kind == "json":
+        obs.error = json_too_large(len(body))  # not even shipped to a worker
+    if obs.error:
+        return obs
+    obs.body = body
+    obs.encoding = given_encoding(response) if isinstance(response, TextResponse) else None
+    if kind == "json" and watch.json is not None:
+        spec = watch.json
+        obs.options["json"] = spec.options()
+        obs.options["kinds"] = dict(watch.kinds)
+        if spec.fields:  # how each field is read: an edited path starts afresh (issue 11, item 6)
+            obs.options["field_specs"] = {path: f"json:{path}" for path in spec.fields}
+        if spec.entities is not None:
+            obs.options["entities_spec"] = f"json:{spec.entities.path or ''}|{spec.entities.key}"
+    return obs
 
 
 def _runtime_expected(crawler: Crawler) -> bool:
@@ -173,6 +221,8 @@ class WatchSpider(scrapy.Spider):
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
         obs, page = observe_page(watch, response)
+        # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
+        obs.moved_from = obs.moved_from or moved_from(response)
         if page is not None:
             self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
             count_undecodable_page(self.crawler, page)

@@ -14,22 +14,27 @@ import yaml
 from pydantic import ValidationError
 
 from ..core.comparisons.content import NORMALISER_VERSION
+from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
 from .watchlist_errors import describe_watch, problems
 from .watchlist_model import (
     DEFAULT_OPTIONS,
+    HTML_OPTIONS,
     WATCH_OPTIONS,
     EntitiesModel,
+    IgnoreModel,
     JsonLdModel,
+    JsonModel,
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
+    html_options_conflict,
 )
 
 __all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS",
-           "EntitySpec", "JsonLdSpec", "Watch", "WatchlistError", "load_watchlist", "parse_watchlist",
-           "parse_watchlist_text"]
+           "EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "Watch", "WatchlistError", "load_watchlist",
+           "parse_watchlist", "parse_watchlist_text"]
 
 #: how errors name a watchlist given inline (``-a watchlist='{"watches": [...]}'``)
 INLINE = "(inline JSON)"
@@ -55,6 +60,37 @@ class EntitySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class JsonEntitiesSpec:
+    key: str
+    #: the array's path (None: the document itself)
+    path: str | None = None
+    #: paths in each element (None: every member of the element)
+    fields: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSpec:
+    """The `json` option: fields and an entity set of a JSON document, by path."""
+
+    fields: tuple[str, ...] = ()
+    entities: JsonEntitiesSpec | None = None
+
+    def options(self) -> dict[str, Any]:
+        """As the observation's ``options["json"]`` (read in the worker, core/documents.py)."""
+        e = self.entities
+        return {"fields": list(self.fields), "entities": None if e is None else {
+            "path": e.path, "key": e.key, "fields": None if e.fields is None else list(e.fields)}}
+
+
+def _json_spec(model: JsonModel | None) -> JsonSpec | None:
+    if model is None:
+        return None
+    e = model.entities
+    entities = None if e is None else JsonEntitiesSpec(e.key, e.path, None if e.fields is None else tuple(e.fields))
+    return JsonSpec(tuple(model.fields or ()), entities)
+
+
+@dataclass(frozen=True, slots=True)
 class Watch:
     url: str
     key: str
@@ -69,24 +105,50 @@ class Watch:
     kinds: dict[str, str] = field(default_factory=dict)
     vantage: Vantage = field(default_factory=Vantage)
     conditional: bool = True
+    #: text watches: what the text leaves out, compared too (title, meta, links)
+    include: tuple[str, ...] = ()
+    #: text watches: elements (CSS selectors) and lines (regular expressions) left out
+    ignore_selectors: tuple[str, ...] = ()
+    ignore_text: tuple[str, ...] = ()
+    #: the declared content type (None: from the response, extract/content_types.py)
+    type: str | None = None
+    json: JsonSpec | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
         another region, another vantage point), an unchanged page must still be fetched in full
         once, not answered with a 304. So must the first run of a version that reads pages
         differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
-        parts = (NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
-                 self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        parts: tuple[Any, ...] = (
+            NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
+            self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
+        # options added later join only when set: the spec of every other watch stays as it was
+        if self.include or self.ignore_selectors or self.ignore_text:
+            parts += (self.include, self.ignore_selectors, self.ignore_text)
+        if self.type is not None or self.json is not None:
+            parts += (self.type, self.json)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
     def compares_text(self) -> bool:
-        """A watch with jsonld, fields or entities is compared by those; otherwise by its text."""
-        return self.jsonld is None and not self.fields and self.entities is None
+        """A watch with jsonld, fields, entities or json is compared by those; otherwise by its text."""
+        return self.jsonld is None and not self.fields and self.entities is None and self.json is None
+
+    @property
+    def reads_html(self) -> bool:
+        """Whether the watch's options read an HTML page (selectors, structured data, a region):
+        its response is read as one whatever its type, as before content types."""
+        return self.type in (None, "html") and self.json is None and (not self.compares_text or bool(self.region))
 
     def options(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "sort_lines": self.sort_lines,
-                "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
+        # "type": the declared type, None when automatic (how an edit of it is told from another)
+        options: dict[str, Any] = {"threshold": self.threshold, "sort_lines": self.sort_lines, "type": self.type,
+                                   "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
+        if self.include:
+            options["include"] = list(self.include)
+        if self.ignore_selectors or self.ignore_text:
+            options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
+        return options
 
 
 def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str, Any]:
@@ -101,6 +163,11 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
     keep, drop = tuple(o.get("keep_params") or ()), tuple(o.get("drop_params") or ())
     jsonld: JsonLdModel | None = o.get("jsonld")
     entities: EntitiesModel | None = o.get("entities")
+    # include and ignore read a text watch's page: a watch compared by its fields takes none from
+    # its defaults (one it gives itself is refused, in parse_watchlist)
+    text = not (jsonld or o.get("fields") or entities)
+    ignore: IgnoreModel | None = o.get("ignore") if text else None
+    include = tuple(part for part in INCLUDE_PARTS if part in (o.get("include") or ())) if text else ()
     return Watch(
         url=model.url, key=model.key if model.key is not None else canonical_url(model.url, keep=keep, drop=drop),
         region=o.get("region"), threshold=o.get("threshold"), sort_lines=o.get("sort_lines", False),
@@ -108,7 +175,10 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         fields=dict(o.get("fields") or {}),
         entities=EntitySpec(entities.selector, entities.key, dict(entities.fields or {})) if entities else None,
         keep_params=keep, drop_params=drop, kinds=dict(o.get("kinds") or {}), vantage=parse_vantage(o),
-        conditional=o.get("conditional", True),
+        conditional=o.get("conditional", True), include=include,
+        ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
+        ignore_text=tuple(ignore.text or ()) if ignore else (),
+        type=o.get("type"), json=_json_spec(o.get("json_")),
     )
 
 
@@ -124,14 +194,23 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
         raise WatchlistError(f"{source}: nested too deeply to be a watchlist") from None
     watches = [_watch(document.defaults, model) for model in document.watches]
     seen: dict[str, int] = {}
-    duplicates: list[str] = []
+    found: list[str] = []  # problems only the merged options show, and duplicate keys
     for i, watch in enumerate(watches):
+        if not watch.compares_text and (given := [o for o in ("include", "ignore")
+                                                  if getattr(document.watches[i], o) is not None]):
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {' and '.join(given)} "
+                         f"appl{'y' if len(given) > 1 else 'ies'} to text watches; this one is compared "
+                         "by jsonld, fields, entities or json")
+        html_given = [name for name in HTML_OPTIONS if getattr(watch, name)]
+        if why := html_options_conflict(watch.type, watch.json is not None, html_given):  # with the defaults' options
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
+            continue
         if watch.key in seen:
-            duplicates.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
-                              f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
+                         f"(also watch #{seen[watch.key] + 1}); give one of them its own key")
         seen.setdefault(watch.key, i)
-    if duplicates:
-        raise WatchlistError("\n".join(duplicates))
+    if found:
+        raise WatchlistError("\n".join(found))
     return watches
 
 

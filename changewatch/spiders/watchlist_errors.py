@@ -12,7 +12,15 @@ from pydantic import ValidationError
 
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
-from .watchlist_model import DEFAULT_OPTIONS, WATCH_OPTIONS, EntitiesModel, JsonLdModel
+from .watchlist_model import (
+    DEFAULT_OPTIONS,
+    WATCH_OPTIONS,
+    EntitiesModel,
+    IgnoreModel,
+    JsonEntitiesModel,
+    JsonLdModel,
+    JsonModel,
+)
 
 __all__ = ["MAX_PROBLEMS", "describe_watch", "problems"]
 
@@ -36,10 +44,18 @@ ACCEPTS = {
     "kinds": "a mapping of field name: kind (at least one)", "kinds.*": f"one of {', '.join(sorted(FIELD_KINDS))}",
     "proxy": "an http(s) URL such as http://user:pass@proxy.example:8080", "headers": _PAIRS, "cookies": _PAIRS,
     "accept_language": "an Accept-Language value such as 'de-CH,de;q=0.9'",
+    "include": "title, meta or links, or a non-empty list of them",
+    "ignore": "a mapping with selectors, text or both",
+    "ignore.selectors": "a CSS selector or a non-empty list of them",
+    "ignore.text": "a regular expression or a non-empty list of them",
+    "type": "one of html, json, feed, text, pdf, bytes", "json": "a mapping with fields and/or entities",
+    "json.fields": "a path or a non-empty list of paths (dotted, or a JSON Pointer starting with /)",
+    "json.entities": "a mapping with key and optionally path and fields",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
-          "entities": sorted(EntitiesModel.model_fields)}
+          "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields),
+          "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:
@@ -70,6 +86,8 @@ def _problem(loc: Sequence[int | str], kind: str, value: Any, ctx: Mapping[str, 
         watches = data.get("watches") if isinstance(data, Mapping) else None
         raw = watches[rest[0]] if isinstance(watches, list) and rest[0] < len(watches) else None
         where, rest, scope = describe_watch(rest[0], raw) + ": ", rest[1:], "watch"
+        if not rest and kind == "value_error" and "error" in ctx:  # options that do not go together
+            return where + str(ctx["error"])
         if not rest:
             return f"{where}must be a mapping, not {type(value).__name__}"
     elif top == "defaults" and rest:

@@ -6,8 +6,13 @@ Every rule the crawl applies is also in the schema (annotations here: patterns f
 header and cookie names and values, Accept-Language; "something besides whitespace" for key and
 region; a jsonld.key needs a jsonld.type), except these, which only the crawl checks:
 
-- a CSS/XPath selector (``fields``, ``entities``) or ``region`` compiles;
+- a CSS/XPath selector (``fields``, ``entities``), ``region`` or ``ignore.selectors`` compiles, and an
+  ``ignore.text`` regular expression compiles and does not match an empty line;
+- a watch compared by ``jsonld``, ``fields`` or ``entities`` gives no ``include`` or ``ignore`` of
+  its own (they apply to text watches; under ``defaults``, to the text watches only);
 - two watches have different keys (a given key, or the canonical URL);
+- a watch's `type` or `json` and the options `defaults` give it that read HTML pages (`region`,
+  `fields`, `entities`, `jsonld`) go together (given in the watch itself, the schema checks it);
 - no mapping names a key twice (the YAML/JSON parser refuses it, before the model);
 - a mapping's names are text: a YAML name read as a boolean, null or decimal number (``yes:``,
   ``1.5:``) is refused, and any number as a header or cookie name (a whole number is a field or kind
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -37,8 +42,11 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.json_paths import check_path
 from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
+from ..core.text_options import INCLUDE_PARTS, TextOptionsError, check_pattern
+from ..core.text_options import check_selector as check_ignore_selector
 from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
 from ..middlewares.vantage import (
@@ -50,7 +58,8 @@ from ..middlewares.vantage import (
     parse_vantage,
 )
 
-__all__ = ["EntitiesModel", "JsonLdModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "watchlist_schema"]
+__all__ = ["HTML_OPTIONS", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel",
+           "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -83,6 +92,16 @@ def _region(value: str) -> str:
     except RegionError as exc:
         raise ValueError(str(exc)) from None
     return value
+
+
+def _text_option(check: Callable[[str], None]) -> Callable[[str], str]:
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except TextOptionsError as exc:
+            raise ValueError(str(exc).split(": ", 1)[1]) from None  # the path names the option
+        return value
+    return validate
 
 
 def _url(value: str) -> str:
@@ -201,6 +220,92 @@ class EntitiesModel(BaseModel):
         examples=[{"title": "h2::text", "price": "span.price::text"}])
 
 
+_INCLUDE_SCHEMA = {"type": "string", "enum": list(INCLUDE_PARTS)}
+Include = Annotated[list[Annotated[StrictStr, WithJsonSchema(_INCLUDE_SCHEMA)]], BeforeValidator(_one_or_more),
+                    Field(min_length=1), WithJsonSchema(
+                        {"anyOf": [_INCLUDE_SCHEMA, {"type": "array", "items": _INCLUDE_SCHEMA, "minItems": 1}]})]
+
+
+def _include_part(value: list[str]) -> list[str]:
+    for part in value:
+        if part not in INCLUDE_PARTS:
+            raise ValueError(f"include: unknown part {part!r}; known: {', '.join(INCLUDE_PARTS)}")
+    return value
+
+
+IgnoreSelector = Annotated[StrictStr, AfterValidator(_text_option(check_ignore_selector)), Field(min_length=1)]
+IgnorePattern = Annotated[StrictStr, AfterValidator(_text_option(check_pattern)), Field(min_length=1)]
+
+
+class IgnoreModel(BaseModel):
+    """What of a text watch's page is irrelevant: elements, and lines of its text."""
+
+    model_config = ConfigDict(**_strict("Ignored parts"), json_schema_extra={"minProperties": 1})
+    selectors: Annotated[list[IgnoreSelector], BeforeValidator(_one_or_more), Field(min_length=1),
+                         WithJsonSchema(_STRINGS_SCHEMA)] = Field(
+        default_factory=list, description="CSS selectors: matching elements are removed before the text is taken",
+        examples=[[".banner", "#cookie-notice"]])
+    text: Annotated[list[IgnorePattern], BeforeValidator(_one_or_more), Field(min_length=1),
+                    WithJsonSchema(_STRINGS_SCHEMA)] = Field(
+        default_factory=list, description="Regular expressions (Python's re.search, case-sensitive unless (?i)): "
+        "matching lines are removed", examples=[[r"^Visitors: \d+"]])
+
+    @model_validator(mode="after")
+    def _something(self) -> IgnoreModel:
+        if not self.selectors and not self.text:
+            raise ValueError("ignore needs selectors, text or both")
+        return self
+
+
+#: a JSON Pointer (~ escapes only ~0 and ~1), or dotted names, none empty
+JSON_PATH_PATTERN = r"^(?:/(?:[^~]|~[01])*|[^./][^.]*(?:\.[^.]+)*)$"
+JsonPath = Annotated[StrictStr, AfterValidator(check_path), WithJsonSchema(
+    {"type": "string", "minLength": 1, "pattern": JSON_PATH_PATTERN}), Field(
+    description="A dotted path (`product.price`, `items.0.id`) or a JSON Pointer (`/items/0/id`)",
+    examples=["product.price", "/items/0/id"])]
+_JSON_PATH_SCHEMA = {"type": "string", "minLength": 1, "pattern": JSON_PATH_PATTERN}
+JsonPaths = Annotated[list[JsonPath], BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
+    {"anyOf": [_JSON_PATH_SCHEMA, {"type": "array", "items": _JSON_PATH_SCHEMA, "minItems": 1}]})]
+
+
+class JsonEntitiesModel(BaseModel):
+    """An entity set from a JSON array: one element per entity, keyed by a path inside it."""
+
+    model_config = _strict("JSON entity set")
+    path: JsonPath | None = Field(None, description="The array (default: the document itself)", examples=["items"])
+    key: JsonPath = Field(description="A path inside each element: its identity", examples=["id"])
+    fields: JsonPaths | None = Field(None, description="Paths inside each element, compared per entity "
+                                                       "(default: every member of the element)",
+                                     examples=[["name", "price"]])
+
+
+class JsonModel(BaseModel):
+    """Fields and an entity set of a JSON document, by path."""
+
+    model_config = ConfigDict(**_strict("JSON fields"), json_schema_extra={"anyOf": [
+        {"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in ("fields", "entities")]})
+    fields: JsonPaths | None = Field(None, description="Paths of tracked values, each a field named as written",
+                                     examples=[["product.price", "/items/0/id"]])
+    entities: JsonEntitiesModel | None = Field(None, description="An entity set from an array")
+
+    @model_validator(mode="after")
+    def _something(self) -> JsonModel:
+        if not self.fields and self.entities is None:
+            raise ValueError("json needs fields or entities (or leave it out: the document is compared as text)")
+        return self
+
+
+#: options that read an HTML page (selectors, structured data): not for another declared type
+HTML_OPTIONS = ("region", "jsonld", "fields", "entities")
+
+
+def html_options_conflict(declared: str | None, has_json: bool, html_options: list[str]) -> str | None:
+    """Why options that read HTML pages cannot go with the declared type or `json` (None: they can)."""
+    if html_options and (declared not in (None, "html") or has_json):
+        return f"{', '.join(html_options)} read HTML pages, not a {declared or 'json'} document"
+    return None
+
+
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
@@ -220,6 +325,11 @@ class WatchOptionsModel(BaseModel):
     kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
+    type: Literal["html", "json", "feed", "text", "pdf", "bytes"] | None = Field(
+        None, description="How to read the response (default: from its Content-Type, its first bytes, its URL)")
+    # `json`, which would shadow BaseModel.json
+    json_: JsonModel | None = Field(None, alias="json", description="Fields and an entity set of a JSON document, "
+                                                                    "by path (implies type json)")
     proxy: Annotated[Any, AfterValidator(_vantage("proxy")),
                      WithJsonSchema({"type": "string", "pattern": PROXY_PATTERN})] | None = Field(
         None, description="Fetch through this http(s) proxy, always", examples=["http://user:pass@proxy.example:8080"])
@@ -230,12 +340,26 @@ class WatchOptionsModel(BaseModel):
     accept_language: Annotated[Any, AfterValidator(_vantage("accept_language")),
                                WithJsonSchema({"type": "string", "pattern": ACCEPT_LANGUAGE_PATTERN})] | None = Field(
         None, description="The Accept-Language the site answers in", examples=["de-CH,de;q=0.9"])
+    include: Annotated[Include, AfterValidator(_include_part)] | None = Field(
+        None, description="Text watches: compare what the visible text leaves out too (title; meta: description, "
+        "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
+        examples=[["title", "links"]])
+    ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
 
 
 class WatchModel(WatchOptionsModel):
     """One page to watch: its URL, an optional key and its options."""
 
     model_config = _strict("Watch")
+
+    @model_validator(mode="after")
+    def _options_of_its_type(self) -> WatchModel:
+        if self.json_ is not None and self.type not in (None, "json"):
+            raise ValueError(f"json needs type json, not {self.type}")
+        given = [name for name in HTML_OPTIONS if getattr(self, name)]
+        if why := html_options_conflict(self.type, self.json_ is not None, given):
+            raise ValueError(why)
+        return self
     url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
         {"type": "string", "pattern": URL_PATTERN})] = Field(
         description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
@@ -267,8 +391,8 @@ class WatchlistModel(BaseModel):
 
 
 #: every option a watch may have, and those `defaults` may give
-WATCH_OPTIONS = frozenset(WatchModel.model_fields)
-DEFAULT_OPTIONS = frozenset(WatchOptionsModel.model_fields)
+WATCH_OPTIONS = frozenset(info.alias or name for name, info in WatchModel.model_fields.items())
+DEFAULT_OPTIONS = frozenset(info.alias or name for name, info in WatchOptionsModel.model_fields.items())
 
 
 def watchlist_schema() -> str:

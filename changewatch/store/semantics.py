@@ -77,7 +77,7 @@ def next_state(previous: StoredState | None, outcome: Outcome, observed_at: str)
     """The key's columns after *outcome* (fetched at *observed_at*, already clamped), except its
     version: ``url``, ``counters`` (JSON), ``last_seen``, ``last_error``, ``error_streak``, and
     ``snapshot`` + ``last_good`` when it has a new snapshot, ``last_changed`` when it logs a
-    change that is not an error, ``first_seen`` for a new key."""
+    change of the page (not an error, a move or a recovery), ``first_seen`` for a new key."""
     counters = dict(previous.counters) if previous else {}
     counters[outcome.kind.value] = counters.get(outcome.kind.value, 0) + 1
     if outcome.not_modified:
@@ -93,7 +93,7 @@ def next_state(previous: StoredState | None, outcome: Outcome, observed_at: str)
     if outcome.snapshot is not None:
         values["snapshot"] = outcome.snapshot
         values["last_good"] = observed_at
-    if outcome.record is not None and not error:
+    if outcome.record is not None and outcome.kind.changes_page:  # not a move or a recovery: the page is as it was
         values["last_changed"] = observed_at
     if previous is None:
         values["first_seen"] = observed_at

@@ -342,7 +342,9 @@ def test_explicit_error_wins() -> None:
 
 
 def test_kinds_that_leave_the_crawl() -> None:
-    assert {k for k in Kind if k.reported} == {Kind.FIELD, Kind.ENTITIES, Kind.CONTENT, Kind.ERROR}
+    assert {k for k in Kind if k.reported} == {Kind.FIELD, Kind.ENTITIES, Kind.CONTENT, Kind.ERROR, Kind.MOVED,
+                                               Kind.RECOVERED}
+    assert {k for k in Kind if k.changes_page} == {Kind.FIELD, Kind.ENTITIES, Kind.CONTENT}
 
 
 # --- digest: errors the region hides ------------------------------------------------------------------------

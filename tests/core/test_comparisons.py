@@ -63,13 +63,13 @@ class Incomplete:
 
 
 def test_builtins_in_order() -> None:
-    assert [c.name for c in load_comparisons()] == ["content", "fields", "entities"]
-    assert list(BUILTIN_COMPARISONS) == ["content", "fields", "entities"]
+    assert [c.name for c in load_comparisons()] == ["content", "fields", "entities", "bytes"]
+    assert list(BUILTIN_COMPARISONS) == ["content", "fields", "entities", "bytes"]
 
 
 def test_a_new_comparison_is_one_class_registered_by_name() -> None:
     comparisons = load_comparisons({"word_count": f"{__name__}.WordCount"})
-    assert [c.name for c in comparisons] == ["content", "fields", "entities", "word_count"]
+    assert [c.name for c in comparisons] == ["content", "fields", "entities", "bytes", "word_count"]
     page = " ".join(["word"] * 100)
     first = observe(Observation(key="k", url="u", text=page), None, comparisons)
     assert first.kind is Kind.BASELINE and first.counters == {"content/digested": 1, "word_count/digested": 1}
@@ -81,7 +81,7 @@ def test_a_new_comparison_is_one_class_registered_by_name() -> None:
 
 
 def test_none_removes_a_builtin() -> None:
-    assert [c.name for c in load_comparisons({"content": None})] == ["fields", "entities"]
+    assert [c.name for c in load_comparisons({"content": None})] == ["fields", "entities", "bytes"]
 
 
 @pytest.mark.parametrize(("table", "message"), [

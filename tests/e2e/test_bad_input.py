@@ -93,8 +93,10 @@ def test_bad_pages(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
     # the valid JSON-LD beside invalid blocks, and JSON-LD given as a list, are still compared
     assert changes["invalid-jsonld"]["changes"] == {"offers.price": {"old": "10.00", "new": "8.50"}}
     assert changes["list-jsonld"]["changes"] == {"offers.price": {"old": "10.00", "new": "8.50"}}
-    # everything else is unchanged, and the repeated errors are not reported again
-    assert set(changes) == {"invalid-jsonld", "list-jsonld"}
+    # everything else is unchanged, and the repeated errors are not reported again, but for the
+    # page missing on a second consecutive run: it is gone now (CHANGEWATCH_GONE_AFTER)
+    assert changes["missing"]["error"] == "gone: HTTP 404 on 2 consecutive runs"
+    assert set(changes) == {"invalid-jsonld", "list-jsonld", "missing"}
 
 
 # -- hostile responses: a good baseline, the bad variant, the good page again --------------------
@@ -185,8 +187,11 @@ def test_hostile_responses_are_errors_and_keep_the_baseline(tmp_path: Path) -> N
 
         site.bad = False
         again = crawler.run()
-        assert again.returncode == 0 and again.records == [], again.records
-        assert again.stats.get("changewatch/commit/none", 0) + again.stats.get("changewatch/commit/noise", 0) \
+        assert again.returncode == 0, again.stderr[-3000:]
+        # the page is back as it was: one "recovered" record closes each reported streak, nothing else
+        recovered = by_key(again.records)
+        assert set(recovered) == set(errors) and all(r["kind"] == "recovered" for r in recovered.values())
+        assert sum(again.stats.get(f"changewatch/commit/{kind}", 0) for kind in ("none", "noise", "recovered")) \
             == len(cases)
     finally:
         site.stop()

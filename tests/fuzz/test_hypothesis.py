@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from parsel import Selector
 
 from changewatch.core.normalise import RegionError, normalise, normalise_text, visible_text
+from changewatch.core.text_options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
 from changewatch.extract.selectors import SelectorError, check_selector, select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data
@@ -38,6 +39,23 @@ def test_normalise_raises_only_region_errors(html: str | bytes, region: str | No
         return
     assert isinstance(text, str)
     assert visible_text(html, region).stable.count("\n") >= 0
+
+
+@FUZZ
+@given(html_input, st.one_of(st.none(), selectors), st.lists(st.sampled_from(["title", "meta", "links"])),
+       st.lists(selectors, max_size=2), st.lists(st.text(max_size=12), max_size=2), st.booleans())
+def test_include_and_ignore_raise_only_their_documented_errors(html: str | bytes, region: str | None,
+                                                               include: list[str], ignore: list[str],
+                                                               patterns: list[str], sort_lines: bool) -> None:
+    try:
+        options = TextOptions.of({"include": include, "ignore": {"selectors": ignore, "text": patterns}})
+        got = visible_text(html, region, sort_lines=sort_lines, options=options, url="https://example.com/a/")
+    except RegionError:
+        assert region is not None
+        return
+    except TextOptionsError:
+        return  # a selector or pattern that does not compile, or a pattern over its time budget
+    assert "\x00" not in got.stable and isinstance(got.raw, str)
 
 
 @FUZZ

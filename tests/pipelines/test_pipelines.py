@@ -248,7 +248,9 @@ def test_repeated_errors_can_be_reported(make_chain: Any) -> None:
 def test_error_as_first_observation_sets_no_baseline(make_chain: Any) -> None:
     chain = make_chain()
     out = chain.run(obs(error="dns: no such host"), obs(fields={"price": "1"}), obs(fields={"price": "2"}))
-    assert out[0]["kind"] == "error" and out[1] is None and out[2]["kind"] == "field"
+    # the first good observation is the baseline; it also closes the reported failure streak
+    assert out[0]["kind"] == "error" and out[1]["kind"] == "recovered" and "changes" not in out[1]
+    assert out[2]["kind"] == "field" and out[2]["changes"] == {"price": {"old": "1", "new": "2"}}
 
 
 def test_entities(make_chain: Any) -> None:

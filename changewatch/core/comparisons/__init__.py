@@ -22,6 +22,7 @@ BUILTIN_COMPARISONS: dict[str, str] = {
     "content": "changewatch.core.comparisons.content.ContentComparison",
     "fields": "changewatch.core.comparisons.fields.FieldsComparison",
     "entities": "changewatch.core.comparisons.entities.EntitiesComparison",
+    "bytes": "changewatch.core.comparisons.bytes.BytesComparison",
 }
 
 _REQUIRED = ("digest", "check", "compare", "counters", "encode", "decode")

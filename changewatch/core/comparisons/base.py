@@ -33,10 +33,19 @@ class Kind(StrEnum):
     ENTITIES = "entities"
     CONTENT = "content"
     ERROR = "error"
+    #: a permanent redirect was followed: the watch compares on at its new URL (``moved_to``)
+    MOVED = "moved"
+    #: a failing key observed its page again: the failure streak is over
+    RECOVERED = "recovered"
 
     @property
     def reported(self) -> bool:
-        return self in (Kind.FIELD, Kind.ENTITIES, Kind.CONTENT, Kind.ERROR)
+        return self in (Kind.FIELD, Kind.ENTITIES, Kind.CONTENT, Kind.ERROR, Kind.MOVED, Kind.RECOVERED)
+
+    @property
+    def changes_page(self) -> bool:
+        """A change of what the page says (not of where it is, or whether it could be read)."""
+        return self in (Kind.FIELD, Kind.ENTITIES, Kind.CONTENT)
 
 
 class Status(StrEnum):

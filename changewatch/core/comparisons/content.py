@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from .. import charset
 from ..diff import line_diff
+from ..documents import DOCUMENT_TYPES
 from ..normalise import (
     RegionError,
     VisibleText,
@@ -23,6 +24,7 @@ from ..normalise import (
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
+from ..text_options import TextOptions, TextOptionsError
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 
 __all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "blocked", "text_spec"]
@@ -52,12 +54,15 @@ def _digest(text: str) -> str:
 NORMALISER_VERSION = 3
 
 
-def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool) -> str:
-    """The hash of a page's body as it came (with what decides how it is read): equal body
+def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool, options: str = "") -> str:
+    """The hash of a page's body as it came (with what decides how it is read: *options* is
+    :meth:`TextOptions.key`, include and ignore, and the URL links are joined with): equal body
     hashes mean equal texts, so a page whose body is the stored one's is not even parsed.
     SHA-256: ~0.13 ms for 230 KB with the CPU's SHA instructions, under blake2b's 0.24."""
     kind = "b" if isinstance(html, bytes) else "s"  # a str and its UTF-8 bytes may read differently
-    digest = sha256(f"{NORMALISER_VERSION}\x00{kind}\x00{encoding or ''}\x00{int(sort_lines)}\x00".encode())
+    # no options: the hash of before the options, so that no stored body hash changes
+    read = f"{int(sort_lines)}\x00{options}" if options else f"{int(sort_lines)}"
+    digest = sha256(f"{NORMALISER_VERSION}\x00{kind}\x00{encoding or ''}\x00{read}\x00".encode())
     digest.update(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
@@ -98,10 +103,12 @@ _DEFAULT_TEXT_SPEC = spec_digest({})
 class _Page:
     """What a part digested from a whole page needs to read it, when (and if) it must."""
 
-    __slots__ = ("encoding", "html", "sort_lines")
+    __slots__ = ("encoding", "html", "options", "sort_lines", "url")
 
-    def __init__(self, html: str | bytes, encoding: str | None, sort_lines: bool):
+    def __init__(self, html: str | bytes, encoding: str | None, sort_lines: bool,
+                 options: TextOptions | None = None, url: str = ""):
         self.html, self.encoding, self.sort_lines = html, encoding, sort_lines
+        self.options, self.url = options, url
 
 
 def raw_hash(visible: VisibleText) -> str:
@@ -125,22 +132,26 @@ class ContentPart:
     decode as U+FFFD: compared once with the new page read that way.
 
     *spec* says how the text was read (:func:`text_spec`; None: a part stored before specs were
-    kept): a text read another way is not compared with it."""
+    kept): a text read another way is not compared with it. *reading* says what the response
+    was read as: "html" (a page's visible text) or a document's content type ("text", "json",
+    "pdf": core/documents.py); None: stored before content types, when every response was read
+    as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded", "spec")
+                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded", "reading", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
-                 fffd_decoded: bool = False, undecodable: int | None = None):
+                 reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
         self.spec = spec
+        self.reading = reading
         self.fffd_decoded = fffd_decoded
         self._undecodable = undecodable
         self._page = page
@@ -153,15 +164,17 @@ class ContentPart:
         self._visible = visible
 
     @classmethod
-    def of(cls, visible: VisibleText, spec: str | None = None) -> ContentPart:
-        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec)
+    def of(cls, visible: VisibleText, spec: str | None = None, reading: str | None = None) -> ContentPart:
+        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec, reading=reading)
 
     @classmethod
-    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool,
-                spec: str | None = None) -> ContentPart:
-        """A whole page's part: its body hashed now, read only if that is not the stored one."""
-        return cls(page=_Page(html, encoding, sort_lines), body_hash=body_hash(html, encoding, sort_lines),
-                   spec=spec)
+    def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool, spec: str | None = None,
+                options: TextOptions | None = None, url: str = "") -> ContentPart:
+        """A whole page's part: its body hashed now, read only if that is not the stored one.
+        Reading it may raise TextOptionsError (an ignore pattern over its time budget)."""
+        key = options.key(url) if options is not None else ""
+        return cls(page=_Page(html, encoding, sort_lines, options, url),
+                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec, reading="html")
 
     @property
     def page(self) -> _Page | None:
@@ -173,7 +186,7 @@ class ContentPart:
         if self._visible is None and self._page is not None:
             page = self._page
             self._visible = visible_text(page.html, sort_lines=page.sort_lines, encoding=page.encoding,
-                                         like_scrapy=True)
+                                         like_scrapy=True, options=page.options, url=page.url)
         return self._visible
 
     @property
@@ -240,24 +253,27 @@ class ContentPart:
         form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, spec=self.spec, undecodable=undecodable)
+                           body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable)
 
-    def with_spec(self, spec: str | None) -> ContentPart:
-        """This part, said to be read as *spec* (a part kept across an upgrade that added specs)."""
+    def with_spec(self, spec: str | None, reading: str | None) -> ContentPart:
+        """This part, said to be read as *spec* and *reading* (a part kept across an upgrade that
+        added specs or readings)."""
         return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
                            length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
-                           fffd_decoded=self.fffd_decoded, undecodable=self._undecodable)
+                           reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec) == (
-            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.fffd_decoded, other.spec)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
+                self.reading) == (other.raw_hash, other.content_hash, other.body_hash, other.case_folded,
+                                  other.fffd_decoded, other.spec, other.reading)
 
     def __hash__(self) -> int:
-        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec))
+        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
+                     self.reading))
 
     def __repr__(self) -> str:
         return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
@@ -274,11 +290,12 @@ def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
 
 
 def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool,
-              encoding: str | None = None) -> VisibleText:
+              encoding: str | None = None, options: TextOptions | None = None, url: str = "") -> VisibleText:
     """The visible text of a page's HTML, or of text a spider extracted. CPU-bound."""
     if html is not None:
-        return visible_text(html, region, sort_lines=sort_lines, encoding=encoding, like_scrapy=True)
-    return normalise_text(text or "", sort_lines=sort_lines)
+        return visible_text(html, region, sort_lines=sort_lines, encoding=encoding, like_scrapy=True,
+                            options=options, url=url)
+    return normalise_text(text or "", sort_lines=sort_lines, options=options)
 
 
 UNDECODABLE_MIN = 16
@@ -323,18 +340,25 @@ class ContentComparison:
             return None
         sort_lines = bool(obs.options.get("sort_lines", False))
         spec = text_spec(obs)
+        try:
+            options = TextOptions.of(obs.options)  # include, ignore (None: neither; the common case)
+        except TextOptionsError as exc:
+            raise Unobservable(str(exc)) from None
         if obs.html is not None and not obs.region:
             # Read when needed (check, compare, encode): not at all when the body is the stored one's
-            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec)
+            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec, options, obs.url)
         try:
-            visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding)
+            visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding, options, obs.url)
         except RegionError as exc:
             raise Unobservable(f"region: {exc}") from None
+        except TextOptionsError as exc:
+            raise Unobservable(str(exc)) from None
         if isinstance(obs.html, bytes) and (why := undecodable(obs.html, obs.encoding, visible)):
             raise Unobservable(why)
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
-        return ContentPart.of(visible, spec)
+        reading = obs.options.get("content_type")
+        return ContentPart.of(visible, spec, reading if obs.html is None and reading in DOCUMENT_TYPES else "html")
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -347,9 +371,16 @@ class ContentComparison:
             raise Unobservable(f"extraction: region {region!r} matched nothing")
 
     def check(self, old: ContentPart | None, new: ContentPart) -> str | None:
+        try:
+            return self._check(old, new)
+        except TextOptionsError as exc:  # a page read here, first (ignore.text over its time budget)
+            return str(exc)
+
+    def _check(self, old: ContentPart | None, new: ContentPart) -> str | None:
         # A text read another way (the watch was edited) is a new one: it did not collapse from the
         # old one, and passed no check as it. The old text still says which phrases are the page's.
-        fresh = old is not None and respecified(old.spec, new.spec)
+        # So is a text read as another type (a server now serves the page as a PDF).
+        fresh = old is not None and (respecified(old.spec, new.spec) or old.reading != new.reading)
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
         if old is not None and not fresh and old.raw_hash == new.raw_hash:
@@ -375,10 +406,18 @@ class ContentComparison:
             # a new watch's would, and is kept as read now (the page is read even if its body is
             # the stored one's).
             return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
+        if old.reading is None and new.reading in DOCUMENT_TYPES:
+            # Stored before content types, when a text file, a JSON document or a PDF was read as
+            # a page (a text file's lines collapsed into one): the new reading cannot be compared
+            # with that one, and becomes the baseline, silently, once. A document read as another
+            # type since (a page that a server now serves as a PDF) is compared as any text.
+            return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
         difference = self._compare(old, new, context)
         kept = difference.keep
-        if kept is not None and kept.spec != new.spec:  # a part stored before specs: now it has one
-            return Difference(difference.status, difference.members, kept.with_spec(new.spec), difference.counters)
+        if kept is not None and (kept.spec, kept.reading) != (new.spec, new.reading):
+            # a part stored before specs or readings: now it has them
+            return Difference(difference.status, difference.members, kept.with_spec(new.spec, new.reading),
+                              difference.counters)
         return difference
 
     def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
@@ -469,6 +508,8 @@ class ContentComparison:
             data["case_folded"] = True
         if part.spec is not None:
             data["spec"] = part.spec
+        if part.reading is not None:
+            data["reading"] = part.reading  # even "html": a part without it was stored before content types
         if part.fffd_decoded:
             data["fffd_decoded"] = True
         if part.undecodable:
@@ -484,6 +525,6 @@ class ContentComparison:
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
                            length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
                            case_folded=version < 3 or bool(data.get("case_folded")),
-                           spec=spec if isinstance(spec, str) else None,
+                           spec=spec if isinstance(spec, str) else None, reading=data.get("reading"),
                            fffd_decoded=version < 5 or bool(data.get("fffd_decoded")),
                            undecodable=int(data.get("undecodable") or 0))

@@ -1,0 +1,262 @@
+"""Documents that are not HTML pages (issue 11, item 2): JSON paths and pointers, the canonical
+JSON text, text files kept line by line, PDF text, and files compared by hash and size."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from changewatch.core.comparisons import Kind, load_comparisons
+from changewatch.core.comparisons.base import Unobservable
+from changewatch.core.comparisons.content import ContentComparison
+from changewatch.core.documents import (
+    JSON_MAX_BYTES,
+    PDF_MAX_PAGES,
+    decode_text,
+    json_document,
+    json_extraction,
+    pdf_text,
+    read_document,
+)
+from changewatch.core.json_paths import MISSING, canonical_json, check_path, resolve, scalar
+from changewatch.core.observation import Observation
+from changewatch.core.snapshot import Snapshot
+from changewatch.core.verdict import Verdict, observe
+
+from ..pdf import encrypted_pdf, minimal_pdf
+
+COMPARISONS = load_comparisons()
+PRODUCT = {"product": {"name": "Kettle 2000", "price": 89.0, "a.b": True, "tags": ["x", "y"]},
+           "items": [{"id": 7, "name": "seven"}, {"id": 8, "name": "eight"}], "a/b": {"~c": 1}, "null": None}
+
+
+def document(body: bytes, content_type: str, **options: Any) -> Observation:
+    return Observation(key="k", url="https://api.example/p", body=body, options={"content_type": content_type,
+                                                                                **options})
+
+
+def runs(*observations: Observation) -> list[Verdict]:
+    """The verdicts of *observations* in turn, each compared with the last good snapshot."""
+    old: Snapshot | None = None
+    verdicts = []
+    for obs in observations:
+        verdict = observe(obs, old, COMPARISONS)
+        if verdict.keep is not None:  # through the store's encoding, as a crawl keeps it
+            old = Snapshot.decode(verdict.keep.encode(COMPARISONS), COMPARISONS)
+        verdicts.append(verdict)
+    return verdicts
+
+
+# -- paths ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("product.price", 89.0), ("items.0.id", 7), ("items.1.name", "eight"), ("/items/0/id", 7),
+    ("/product/a.b", True), ("/a~1b/~0c", 1), ("null", None), ("product.tags", ["x", "y"]),
+])
+def test_a_path_finds_its_value(path: str, value: Any) -> None:
+    assert resolve(PRODUCT, path) == value
+
+
+@pytest.mark.parametrize("path", ["product.cost", "items.2.id", "items.01.id", "items.-1.id", "product.a.b",
+                                  "/items/x", "product.price.amount", "/product/price/0"])
+def test_a_path_that_matches_nothing_is_missing_not_none(path: str) -> None:
+    assert resolve(PRODUCT, path) is MISSING
+
+
+@pytest.mark.parametrize("path", ["", "a..b", ".a", "a.", "/a~2b", "/~"])
+def test_invalid_paths_are_refused(path: str) -> None:
+    with pytest.raises(ValueError):
+        check_path(path)
+
+
+def test_containers_are_fields_as_canonical_json() -> None:
+    assert scalar({"b": [1, "é"], "a": None}) == '{"a":null,"b":[1,"é"]}'
+    assert scalar(3) == 3 and scalar(None) is None
+
+
+def test_fields_are_named_as_written_and_every_missing_path_is_named() -> None:
+    fields, entities = json_extraction(PRODUCT, {"fields": ["product.price", "/items/0/id"], "entities": None})
+    assert fields == {"product.price": 89.0, "/items/0/id": 7} and entities is None
+    with pytest.raises(Unobservable) as caught:
+        json_extraction(PRODUCT, {"fields": ["product.price", "product.cost", "/items/5"]})
+    assert str(caught.value) == ("extraction: json field 'product.cost' matched nothing; "
+                                 "extraction: json field '/items/5' matched nothing")
+
+
+def test_entities_from_an_array_keyed_by_a_path_inside_each_element() -> None:
+    _, entities = json_extraction(PRODUCT, {"entities": {"path": "items", "key": "id", "fields": ["name"]}})
+    assert entities == [{"key": "7", "fields": {"name": "seven"}}, {"key": "8", "fields": {"name": "eight"}}]
+    _, whole = json_extraction(PRODUCT, {"entities": {"path": "/items", "key": "id", "fields": None}})
+    assert whole is not None and whole[0] == {"key": "7", "fields": {"id": 7, "name": "seven"}}
+    _, top = json_extraction([{"id": "a"}], {"entities": {"path": None, "key": "id", "fields": None}})
+    assert top == [{"key": "a", "fields": {"id": "a"}}]
+    for path, why in (("product", "is not an array (a dict)"), ("nothing", "matched nothing")):
+        with pytest.raises(Unobservable) as caught:
+            json_extraction(PRODUCT, {"entities": {"path": path, "key": "id"}})
+        assert str(caught.value) == f"extraction: json entities path '{path}' {why}"
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+def test_canonical_text_sorts_keys_one_a_line_and_keeps_non_ascii() -> None:
+    text = canonical_json(json.loads('{"b": {"z": 1, "y": "Größe"}, "a": [true, null]}'))
+    assert text.splitlines() == ['{', '  "a": [', '    true,', '    null', '  ],', '  "b": {', '    "y": "Größe",',
+                                 '    "z": 1', '  }', '}']
+    assert canonical_json(json.loads('{"a": [true, null], "b": {"y": "Größe", "z": 1}}')) == text
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    (b"<!doctype html><html><body>Oops</body></html>", "unsupported: not JSON (it looks like HTML): Expecting value"),
+    (b'{"a": 1,}', "unsupported: not JSON: "),
+    (b"[" * 100_000, "unsupported: JSON nested too deeply"),
+])
+def test_a_body_that_is_not_json_is_unsupported(body: bytes, why: str) -> None:
+    with pytest.raises(Unobservable) as caught:
+        json_document(body, None)
+    assert str(caught.value).startswith(why)
+
+
+def test_json_boms_and_declared_charsets_are_read() -> None:
+    assert json_document(b'\xef\xbb\xbf{"a": "\xc3\xa9"}', None) == {"a": "é"}
+    assert json_document('\ufeff{"a": "é"}'.encode("utf-16"), None) == {"a": "é"}
+    assert json_document('{"a": "é"}'.encode("latin-1"), "iso-8859-1") == {"a": "é"}
+
+
+def test_a_json_document_over_the_limit_is_not_parsed() -> None:
+    with pytest.raises(Unobservable, match=f"over the {JSON_MAX_BYTES} bytes"):
+        json_document(b" " * (JSON_MAX_BYTES + 1), None)
+
+
+def test_json_text_view_a_change_names_its_key_and_a_reordering_is_none() -> None:
+    first = json.dumps({"name": "KETTLE 2000", "price": 89, "stock": {"count": 4}}).encode()
+    reordered = json.dumps({"stock": {"count": 4}, "price": 89, "name": "KETTLE 2000"}, indent=4).encode()
+    renamed = json.dumps({"stock": {"count": 4}, "price": 89, "name": "Kettle 2000"}).encode()
+    baseline, same, changed = runs(*(document(body, "json") for body in (first, reordered, renamed)))
+    assert (baseline.kind, same.kind, changed.kind) == (Kind.BASELINE, Kind.NONE, Kind.CONTENT)
+    assert changed.diff is not None
+    assert '- "name": "KETTLE 2000",' in changed.diff and '+ "name": "Kettle 2000",' in changed.diff
+    assert "price" not in changed.diff.replace('"price": 89', "")  # only the changed key and its context
+
+
+def test_json_text_view_removes_volatile_values_per_line_and_keeps_the_lines() -> None:
+    at = {"generated": "Updated 10:32 PM", "items": ["one", "two"]}
+    later = {"generated": "Updated 11:05 PM", "items": ["one", "two"]}
+    obs = read_document(document(json.dumps(at).encode(), "json"))
+    assert obs.text is not None and obs.text.count("\n") == 6
+    assert [v.kind for v in runs(document(json.dumps(at).encode(), "json"),
+                                 document(json.dumps(later).encode(), "json"))] == [Kind.BASELINE, Kind.NOISE]
+
+
+def test_json_fields_report_old_and_new_and_a_missing_path_is_an_error() -> None:
+    spec = {"fields": ["product.price", "/items/0/id"], "entities": None}
+    bodies = [PRODUCT, {**PRODUCT, "product": {**PRODUCT["product"], "price": 79.0}}, {"product": {"price": 79.0}}]
+    baseline, changed, broken = runs(*(document(json.dumps(b).encode(), "json", json=spec) for b in bodies))
+    assert baseline.kind is Kind.BASELINE
+    assert changed.kind is Kind.FIELD and changed.changes == {"product.price": {"old": 89.0, "new": 79.0}}
+    assert changed.diff is None  # fields are compared, not the text
+    assert broken.kind is Kind.ERROR and broken.error == "extraction: json field '/items/0/id' matched nothing"
+
+
+def test_json_entities_are_compared_as_a_set() -> None:
+    spec = {"entities": {"path": "items", "key": "id", "fields": None}}
+    before = {"items": [{"id": 1, "price": 5}, {"id": 2, "price": 6}]}
+    after = {"items": [{"id": 3, "price": 7}, {"price": 5, "id": 1}]}
+    _, verdict = runs(*(document(json.dumps(b).encode(), "json", json=spec) for b in (before, after)))
+    assert verdict.kind is Kind.ENTITIES
+    assert verdict.added == [{"key": "3", "fields": {"id": 3, "price": 7}}]
+    assert verdict.removed == [{"key": "2", "fields": {"id": 2, "price": 6}}]
+    assert verdict.changed == []
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+def test_a_text_file_keeps_its_lines_and_a_change_is_a_diff_of_that_line() -> None:
+    before = b"Release notes\n\nv1.2: faster parsing\nv1.1: first release\n"
+    after = b"Release notes\n\nv1.2: faster parsing, fewer bugs\nv1.1: first release\n"
+    _, verdict = runs(document(before, "text"), document(after, "text"))
+    assert verdict.kind is Kind.CONTENT and verdict.diff is not None
+    assert verdict.diff.splitlines() == ["  Release notes", "- v1.2: faster parsing",
+                                         "+ v1.2: faster parsing, fewer bugs", "  v1.1: first release"]
+
+
+def test_crlf_to_lf_and_a_bom_are_no_change() -> None:
+    crlf = b"\xef\xbb\xbfname,price\r\nkettle,89\r\nlamp,129\r\n"
+    lf = b"name,price\nkettle,89\nlamp,129\n"
+    assert decode_text(crlf, None) == "name,price\r\nkettle,89\r\nlamp,129\r\n"  # no BOM left
+    assert decode_text("\ufeffname".encode("utf-16-le").replace(b"\xff\xfe", b"\xff\xfe", 1), None) == "name"
+    assert [v.kind for v in runs(document(crlf, "text"), document(lf, "text"))] == [Kind.BASELINE, Kind.NONE]
+
+
+def test_a_text_file_was_one_line_as_html_and_its_first_reading_as_text_is_silent() -> None:
+    """Before content types a text file was read as HTML (its lines collapsed into one), and its
+    content part said nothing of how it was read: the first reading as text starts a new
+    baseline rather than reporting the new line breaks as a change."""
+    body = b"line one\nline two\nline three\n"
+    as_html = Observation(key="k", url="https://a.example/f.txt", html=body, encoding="utf-8")
+    baseline = observe(as_html, None, COMPARISONS).keep
+    assert baseline is not None
+    content = ContentComparison()
+    data, blob = content.encode(baseline.part("content"))
+    assert data.pop("reading") == "html"  # what a part stored before content types lacks
+    legacy = content.decode(data, blob, ContentComparison.part_version)
+    assert legacy is not None and legacy.reading is None and legacy.text == "line one line two line three"
+    old = Snapshot({"content": legacy})
+    first = observe(document(body, "text"), old, COMPARISONS)
+    assert first.kind is Kind.NONE and first.keep is not None and first.keep.part("content").reading == "text"
+    changed = observe(document(body.replace(b"two", b"2"), "text"), first.keep, COMPARISONS)
+    assert changed.kind is Kind.CONTENT and changed.diff == "  line one\n- line two\n+ line 2\n  line three"
+
+
+def test_a_page_that_turns_into_another_type_is_compared_as_text() -> None:
+    page = Observation(key="k", url="https://a.example/terms", html=b"<p>Terms of service</p><p>Cancel any time</p>")
+    pdf = document(minimal_pdf(["Terms of service", "Cancel at no time"]), "pdf")
+    verdicts = runs(page, pdf)
+    assert verdicts[1].kind is Kind.CONTENT and "+ Cancel at no time" in (verdicts[1].diff or "")
+
+
+# -- PDF -----------------------------------------------------------------------------------------
+
+def test_pdf_text_is_read_page_by_page_and_a_changed_word_is_a_line_diff() -> None:
+    before = minimal_pdf(["Terms of service", "You may cancel at any time."], ["Page two"])
+    after = minimal_pdf(["Terms of service", "You may cancel at no time."], ["Page two"])
+    assert pdf_text(before).split("\n") == ["Terms of service", "You may cancel at any time.", "", "Page two", ""]
+    _, verdict = runs(document(before, "pdf"), document(after, "pdf"))
+    assert verdict.kind is Kind.CONTENT and verdict.diff is not None
+    assert "- You may cancel at any time.\n+ You may cancel at no time." in verdict.diff
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    (encrypted_pdf(["secret"]), "unsupported: PDF: encrypted (it needs a password)"),
+    (b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "unsupported: PDF: unreadable ("),
+    (minimal_pdf([]), "unsupported: PDF: no text in 1 page (scanned images?)"),
+])
+def test_an_encrypted_broken_or_textless_pdf_is_an_error(body: bytes, why: str) -> None:
+    verdict = observe(document(body, "pdf"), None, COMPARISONS)
+    assert verdict.kind is Kind.ERROR and verdict.error is not None and verdict.error.startswith(why)
+
+
+def test_a_long_pdf_is_read_up_to_the_page_limit_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("changewatch.core.documents.PDF_MAX_PAGES", 2)
+    text = pdf_text(minimal_pdf(["one"], ["two"], ["three"]))
+    assert "three" not in text and text.endswith("[changewatch read the first 2 of 3 pages]")
+    assert PDF_MAX_PAGES >= 100
+
+
+# -- bytes ---------------------------------------------------------------------------------------
+
+def test_bytes_are_compared_by_hash_and_size_and_a_change_has_no_diff() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    verdicts = runs(document(png, "bytes"), document(png, "bytes"), document(png + b"\x00" * 10, "bytes"),
+                    document(png + b"\x00" * 9 + b"\x01", "bytes"))
+    assert [v.kind for v in verdicts] == [Kind.BASELINE, Kind.NONE, Kind.CONTENT, Kind.CONTENT]
+    grown, same_size = verdicts[2], verdicts[3]
+    assert grown.diff is None and grown.changes["size"] == {"old": 264, "new": 274}
+    assert grown.changes["sha256"]["old"] != grown.changes["sha256"]["new"]
+    assert set(same_size.changes) == {"sha256"}
+
+
+def test_an_observation_without_a_document_is_left_as_it_is() -> None:
+    obs = Observation(key="k", url="u", html="<p>x</p>", options={"content_type": "html"})
+    assert read_document(obs) is obs
