@@ -28,7 +28,7 @@ def one(**options: Any) -> dict[str, Any]:
     (one(ignore={"text": "(" * 5000 + ")" * 5000}), r"ignore\.text\.0: regular expression nested too deeply"),
     (one(ignore={"selectors": "a::attr(href)"}), r"ignore\.selectors\.0: 'a::attr\(href\)' selects text or attrib"),
     (one(include="title", fields={"p": "h1::text"}),
-     r"watch #1 \(news\): include applies to text watches; this one is compared by jsonld, fields or entities"),
+     r"watch #1 \(news\): include applies to text watches; this one is compared by jsonld, fields, entities or json"),
     (one(include="title", ignore={"text": "x"}, entities={"selector": "li", "key": "a::attr(href)"}),
      r"include and ignore apply to text watches"),
     ({"defaults": {"fields": {"p": "h1::text"}}, "watches": [{"url": URL, "ignore": {"text": "x"}}]},
