@@ -258,7 +258,10 @@ def escape_undecodable(body: bytes, encoding: str, text: str) -> tuple[str, int]
     if "\ufffd" not in text:
         return text, 0
     bom_encoding, bom = read_bom(body)  # a BOM wins over any declaration, as in w3lib
-    return charset.decode(body[len(bom):], bom_encoding) if bom_encoding and bom else charset.decode(body, encoding)
+    if bom_encoding and bom:
+        return charset.decode(body[len(bom):], bom_encoding)
+    # w3lib reads a UTF-16 or UTF-32 without a BOM as big-endian (Python's codec: the machine's order)
+    return charset.decode(body, encoding + "-be" if encoding in ("utf-16", "utf-32") else encoding)
 
 
 def decode_page(html: str | bytes, encoding: str | None = None, *, like_scrapy: bool = False) -> str:

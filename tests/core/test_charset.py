@@ -80,6 +80,14 @@ def test_a_bom_decides_the_encoding_of_what_did_not_decode() -> None:
     assert bad == 1 and text == "<p>café \U0010dc80</p>"
 
 
+def test_utf_16_without_a_bom_reads_as_w3lib_reads_it() -> None:
+    from changewatch.core.normalise import escape_undecodable
+
+    body = "<p>5 €</p>".encode("utf-16-be") + b"\xd8"  # a lone high byte of a surrogate at the end
+    text, bad = escape_undecodable(body, "utf-16", body.decode("utf-16-be", "replace"))
+    assert text.startswith("<p>5 €</p>") and bad == 1
+
+
 def test_corpus_pages_have_undecodable_characters_only_where_bytes_did_not_decode() -> None:
     require_corpus()
     for path in sorted(p for p in CORPUS_PAGES.rglob("*") if p.is_file()):
