@@ -23,8 +23,9 @@ from ._deprecated import module_getattr
 from .core.comparisons.content import NORMALISER_VERSION
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
-from .extract.page import Page
+from .extract.page import Page, count_undecodable_page
 from .extract.specs import Entities, FieldSpec, as_fields
+from .guard import reports_refusals
 from .items import Observation
 from .middlewares.vantage import VantageError, vantage_from_setting
 from .runtime.stats import Stats
@@ -134,8 +135,10 @@ class ChangewatchSpider(scrapy.Spider):
                            text=text, region=region, kinds=kinds, options=options)
         self.cw_stats.inc("error" if obs.error else "observed")
         self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
+        count_undecodable_page(self.crawler, page)
         return obs
 
+    @reports_refusals  # as a `refused:` error record
     def observation_failed(self, failure: Failure) -> Iterator[Observation]:
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]

@@ -37,9 +37,11 @@ def used_stats() -> set[str]:
     stats.add("changewatch/entities/duplicates")
     # an edited watch re-baselines what it reads another way (Difference.counters)
     stats |= {f"changewatch/{name}/rebaselined" for name in ("fields", "content", "entities")}
-    for module in ("runtime/offload.py", "core/verdict.py"):
+    for module in ("runtime/offload.py", "core/verdict.py",
+                   *(f"core/comparisons/{m}.py" for m in ("content", "fields", "entities"))):
         text = (ROOT / "changewatch" / module).read_text(encoding="utf-8")
         stats |= {f"changewatch/{name}" for name in re.findall(r'"(\w+/\w+)": 1', text)}
+    assert "changewatch/charset/undecodable_pages" in stats  # counted in the crawl and the worker alike
     return stats
 
 

@@ -215,3 +215,54 @@ def test_an_undeclared_page_reads_as_scrapy_reads_it_with_or_without_fields() ->
         scrapy_text = " ".join(response.text.split("<p>")[1].split("</p>")[0].split())
         assert part.text == scrapy_text
     assert texts[0] == texts[1]
+
+
+def mislabelled(price: str) -> HtmlResponse:
+    """windows-1252 bytes served as ``charset=utf-8`` (issue 11, item 5)."""
+    body = f"<html><body><p class=price>Price: 5 {price}</p><p>Crème brûlée</p></body></html>".encode("cp1252")
+    return HtmlResponse(url="https://shop.example/p/1", body=body, headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+def test_selector_fields_of_a_mislabelled_page_read_each_bad_byte_apart() -> None:
+    pages = [Page(mislabelled(p)) for p in "€£"]
+    values = [p.extract({"price": "p.price"}).fields["price"] for p in pages]
+    assert values[0] != values[1] and values[0].startswith("Price: 5 ") and "\ufffd" not in values[0]
+    assert [p.undecodable for p in pages] == [4, 4] and all(p.unsupported is None for p in pages)
+    assert "\ufffd" in mislabelled("€").text  # what Scrapy itself reads
+
+
+def test_a_mislabelled_page_reads_the_same_in_the_crawl_and_in_the_worker() -> None:
+    """A text watch with fields is decoded here; without, in the worker: the same text."""
+    from changewatch.core.comparisons.content import ContentComparison
+
+    texts = []
+    for fields in (None, {"t": "p::text"}):
+        obs = Page(mislabelled("€")).observe("k", fields, text=True)
+        assert isinstance(obs.html, bytes if fields is None else str)
+        part = ContentComparison().digest(obs)
+        assert part is not None
+        texts.append(part.text)
+    assert texts[0] == texts[1] and "\ufffd" not in texts[0]
+
+
+def test_a_mostly_undecodable_page_is_unsupported_for_its_selectors_too() -> None:
+    body = b"<html><body><p>" + b"\x80\xbf\xc0\xfe\xff terms " * 200 + b"</p></body></html>"
+    response = HtmlResponse(url="https://shop.example/p/1", body=body,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    obs = Page(response).observe("k", {"t": "p::text"})
+    assert obs.error is not None and obs.error.startswith("unsupported: undecodable text (1000 of ")
+
+
+def test_json_ld_of_a_mislabelled_page_stays_valid_json_and_reads_bytes_apart() -> None:
+    """Why undecodable bytes are not written as a visible ``\\x80`` in the text: that is not a
+    valid escape inside a JSON string, and the whole JSON-LD block would be lost."""
+    names = []
+    for price in "€£":
+        script = json.dumps({**PRODUCT, "name": f"Lamp 5 {price}"}, ensure_ascii=False)
+        body = f'<html><head><script type="application/ld+json">{script}</script></head><body></body></html>'
+        response = HtmlResponse(url="https://shop.example/p/1", body=body.encode("cp1252"),
+                                headers={"Content-Type": "text/html; charset=utf-8"})
+        p = Page(response)
+        names.append(p.value(FieldSpec.jsonld("Product", "name")))
+        assert p.invalid_jsonld_blocks == 0 and p.undecodable == 1
+    assert names[0] != names[1] and names[0].startswith("Lamp 5 ")

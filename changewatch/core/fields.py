@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any
 
+from .charset import readable
+
 __all__ = ["FieldChange", "compare_fields", "normalise_value"]
 
 FieldChange = dict[str, Any]  # {"old": raw, "new": raw}
@@ -82,5 +84,14 @@ def compare_fields(old_norm: Mapping[str, Any], new_norm: Mapping[str, Any],
     changes: dict[str, FieldChange] = {}
     for name, new in new_norm.items():
         if name in old_norm and old_norm[name] != new:
-            changes[name] = {"old": old_raw.get(name), "new": new_raw.get(name)}
+            changes[name] = {"old": _shown(old_raw.get(name)), "new": _shown(new_raw.get(name))}
     return changes
+
+
+def _shown(raw: Any) -> Any:
+    # A byte that did not decode is shown as \x80 (the character it is compared as has no glyph).
+    if isinstance(raw, str):
+        return readable(raw)
+    if isinstance(raw, list):
+        return [readable(v) if isinstance(v, str) else v for v in raw]
+    return raw

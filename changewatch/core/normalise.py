@@ -28,6 +28,7 @@ from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
+from . import charset
 from .text_options import VERBATIM, TextOptions, include_lines, without_ignored_lines
 from .volatile_languages import (
     DAY_FIRST,
@@ -38,8 +39,8 @@ from .volatile_languages import (
     words_before_numbers,
 )
 
-__all__ = ["RegionError", "VisibleText", "decode_page", "legacy_stable_text", "normalise", "normalise_text",
-           "visible_text"]
+__all__ = ["RegionError", "VisibleText", "decode_page", "decode_page_counted", "escape_undecodable",
+           "legacy_stable_text", "normalise", "normalise_text", "visible_text"]
 
 # Elements whose content is never visible text.
 _DROPPED = frozenset(
@@ -149,12 +150,15 @@ class VisibleText:
     of ``raw`` and *sort_lines* alone, computed on first use: a page whose raw text is the one
     already stored needs no more than ``raw``."""
 
-    __slots__ = ("_stable", "raw", "sort_lines")
+    __slots__ = ("_stable", "raw", "sort_lines", "undecodable")
 
-    def __init__(self, raw: str, stable: str | None = None, *, sort_lines: bool = False):
+    def __init__(self, raw: str, stable: str | None = None, *, sort_lines: bool = False, undecodable: int = 0):
         self.raw = raw
         self.sort_lines = sort_lines
         self._stable = stable
+        #: Bytes of the page that did not decode in its charset (see core/charset.py); counted
+        #: only when its visible text showed some.
+        self.undecodable = undecodable
 
     @property
     def stable(self) -> str:
@@ -232,12 +236,32 @@ def _to_unicode(html: str | bytes, encoding: str | None = None, like_scrapy: boo
     """*html* decoded: a BOM first, then *encoding* (the response's, or its Content-Type's
     charset), then the page's own declaration (a <meta> in its first 4 KB), then UTF-8 if the
     bytes are valid UTF-8, else windows-1252 (see _undeclared_encoding), or *like_scrapy* what
-    Scrapy would infer (_scrapy_undeclared_encoding)."""
+    Scrapy would infer (_scrapy_undeclared_encoding). Bytes that do not decode are each a
+    character of their own (core/charset.py)."""
+    return _decode(html, encoding, like_scrapy)[0]
+
+
+def _decode(html: str | bytes, encoding: str | None = None, like_scrapy: bool = False) -> tuple[str, int]:
+    """:func:`_to_unicode`, and how many bytes did not decode."""
     if isinstance(html, bytes):
         infer = _scrapy_undeclared_encoding if like_scrapy else _undeclared_encoding
-        return html_to_unicode(f"charset={encoding}" if encoding else None, html, auto_detect_fun=infer,
-                               default_encoding="cp1252" if like_scrapy else "utf8")[1]
-    return html
+        used, text = html_to_unicode(f"charset={encoding}" if encoding else None, html, auto_detect_fun=infer,
+                                     default_encoding="cp1252" if like_scrapy else "utf8")
+        return escape_undecodable(html, used, text)
+    return html, 0
+
+
+def escape_undecodable(body: bytes, encoding: str, text: str) -> tuple[str, int]:
+    """*text*, which w3lib decoded from *body* as *encoding* with U+FFFD for what did not decode,
+    with each such byte a character of its own instead, and how many there were. A text without
+    U+FFFD (every valid page but those that write it) is returned as it is, not decoded again."""
+    if "\ufffd" not in text:
+        return text, 0
+    bom_encoding, bom = read_bom(body)  # a BOM wins over any declaration, as in w3lib
+    if bom_encoding and bom:
+        return charset.decode(body[len(bom):], bom_encoding)
+    # w3lib reads a UTF-16 or UTF-32 without a BOM as big-endian (Python's codec: the machine's order)
+    return charset.decode(body, encoding + "-be" if encoding in ("utf-16", "utf-32") else encoding)
 
 
 def decode_page(html: str | bytes, encoding: str | None = None, *, like_scrapy: bool = False) -> str:
@@ -245,12 +269,20 @@ def decode_page(html: str | bytes, encoding: str | None = None, *, like_scrapy: 
     return _to_unicode(html, encoding, like_scrapy)
 
 
+def decode_page_counted(html: str | bytes, encoding: str | None = None, *,
+                        like_scrapy: bool = False) -> tuple[str, int]:
+    """:func:`decode_page`, and how many bytes did not decode (each one character of its own)."""
+    return _decode(html, encoding, like_scrapy)
+
+
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _utf8_markup(html: str | bytes, encoding: str | None, like_scrapy: bool = False) -> bytes:
-    """*html* as the UTF-8 bytes lexbor reads, decoded as :func:`_to_unicode` decodes it. A UTF-8
-    body (most of the web) is passed as it is: no decoding, no copy."""
+def _utf8_markup(html: str | bytes, encoding: str | None, like_scrapy: bool = False) -> tuple[bytes, int | None]:
+    """*html* as the UTF-8 bytes lexbor reads, decoded as :func:`_to_unicode` decodes it, and how
+    many bytes did not decode (None: not known, the bytes are passed as they are and lexbor reads
+    what is not UTF-8 as U+FFFD). A UTF-8 body (most of the web) is passed as it is: no
+    decoding, no copy."""
     if isinstance(html, bytes):
         bom, _ = read_bom(html)
         declared = bom or encoding or html_body_declared_encoding(html)
@@ -262,9 +294,34 @@ def _utf8_markup(html: str | bytes, encoding: str | None, like_scrapy: bool = Fa
             else:
                 declared = _undeclared_encoding(html)
         if resolve_encoding(declared) == "utf-8":
-            return html[3:] if html.startswith(_UTF8_BOM) else html
-        return _to_unicode(html, declared, like_scrapy).encode("utf-8", "replace")
-    return _to_unicode(html, encoding).encode("utf-8", "replace")
+            return (html[3:] if html.startswith(_UTF8_BOM) else html), None
+        text, bad = _decode(html, declared, like_scrapy)
+        return text.encode("utf-8", "replace"), bad
+    return html.encode("utf-8", "replace"), 0
+
+
+def _lexbor_visible_text(html: str | bytes, encoding: str | None, like_scrapy: bool,
+                         sort_lines: bool) -> VisibleText | bytes:
+    """The visible text of a whole page by lexbor, or the UTF-8 markup when the page is nested
+    too deeply for it. Bytes that are not UTF-8 are read again, each as a character of its own,
+    only when the text shows the U+FFFD lexbor made of them: a valid page is decoded once."""
+    utf8, bad = _utf8_markup(html, encoding, like_scrapy)
+    if _maybe_deep(utf8):
+        return utf8  # read by lxml, which decodes (and counts) the bytes itself
+    visible = _finish_marked(_lexbor_text(utf8), _LEXBOR_MARK, sort_lines)
+    if bad is None:
+        if "\ufffd" not in visible.raw:
+            return visible
+        text, bad = charset.decode(utf8, "utf-8")
+        if not bad:
+            return visible  # the page writes U+FFFD itself
+        visible = _finish_marked(_lexbor_text(text.encode("utf-8")), _LEXBOR_MARK, sort_lines)
+    return _counted(visible) if bad else visible
+
+
+def _counted(visible: VisibleText) -> VisibleText:
+    visible.undecodable = charset.count_undecodable(visible.raw)
+    return visible
 
 
 # Characters that are never visible and that lxml refuses in text it is given (C0 controls, lone
@@ -599,10 +656,11 @@ def _stable_text(raw: str) -> list[str]:
 
 def legacy_stable_text(raw: str, *, sort_lines: bool = False) -> str:
     """The stable text NORMALISER_VERSION 1 made of the page whose raw text is *raw*: case
-    folded, the English patterns of then, separators trimmed from every line. Only for the
-    first comparison with a snapshot stored by that version (docs/architecture.md, "Upgrading
-    the normaliser"), so that a change made meanwhile is still seen."""
-    lines = raw.replace(VERBATIM, "").casefold().split("\n")
+    folded, the English patterns of then, separators trimmed from every line, and each run of
+    undecodable bytes one U+FFFD (charset.replaced). Only for the first comparison with a
+    snapshot stored by that version (docs/architecture.md, "Upgrading the normaliser"), so
+    that a change made meanwhile is still seen."""
+    lines = charset.replaced(raw.replace(VERBATIM, "")).casefold().split("\n")
     candidates = [i for i, line in enumerate(lines) if _LEGACY_TRIGGER.search(line)]
     if candidates:
         text = "\n".join([lines[i] for i in candidates])
@@ -671,28 +729,31 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
     if options is not None:
         return _options_visible_text(html, region, sort_lines, encoding, like_scrapy, options, url)
     if not region:
-        utf8 = _utf8_markup(html, encoding, like_scrapy)
-        if not _maybe_deep(utf8):
-            return _finish_marked(_lexbor_text(utf8), _LEXBOR_MARK, sort_lines)
-        html, encoding = utf8, "utf-8"
+        found = _lexbor_visible_text(html, encoding, like_scrapy, sort_lines)
+        if isinstance(found, VisibleText):
+            return found
+        html, encoding = found, "utf-8"
     return _lxml_visible_text(html, region, sort_lines, encoding, like_scrapy)
 
 
 def _lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,
                        encoding: str | None, like_scrapy: bool = False) -> VisibleText:
     xpath = _region_xpath(region) if region else None
-    markup = _clean_markup(_to_unicode(html, encoding, like_scrapy))
+    text, bad = _decode(html, encoding, like_scrapy)
+    markup = _clean_markup(text)
     tree, truncated = _parse(markup)
     if truncated and xpath is None:
-        return _finish(_tokenizer_lines(markup), sort_lines)
-    if tree is None:
+        visible = _finish(_tokenizer_lines(markup), sort_lines)
+    elif tree is None:
         return VisibleText("", "", sort_lines=sort_lines)
-    roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
-    try:
-        lines = _marked_text_lines(roots)
-    except ValueError:  # text lxml refuses to take back: the slower walk never writes any
-        lines = _text_lines(roots)
-    return _finish(lines, sort_lines)
+    else:
+        roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
+        try:
+            lines = _marked_text_lines(roots)
+        except ValueError:  # text lxml refuses to take back: the slower walk never writes any
+            lines = _text_lines(roots)
+        visible = _finish(lines, sort_lines)
+    return _counted(visible) if bad else visible
 
 
 def _options_visible_text(html: str | bytes, region: str | None, sort_lines: bool, encoding: str | None,
@@ -701,7 +762,8 @@ def _options_visible_text(html: str | bytes, region: str | None, sort_lines: boo
     mean what ``region`` selectors mean. The region and the ignored elements are both selected
     from the page as served; the included parts are taken after the ignored elements are gone."""
     xpath = _region_xpath(region) if region else None
-    tree, _ = _parse(_clean_markup(_to_unicode(html, encoding, like_scrapy)))
+    decoded, bad = _decode(html, encoding, like_scrapy)
+    tree, _ = _parse(_clean_markup(decoded))
     if tree is None:
         return VisibleText("", "", sort_lines=sort_lines)
     roots = [n for n in xpath(tree) if isinstance(n, etree._Element)] if xpath is not None else [tree]
@@ -718,7 +780,8 @@ def _options_visible_text(html: str | bytes, region: str | None, sort_lines: boo
         # never a change to what include adds alone
         return VisibleText("", "", sort_lines=sort_lines)
     all_lines = [*before, *(text.split("\n") if text else ()), *after]
-    return VisibleText("\n".join(without_ignored_lines(all_lines, options.patterns)), sort_lines=sort_lines)
+    visible = VisibleText("\n".join(without_ignored_lines(all_lines, options.patterns)), sort_lines=sort_lines)
+    return _counted(visible) if bad else visible
 
 
 def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:

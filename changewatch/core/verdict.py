@@ -70,9 +70,20 @@ def digest(obs: Observation, comparisons: Sequence[Comparison], counters: dict[s
         parts[comparison.name] = part
         if counters is not None:
             counters[f"{comparison.name}/digested"] = counters.get(f"{comparison.name}/digested", 0) + 1
-            for event, count in comparison.counters(part).items():
-                counters[f"{comparison.name}/{event}"] = counters.get(f"{comparison.name}/{event}", 0) + count
     return Snapshot(parts)
+
+
+def _count(new: Snapshot, comparisons: Sequence[Comparison], counters: dict[str, int]) -> None:
+    """Each comparison's counters of its new part, once it was checked and compared (a part
+    that reads its page lazily knows more then). An event named ``component/event`` is counted
+    as it is; a bare ``event`` under the comparison's name."""
+    for comparison in comparisons:
+        part = new.part(comparison.name)
+        if part is None:
+            continue
+        for event, count in comparison.counters(part).items():
+            name = event if "/" in event else f"{comparison.name}/{event}"
+            counters[name] = counters.get(name, 0) + count
 
 
 def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparison], *,
@@ -144,6 +155,7 @@ def observe(obs: Observation, old: Snapshot | None, comparisons: Sequence[Compar
     except Unobservable as exc:
         return Verdict(Kind.ERROR, error=str(exc), counters=counters)
     verdict = classify(old, new, comparisons, context=context)
+    _count(new, comparisons, counters)
     verdict.counters.update(counters)
     return verdict
 

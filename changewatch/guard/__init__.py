@@ -4,8 +4,9 @@ Importing this package does not import Twisted's reactor; ``changewatch.guard.po
 neither Scrapy nor Twisted.
 """
 
-from .middleware import RefusedRequest, SSRFGuardMiddleware
+from .middleware import RefusedRequest, SSRFGuardMiddleware, reports_refusals
 from .policy import AddressPolicy, Refusal
 from .resolver import GuardedResolver
 
-__all__ = ["AddressPolicy", "GuardedResolver", "Refusal", "RefusedRequest", "SSRFGuardMiddleware"]
+__all__ = ["AddressPolicy", "GuardedResolver", "Refusal", "RefusedRequest", "SSRFGuardMiddleware",
+           "reports_refusals"]

@@ -25,7 +25,7 @@ from .config import GuardConfig
 from .policy import Refusal, shown_url
 from .resolver import GuardedResolver, installed_guard
 
-__all__ = ["RefusedRequest", "SSRFGuardMiddleware"]
+__all__ = ["RefusedRequest", "SSRFGuardMiddleware", "reports_refusals"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,10 +41,22 @@ class RefusedRequest(IgnoreRequest):
         self.refusal = refusal
 
 
+#: Marks an errback that reports a refused request itself (as an ``error`` record): the guard
+#: then logs its refusal at DEBUG only. Every other refusal (scrapy shell, fetch, parse, a
+#: spider of the user's) is one WARNING, or Scrapy would drop the request without a word.
+_REPORTS_REFUSALS = "changewatch_reports_refusals"
+
+
+def reports_refusals(errback: Any) -> Any:
+    """Decorate an errback that turns a :class:`RefusedRequest` into an ``error`` record."""
+    setattr(errback, _REPORTS_REFUSALS, True)
+    return errback
+
+
 def _in_context(refusal: Refusal, request: Request) -> Refusal:
     redirects = request.meta.get("redirect_urls")
     if redirects:
-        return Refusal(refusal.rule, f"{refusal.detail} (redirected from {redirects[-1]})")
+        return Refusal(refusal.rule, f"{refusal.detail} (redirected from {shown_url(redirects[-1])})")
     return refusal
 
 
@@ -75,20 +87,20 @@ class SSRFGuardMiddleware:
         refusal = self.config.policy.url_refusal(request.url)
         if refusal is not None:
             self.stats.inc("refused_url")
-            raise RefusedRequest(_in_context(refusal, request))
+            raise self._refused(refusal, request)
 
     def process_response(self, request: Request, response: Response) -> Response:
         refusal = self._redirect_refusal(request, response)
         if refusal is not None:
             self.stats.inc("refused_redirect")
-            raise RefusedRequest(_in_context(refusal, request))
+            raise self._refused(refusal, request)
         ip = response.ip_address
         if ip is not None and not request.meta.get("proxy") and self.config.policy.checks_addresses \
                 and not self._trusted(request):
             refusal = self.config.policy.address_refusal(ip, urlparse_cached(request).hostname or "")
             if refusal is not None:
                 self.stats.inc("refused_peer")
-                raise RefusedRequest(_in_context(refusal, request))
+                raise self._refused(refusal, request)
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
@@ -104,7 +116,18 @@ class SSRFGuardMiddleware:
         refusal = guard.refusal(host) if guard is not None else None
         if refusal is not None:
             self.stats.inc("refused_dns")
-            raise RefusedRequest(_in_context(refusal, request)) from exception
+            raise self._refused(refusal, request) from exception
+
+    @staticmethod
+    def _refused(refusal: Refusal, request: Request) -> RefusedRequest:
+        """The exception that refuses *request*, logged once: Scrapy drops an IgnoreRequest
+        without a word, so ``scrapy shell`` would print only ``None``."""
+        exc = RefusedRequest(_in_context(refusal, request))
+        errback = getattr(request.errback, "__func__", request.errback)
+        reported = getattr(errback, _REPORTS_REFUSALS, False) or _robots_txt(request)
+        level = logging.DEBUG if reported else logging.WARNING
+        logger.log(level, "SSRF guard refused %s %s: %s", request.method, shown_url(request.url), exc)
+        return exc
 
     def _trusted(self, request: Request) -> bool:
         """A local site changewatch itself serves for this crawl (``ChangewatchRuntime.trust_origin``)."""
@@ -159,6 +182,12 @@ class SSRFGuardMiddleware:
             logger.warning("SSRF guard: this crawler's SSRF settings (CHANGEWATCH_ALLOW_PRIVATE and the guard's "
                            "allowlists) differ from the process's; name resolution uses the process's (%s)",
                            guard.policy)
+
+
+def _robots_txt(request: Request) -> bool:
+    """RobotsTxtMiddleware's request for a page's robots.txt: the page's own request is refused
+    (and logged or reported) too, for the same reason."""
+    return bool(request.meta.get("dont_obey_robotstxt")) and urlparse_cached(request).path == "/robots.txt"
 
 
 def _path(handler: Any) -> str:

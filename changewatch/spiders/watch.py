@@ -18,16 +18,17 @@ from ..core.documents import json_too_large
 from ..extract.content_types import BINARY, detect_type, media_type
 from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from ..extract.observe import describe_failure, failed_url, moved_from
-from ..extract.page import Page, given_encoding
+from ..extract.page import Page, count_undecodable_page, given_encoding
 from ..extract.selectors import binary_body
 from ..extract.specs import Entities, FieldSpec
+from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
 from .sources import WatchlistSource, read_watchlist
 from .watchlist import Watch, WatchlistError
 
-__all__ = ["WatchSpider", "observe_feed", "observe_watch", "watch_specs"]
+__all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,33 +76,40 @@ def observe_feed(watch: Watch, response: Response) -> Observation:
 
 
 def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks. The
-    response is read as its content type says (the watch's ``type``; else a feed when is_feed says
-    so, else detect_type): an HTML page or a feed here, any other document in the worker
-    (observe_document)."""
+    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
+    obs, page = observe_page(watch, response)
+    return obs, page.invalid_jsonld_blocks if page is not None else 0
+
+
+def observe_page(watch: Watch, response: Response) -> tuple[Observation, Page | None]:
+    """The observation of *watch* in *response*, and the page it was read from (its invalid
+    JSON-LD blocks and undecodable bytes, for stats; None for a document read in the worker
+    or a feed). The response is read as its content type says (the watch's ``type``; else a
+    feed when is_feed says so, else detect_type): an HTML page or a feed here, any other
+    document in the worker (observe_document)."""
     declared = watch.type or ("json" if watch.json is not None else None)
     content_type = _content_type(response)
     if declared == "feed" or (declared is None and watch.compares_text and is_feed(content_type, response.body)):
-        return observe_feed(watch, response), 0
+        return observe_feed(watch, response), None
     if watch.reads_html:
         return _observe_page(watch, response)
     kind = declared or detect_type(content_type, response.body, response.url)
     if kind == "html":
         return _observe_page(watch, response)
-    return observe_document(watch, response, kind, media_type(content_type)), 0
+    return observe_document(watch, response, kind, media_type(content_type)), None
 
 
-def _observe_page(watch: Watch, response: Response) -> tuple[Observation, int]:
+def _observe_page(watch: Watch, response: Response) -> tuple[Observation, Page]:
     page = Page(response)
     if watch.compares_text:
         obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
-        return obs, 0
+        return obs, page
     fields, entities = watch_specs(watch)
     obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
                        options=watch.options())
     # Watches compared by fields do not compare their text: only the region's presence matters.
     obs.html = None
-    return obs, page.invalid_jsonld_blocks
+    return obs, page
 
 
 def observe_document(watch: Watch, response: Response, kind: str, media: str) -> Observation:
@@ -212,14 +220,16 @@ class WatchSpider(scrapy.Spider):
 
     def parse_watch(self, response: Response) -> Iterator[Observation]:
         watch: Watch = response.meta[meta.WATCH]
-        obs, invalid_jsonld = observe_watch(watch, response)
+        obs, page = observe_page(watch, response)
         # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
         obs.moved_from = obs.moved_from or moved_from(response)
-        if invalid_jsonld:
-            self.cw_stats.inc("jsonld_invalid_blocks", invalid_jsonld)
+        if page is not None:
+            self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
+            count_undecodable_page(self.crawler, page)
         self.cw_stats.inc("error" if obs.error else "observed")
         yield obs
 
+    @reports_refusals  # as a `refused:` error record
     def failed(self, failure: Failure) -> Iterator[Observation]:
         request = failure.request  # type: ignore[attr-defined]
         watch: Watch = request.meta[meta.WATCH]

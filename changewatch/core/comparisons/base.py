@@ -116,7 +116,9 @@ class Comparison(Protocol):
         ...
 
     def counters(self, part: Any) -> Mapping[str, int]:
-        """Events worth counting in the crawl's stats for a new part (e.g. duplicates)."""
+        """Events worth counting in the crawl's stats for a new part (e.g. duplicates), asked once
+        it was checked and compared: ``event`` is counted as ``changewatch/<name>/event``, an
+        event with a slash (``charset/undecodable_pages``) as ``changewatch/<event>``."""
         ...
 
     def encode(self, part: Any) -> tuple[Any, bytes | None]:

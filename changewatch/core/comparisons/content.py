@@ -9,12 +9,13 @@ from collections.abc import Mapping
 from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
+from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
 from ..normalise import (
     RegionError,
     VisibleText,
-    decode_page,
+    decode_page_counted,
     legacy_stable_text,
     normalise_text,
     upgrade_bridge_text,
@@ -49,7 +50,8 @@ def _digest(text: str) -> str:
 #: Bumped whenever the same bytes can normalise to another text (a new volatile pattern, another
 #: parser): a body hash of an older normaliser then never matches, and the page is read again.
 #: 2: case and punctuation kept, dates and relative times of more languages removed.
-NORMALISER_VERSION = 2
+#: 3: each byte that does not decode is a character of its own (core/charset.py), not U+FFFD.
+NORMALISER_VERSION = 3
 
 
 def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool, options: str = "") -> str:
@@ -125,7 +127,9 @@ class ContentPart:
 
     A part *case_folded* was stored by NORMALISER_VERSION 1 (part versions 1 and 2): its text is
     case folded and trimmed of punctuation at line ends, so it is compared with the new page
-    read that way (:meth:`ContentComparison.compare`).
+    read that way (:meth:`ContentComparison.compare`). A part *fffd_decoded* was stored by
+    NORMALISER_VERSION 2 or earlier (part versions 1 to 4), which read every byte that did not
+    decode as U+FFFD: compared once with the new page read that way.
 
     *spec* says how the text was read (:func:`text_spec`; None: a part stored before specs were
     kept): a text read another way is not compared with it. *reading* says what the response
@@ -134,13 +138,13 @@ class ContentPart:
     as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_visible", "body_hash", "case_folded", "reading", "spec")
+                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded", "reading", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
-                 reading: str | None = None):
+                 reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None):
         if visible is None and page is None and (
                 (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
             raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
@@ -148,6 +152,8 @@ class ContentPart:
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
+        self.fffd_decoded = fffd_decoded
+        self._undecodable = undecodable
         self._page = page
         self._raw_hash = raw_hash
         self._content_hash = content_hash
@@ -182,6 +188,18 @@ class ContentPart:
             self._visible = visible_text(page.html, sort_lines=page.sort_lines, encoding=page.encoding,
                                          like_scrapy=True, options=page.options, url=page.url)
         return self._visible
+
+    @property
+    def undecodable(self) -> int | None:
+        """Bytes of the visible text that did not decode (None: not known, the page was not read)."""
+        if self._undecodable is None and self._visible is not None:
+            self._undecodable = self._visible.undecodable
+        return self._undecodable
+
+    def same_body_as(self, old: ContentPart) -> None:
+        """This part's body is *old*'s, byte for byte: what was learnt reading it holds."""
+        if self._undecodable is None:
+            self._undecodable = old.undecodable
 
     @property
     def raw_hash(self) -> str:
@@ -229,12 +247,13 @@ class ContentPart:
             self._compressed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
         return self._compressed
 
-    def with_raw_hash(self, raw_hash: str, body_hash: str | None = None) -> ContentPart:
+    def with_raw_hash(self, raw_hash: str, body_hash: str | None = None, *,
+                      undecodable: int | None = None) -> ContentPart:
         """This text under another raw hash and body hash (the same stable text: its compressed
         form is reused)."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, spec=self.spec, reading=self.reading)
+                           body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable)
 
     def with_spec(self, spec: str | None, reading: str | None) -> ContentPart:
         """This part, said to be read as *spec* and *reading* (a part kept across an upgrade that
@@ -242,17 +261,19 @@ class ContentPart:
         return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
                            length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
-                           reading=reading)
+                           reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
         # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.spec, self.reading) == (
-            other.raw_hash, other.content_hash, other.body_hash, other.case_folded, other.spec, other.reading)
+        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
+                self.reading) == (other.raw_hash, other.content_hash, other.body_hash, other.case_folded,
+                                  other.fffd_decoded, other.spec, other.reading)
 
     def __hash__(self) -> int:
-        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.spec))
+        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
+                     self.reading))
 
     def __repr__(self) -> str:
         return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
@@ -283,12 +304,11 @@ UNDECODABLE_MIN = 16
 def undecodable(html: bytes, encoding: str | None, visible: VisibleText) -> str | None:
     """Why a page shipped as bytes is garbage: much of it did not decode (a wrong or lying
     charset), and comparing it would report a change that is only an encoding accident. The
-    page's visible text is looked at first (a few characters); the body is decoded whole only
-    when that text holds replacement characters."""
-    if visible.raw.count("\ufffd") <= UNDECODABLE_MIN:
+    page's visible text is looked at first; the body is decoded whole only when that text holds
+    more than a few undecodable bytes (each a character of its own: core/charset.py)."""
+    if visible.undecodable <= UNDECODABLE_MIN:
         return None
-    text = decode_page(html, encoding, like_scrapy=True)
-    bad = text.count("\ufffd")
+    text, bad = decode_page_counted(html, encoding, like_scrapy=True)
     if bad <= UNDECODABLE_MIN or bad * 10 <= len(text):
         return None
     return f"unsupported: undecodable text ({bad} of {len(text)} characters are not valid {encoding or 'utf-8'})"
@@ -311,7 +331,9 @@ class ContentComparison:
     # baseline of a change under the threshold).
     # 4: the text's spec is kept (how it was read: region, sort_lines, type, include, ignore).
     # Parts of versions 1 to 3 have none: compared as before, once, then stored with it.
-    part_version: ClassVar[int] = 4
+    # 5: undecodable bytes are characters of their own (NORMALISER_VERSION 3). Parts of versions
+    # 1 to 4 are read as fffd_decoded, and so is a part of version 5 that says so.
+    part_version: ClassVar[int] = 5
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
@@ -401,15 +423,20 @@ class ContentComparison:
     def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
         if old.case_folded:
             return self._compare_case_folded(old, new, context)
+        if old.fffd_decoded:
+            return self._compare_fffd_decoded(old, new, context)
         if _same_body(old, new):  # the same bytes: the same text, not even parsed
+            new.same_body_as(old)
             return Difference(Status.NONE, keep=old)
         if old.raw_hash == new.raw_hash:  # the same raw text: the same stable text, not computed
             if old.body_hash is None and new.body_hash is not None:
                 # a baseline from before body hashes: kept with this body's, once
-                return Difference(Status.NONE, keep=old.with_raw_hash(old.raw_hash, new.body_hash))
+                return Difference(Status.NONE, keep=old.with_raw_hash(old.raw_hash, new.body_hash,
+                                                                          undecodable=new.undecodable))
             return Difference(Status.NONE, keep=old)
         if old.content_hash == new.content_hash:
-            return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash, new.body_hash))
+            return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash, new.body_hash,
+                                                                     undecodable=new.undecodable))
         dist = hamming(old.fingerprint, new.fingerprint)
         threshold = context.option("threshold", context.threshold)
         if threshold is not None and dist <= threshold:
@@ -420,8 +447,9 @@ class ContentComparison:
     @staticmethod
     def _changed(old_text: str, new_text: str, dist: int, context: CompareContext) -> Difference:
         options = context.diff
-        diff = line_diff(old_text, new_text, context=options.context, max_lines=options.max_lines,
-                         max_chars=options.max_chars)
+        # An undecodable byte is shown as \x80: the character it is compared as has no glyph.
+        diff = charset.readable(line_diff(old_text, new_text, context=options.context, max_lines=options.max_lines,
+                                          max_chars=options.max_chars))
         return Difference(Status.CHANGED, {"distance": dist, "diff": diff})
 
     def _compare_case_folded(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
@@ -446,8 +474,25 @@ class ContentComparison:
             return Difference(Status.NOISE, {"distance": dist}, keep=old)
         return self._changed(old.text, then, dist, context)
 
+    def _compare_fffd_decoded(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
+        """The first comparison with a baseline of NORMALISER_VERSION 2: the new page is read
+        as that version read it (each run of undecodable bytes one U+FFFD) and compared with it,
+        so a page that was always mis-encoded is no change (its bad bytes only read apart now)
+        while a change made since is reported. The new part is kept, in the new form."""
+        visible = new.visible
+        assert visible is not None  # a part digested from an observation has its text
+        then = VisibleText(charset.replaced(visible.raw), sort_lines=visible.sort_lines)
+        if raw_hash(then) == old.raw_hash or _digest(then.stable) == old.content_hash:
+            return Difference(Status.NONE, keep=new)
+        dist = hamming(old.fingerprint, simhash(then.stable))
+        threshold = context.option("threshold", context.threshold)
+        if threshold is not None and dist <= threshold:
+            return Difference(Status.NOISE, {"distance": dist}, keep=old)
+        return self._changed(old.text, then.stable, dist, context)
+
     def counters(self, part: ContentPart) -> Mapping[str, int]:
-        return {}
+        # A page not read (its body was the stored one's) says what it said when it was read.
+        return {"charset/undecodable_pages": 1} if part.undecodable else {}
 
     def encode(self, part: ContentPart) -> tuple[Any, bytes | None]:
         # A fingerprint not computed yet stays so (simhash is 0.36 ms of a corpus page: a baseline
@@ -465,10 +510,14 @@ class ContentComparison:
             data["spec"] = part.spec
         if part.reading is not None:
             data["reading"] = part.reading  # even "html": a part without it was stored before content types
+        if part.fffd_decoded:
+            data["fffd_decoded"] = True
+        if part.undecodable:
+            data["undecodable"] = part.undecodable
         return data, part.compressed()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2, 3, 4) or not isinstance(data, dict) or blob is None:
+        if version not in (1, 2, 3, 4, 5) or not isinstance(data, dict) or blob is None:
             return None
         spec = data.get("spec") if version >= 4 else None
         fp = data.get("fingerprint")
@@ -476,4 +525,6 @@ class ContentComparison:
                            fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
                            length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
                            case_folded=version < 3 or bool(data.get("case_folded")),
-                           spec=spec if isinstance(spec, str) else None, reading=data.get("reading"))
+                           spec=spec if isinstance(spec, str) else None, reading=data.get("reading"),
+                           fffd_decoded=version < 5 or bool(data.get("fffd_decoded")),
+                           undecodable=int(data.get("undecodable") or 0))
