@@ -17,7 +17,7 @@ from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import observe
 
-from ._support import CORPUS_PAGES, require_corpus
+from ._support import CORPUS_PAGES, require_corpus, stored_as_version_5
 
 COMPARISONS = load_comparisons()
 STAT = "charset/undecodable_pages"
@@ -142,6 +142,9 @@ def test_parts_of_version_5_say_how_they_were_decoded() -> None:
     assert isinstance(new, ContentPart)
     data, blob = comparison.encode(new)
     assert "fffd_decoded" not in data and data["undecodable"] == 1
+    assert not comparison.decode(data, blob, 6).fffd_decoded  # type: ignore[union-attr]
+    data, blob = stored_as_version_5(new)  # as version 5 wrote it: the stable text, not the raw text
+    assert data["undecodable"] == 1
     assert not comparison.decode(data, blob, 5).fffd_decoded  # type: ignore[union-attr]
     assert comparison.decode(data, blob, 4).fffd_decoded  # type: ignore[union-attr]
 

@@ -17,7 +17,7 @@ from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
 
-from ._support import article_html, prose_paragraphs
+from ._support import article_html, prose_paragraphs, stored_as_version_5
 
 COMPARISONS = load_comparisons()
 CONTEXT = CompareContext(threshold=3)
@@ -120,7 +120,7 @@ def page_obs(body: bytes, region: str | None = None, **options: Any) -> Observat
 def unspecified(snapshot: Snapshot) -> Snapshot:
     """*snapshot* with its content part as a version-3 part (no spec) reads."""
     comparison = ContentComparison()
-    data, blob = comparison.encode(snapshot.part("content"))
+    data, blob = stored_as_version_5(snapshot.part("content"))
     data.pop("spec")
     part = comparison.decode(data, blob, 3)
     assert part is not None and part.spec is None

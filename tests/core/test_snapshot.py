@@ -53,8 +53,13 @@ def test_reading_does_not_decompress_the_text() -> None:
 
 def test_keeping_unchanged_text_reuses_its_compressed_form() -> None:
     stored = Snapshot.decode(full().encode(COMPARISONS), COMPARISONS).part("content")
-    kept = stored.with_raw_hash("another")
-    assert kept.compressed() is stored.compressed()
+    assert not stored.stable_only  # kept with its raw text (part version 6)
+    kept = stored.with_stable_text_of(stored)
+    assert kept.blob() is stored.blob()
+    # a part that has its stable text only keeps it compressed as it came
+    only = ContentPart(raw_hash="r", content_hash=stored.content_hash, length=stored.length,
+                       compressed=stored.compressed())
+    assert only.with_raw_hash("another").blob() is only.blob() is stored.compressed()
 
 
 def test_parts_of_comparisons_not_loaded_are_carried_along() -> None:

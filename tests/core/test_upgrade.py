@@ -24,7 +24,7 @@ from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
 
-from ._support import CORPUS_PAGES, require_corpus
+from ._support import CORPUS_PAGES, require_corpus, stored_as_version_5
 
 V1 = json.loads((Path(__file__).parent / "data" / "normaliser_v1.json").read_text(encoding="utf-8"))
 PAGE: str = V1["page"]
@@ -116,8 +116,8 @@ def test_a_change_under_the_threshold_keeps_the_folded_baseline_across_store_rou
 def test_version_3_parts_that_do_not_say_so_are_not_case_folded() -> None:
     comparison = ContentComparison()
     new = comparison.digest(Observation(key="k", url="u", html=PAGE))
-    assert new is not None
-    data, blob = comparison.encode(new)
+    assert isinstance(new, ContentPart)
+    data, blob = stored_as_version_5(new)
     assert "case_folded" not in data
     decoded = comparison.decode(data, blob, 3)
     assert decoded is not None and not decoded.case_folded

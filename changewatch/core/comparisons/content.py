@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
+from ..linewise import same_stable_text, stable_text_longer_than
 from ..normalise import (
     RegionError,
     VisibleText,
@@ -118,12 +119,19 @@ def raw_hash(visible: VisibleText) -> str:
 
 
 class ContentPart:
-    """The stable text's hashes and simhash, and the text itself for diffs: kept compressed as
-    stored and decompressed only when a diff needs it (or a block phrase must be checked).
+    """The text of a page: its raw text (visible text, whitespace collapsed), the hashes of its
+    raw and stable text, its simhash, and the text itself for diffs, kept compressed as stored and
+    decompressed only when a diff or a check needs it.
 
     A part digested from a page computes its text, hashes and simhash on first use: when the
     page's body is the stored one's, nothing but the body hash is needed (not even a parse); when
-    its raw text is, nothing but the raw hash.
+    its raw text is, nothing but the raw hash; when it differs from the stored raw text in a few
+    lines, the volatile patterns run over those lines only to tell whether the stable texts are
+    the same (core/linewise.py), and the stable text, its hash and simhash are computed only
+    when they are not. So a part keeps its **raw** text (part version 6), from which its stable
+    text is made again whenever one is needed; its content hash, length and fingerprint are kept
+    when they were computed, and None when not yet (a baseline whose text never changes never
+    needs them). A part of versions 1 to 5 kept its stable text only (``stable_only``).
 
     A part *case_folded* was stored by NORMALISER_VERSION 1 (part versions 1 and 2): its text is
     case folded and trimmed of punctuation at line ends, so it is compared with the new page
@@ -137,22 +145,27 @@ class ContentPart:
     "pdf": core/documents.py); None: stored before content types, when every response was read
     as a page."""
 
-    __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw_hash", "_text",
-                 "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded", "reading", "spec")
+    __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
+                 "_raw_hash", "_text", "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded",
+                 "reading", "sort_lines", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
-                 reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None):
-        if visible is None and page is None and (
-                (text is None and compressed is None) or content_hash is None or length is None or raw_hash is None):
-            raise ValueError("a content part needs its text (plain, compressed, visible or a page) and its hashes")
+                 reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None,
+                 raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False):
+        stable = (text is not None or compressed is not None) and content_hash is not None and length is not None
+        if visible is None and page is None and raw_hash is None:
+            raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
+        if visible is None and page is None and not stable and raw is None and raw_compressed is None:
+            raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
         self.body_hash = body_hash
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
         self.fffd_decoded = fffd_decoded
+        self.sort_lines = visible.sort_lines if visible is not None else page.sort_lines if page else sort_lines
         self._undecodable = undecodable
         self._page = page
         self._raw_hash = raw_hash
@@ -162,6 +175,8 @@ class ContentPart:
         self._text = text
         self._compressed = compressed
         self._visible = visible
+        self._raw = raw
+        self._raw_compressed = raw_compressed
 
     @classmethod
     def of(cls, visible: VisibleText, spec: str | None = None, reading: str | None = None) -> ContentPart:
@@ -190,6 +205,22 @@ class ContentPart:
         return self._visible
 
     @property
+    def raw(self) -> str | None:
+        """The raw text (None for a part stored with its stable text only: versions 1 to 5)."""
+        if self._raw is None:
+            if (visible := self.visible) is not None:
+                self._raw = visible.raw
+            elif self._raw_compressed is not None:
+                self._raw = zlib.decompress(self._raw_compressed).decode("utf-8", "surrogatepass")
+        return self._raw
+
+    @property
+    def stable_only(self) -> bool:
+        """Whether the part knows its stable text but not its raw text (stored by part versions
+        1 to 5, or made from a stable text)."""
+        return self._visible is None and self._page is None and self._raw is None and self._raw_compressed is None
+
+    @property
     def undecodable(self) -> int | None:
         """Bytes of the visible text that did not decode (None: not known, the page was not read)."""
         if self._undecodable is None and self._visible is not None:
@@ -211,18 +242,26 @@ class ContentPart:
 
     @property
     def text(self) -> str:
+        """The stable text (the volatile patterns run over the raw text, when not known yet)."""
         if self._text is None:
             if (visible := self.visible) is not None:
                 self._text = visible.stable
-            else:
-                assert self._compressed is not None
+            elif self._compressed is not None:
                 self._text = zlib.decompress(self._compressed).decode("utf-8", "surrogatepass")
+            else:
+                raw = self.raw
+                assert raw is not None
+                self._text = VisibleText(raw, sort_lines=self.sort_lines).stable
         return self._text
 
     @property
     def content_hash(self) -> str:
         if self._content_hash is None:
             self._content_hash = _digest(self.text)
+        return self._content_hash
+
+    @property
+    def known_content_hash(self) -> str | None:
         return self._content_hash
 
     @property
@@ -242,18 +281,59 @@ class ContentPart:
             self._length = len(self.text)
         return self._length
 
+    @property
+    def known_length(self) -> int | None:
+        if self._length is None and self._text is not None:
+            self._length = len(self._text)
+        return self._length
+
+    def same_stable_text(self, old: ContentPart) -> bool | None:
+        """Whether this part's stable text is *old*'s, told from the raw lines they do not share
+        (core/linewise.py); None when that cannot be told so (a part without its raw text)."""
+        if (self.stable_only or old.stable_only or self.sort_lines != old.sort_lines
+                or self.case_folded or old.case_folded or self.fffd_decoded or old.fffd_decoded):
+            return None
+        if self._content_hash is not None and old._content_hash is not None:
+            return self._content_hash == old._content_hash
+        raw, old_raw = self.raw, old.raw
+        assert raw is not None and old_raw is not None
+        return same_stable_text(old_raw, raw, sort_lines=self.sort_lines)
+
     def compressed(self) -> bytes:
+        """The stable text, compressed."""
         if self._compressed is None:
             self._compressed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
         return self._compressed
 
+    def blob(self) -> bytes:
+        """What the store keeps of the text: the raw text compressed, or the stable text of a part
+        that has no raw text."""
+        if self.stable_only:
+            return self.compressed()
+        if self._raw_compressed is None:
+            raw = self.raw
+            assert raw is not None
+            self._raw_compressed = zlib.compress(raw.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
+        return self._raw_compressed
+
     def with_raw_hash(self, raw_hash: str, body_hash: str | None = None, *,
                       undecodable: int | None = None) -> ContentPart:
         """This text under another raw hash and body hash (the same stable text: its compressed
-        form is reused)."""
+        form is reused). Only for a part that keeps its stable text alone."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
                            body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable)
+
+    def with_stable_text_of(self, old: ContentPart) -> ContentPart:
+        """This part, said to have *old*'s stable text (found the same): what is known of that
+        text (its hash, length, fingerprint) is carried over, so it is not computed again."""
+        part = self.with_spec(self.spec, self.reading)
+        if old._content_hash is not None:
+            part._content_hash = old._content_hash
+        part._fingerprint = part._fingerprint if part._fingerprint is not None else old._fingerprint
+        if (length := old.known_length) is not None:
+            part._length = length
+        return part
 
     def with_spec(self, spec: str | None, reading: str | None) -> ContentPart:
         """This part, said to be read as *spec* and *reading* (a part kept across an upgrade that
@@ -261,22 +341,26 @@ class ContentPart:
         return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
                            length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
-                           reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable)
+                           reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable,
+                           raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines)
+
+    def _identity(self) -> tuple[Any, ...]:
+        # A stable text is a function of the raw text (and of sort_lines, part of the spec): a
+        # part with its raw text is told by its raw hash; one without, by its content hash.
+        # (The fingerprint is a function of the stable text, which the content hash stands for.)
+        text = self.content_hash if self.stable_only else None
+        return (self.raw_hash, text, self.body_hash, self.case_folded, self.fffd_decoded, self.spec, self.reading)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
-        # The fingerprint is a function of the stable text, which the content hash stands for.
-        return (self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
-                self.reading) == (other.raw_hash, other.content_hash, other.body_hash, other.case_folded,
-                                  other.fffd_decoded, other.spec, other.reading)
+        return self.stable_only == other.stable_only and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((self.raw_hash, self.content_hash, self.body_hash, self.case_folded, self.fffd_decoded, self.spec,
-                     self.reading))
+        return hash(self._identity())
 
     def __repr__(self) -> str:
-        return f"ContentPart(content_hash={self.content_hash!r}, length={self.length})"
+        return f"ContentPart(raw_hash={self.raw_hash!r}, content_hash={self._content_hash!r})"
 
 
 def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
@@ -333,7 +417,11 @@ class ContentComparison:
     # Parts of versions 1 to 3 have none: compared as before, once, then stored with it.
     # 5: undecodable bytes are characters of their own (NORMALISER_VERSION 3). Parts of versions
     # 1 to 4 are read as fffd_decoded, and so is a part of version 5 that says so.
-    part_version: ClassVar[int] = 5
+    # 6: a part keeps its raw text, not its stable text (made again from it when needed), so that
+    # the next page is told from the lines it does not share with it; its content hash, length
+    # and fingerprint may be null (not computed yet). Parts of versions 1 to 5 (and a part of
+    # version 6 without "raw") keep their stable text, as ever.
+    part_version: ClassVar[int] = 6
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
@@ -389,6 +477,11 @@ class ContentComparison:
         if page is not None and isinstance(page.html, bytes) and new.visible is not None and (
                 why := undecodable(page.html, page.encoding, new.visible)):
             return why
+        if old is not None and not fresh:
+            if new.same_stable_text(old):
+                return None  # its stable text is the last good page's, which passed these checks
+        elif (raw := new.raw) is not None and stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
+            return None  # a first text (or one read anew) too long to be empty or a block page
         text = new.text
         if not text.strip():
             return "empty: no visible text"
@@ -434,9 +527,14 @@ class ContentComparison:
                 return Difference(Status.NONE, keep=old.with_raw_hash(old.raw_hash, new.body_hash,
                                                                           undecodable=new.undecodable))
             return Difference(Status.NONE, keep=old)
-        if old.content_hash == new.content_hash:
+        same = new.same_stable_text(old)  # from the lines the raw texts do not share, when both have them
+        if same is None:
+            same = old.content_hash == new.content_hash
+        if same and new.stable_only:
             return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash, new.body_hash,
                                                                      undecodable=new.undecodable))
+        if same:  # kept with its own raw text, which the next page is told from
+            return Difference(Status.NOISE, keep=new.with_stable_text_of(old))
         dist = hamming(old.fingerprint, new.fingerprint)
         threshold = context.option("threshold", context.threshold)
         if threshold is not None and dist <= threshold:
@@ -500,8 +598,14 @@ class ContentComparison:
         # integers (and most JSON readers) are signed 64-bit.
         fp = part.known_fingerprint
         signed = None if fp is None else fp - (1 << 64) * (fp >> 63)
-        data = {"raw_hash": part.raw_hash, "content_hash": part.content_hash, "fingerprint": signed,
-                "length": part.length}
+        # A part keeps its raw text (its stable text is made again when needed); its content hash
+        # and length only once computed. A part without its raw text keeps the stable text.
+        data: dict[str, Any] = {"raw_hash": part.raw_hash, "content_hash": part.known_content_hash,
+                                "fingerprint": signed, "length": part.known_length}
+        if not part.stable_only:
+            data["raw"] = True
+            if part.sort_lines:
+                data["sort_lines"] = True
         if part.body_hash is not None:
             data["body_hash"] = part.body_hash
         if part.case_folded:
@@ -514,17 +618,21 @@ class ContentComparison:
             data["fffd_decoded"] = True
         if part.undecodable:
             data["undecodable"] = part.undecodable
-        return data, part.compressed()
+        return data, part.blob()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2, 3, 4, 5) or not isinstance(data, dict) or blob is None:
+        if version not in (1, 2, 3, 4, 5, 6) or not isinstance(data, dict) or blob is None:
             return None
         spec = data.get("spec") if version >= 4 else None
         fp = data.get("fingerprint")
-        return ContentPart(raw_hash=data["raw_hash"], content_hash=data["content_hash"],
-                           fingerprint=None if fp is None else int(fp) & ((1 << 64) - 1),
-                           length=int(data["length"]), compressed=blob, body_hash=data.get("body_hash"),
+        known = {"raw_hash": data["raw_hash"], "fingerprint": None if fp is None else int(fp) & ((1 << 64) - 1),
+                 "body_hash": data.get("body_hash"), "spec": spec if isinstance(spec, str) else None,
+                 "reading": data.get("reading"), "undecodable": int(data.get("undecodable") or 0)}
+        if version >= 6 and data.get("raw"):
+            length = data.get("length")
+            return ContentPart(**known, content_hash=data.get("content_hash"),
+                               length=None if length is None else int(length), raw_compressed=blob,
+                               sort_lines=bool(data.get("sort_lines")), fffd_decoded=bool(data.get("fffd_decoded")))
+        return ContentPart(**known, content_hash=data["content_hash"], length=int(data["length"]), compressed=blob,
                            case_folded=version < 3 or bool(data.get("case_folded")),
-                           spec=spec if isinstance(spec, str) else None, reading=data.get("reading"),
-                           fffd_decoded=version < 5 or bool(data.get("fffd_decoded")),
-                           undecodable=int(data.get("undecodable") or 0))
+                           fffd_decoded=version < 5 or bool(data.get("fffd_decoded")))

@@ -1,0 +1,148 @@
+"""The stable text told line by line (core/linewise.py) is the stable text told whole: the
+patterns never match across a line end, two raw texts that share lines have the same stable lines
+there, and what is decided from the lines not shared is what comparing the whole texts decides."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from changewatch.core.linewise import same_stable_text, stable_text_longer_than
+from changewatch.core.normalise import VisibleText, _stable_text, visible_text
+
+from ._support import CORPUS_PAGES, require_corpus
+
+#: fragments of lines: volatile ones of several languages, and words, numbers and separators
+FRAGMENTS = ["montag", "30.", "November 2026", "10:32", "vor 5 Minuten", "5 minutes ago", "token=abc123",
+             "il y a 3 jours", "Mon", "2026-11-30", "12/11/2026", "am", "pm", "Dec", "3rd", "hace 2 días", "30",
+             "星期一", "2026年11月30日", "10h30", "sunday,", "today", "deadbeefdeadbeef0123", "Price 89.00",
+             "abcdefghijklmnopqrstuvwxyz0123456789ab", "Terms of sale", "UPDATED:", "x", "·", "-", "|"]
+
+
+def stable(raw: str, sort_lines: bool = False) -> str:
+    return VisibleText(raw, sort_lines=sort_lines).stable
+
+
+def raw_lines(rng: random.Random, count: int) -> list[str]:
+    lines = []
+    for _ in range(count):
+        words = [rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 6))]
+        lines.append(" ".join(words))
+    return lines
+
+
+def edited(rng: random.Random, lines: list[str]) -> list[str]:
+    """*lines* with a few lines replaced, inserted, removed or moved."""
+    out = list(lines)
+    for _ in range(rng.randint(1, 4)):
+        roll, at = rng.random(), rng.randrange(len(out) + 1)
+        if roll < 0.4 and out:
+            out[min(at, len(out) - 1)] = " ".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 5)))
+        elif roll < 0.6:
+            out.insert(at, rng.choice(FRAGMENTS))
+        elif roll < 0.8 and len(out) > 1:
+            del out[min(at, len(out) - 1)]
+        elif out:
+            out.insert(at, out.pop(rng.randrange(len(out))))
+    return out or ["x"]
+
+
+@pytest.mark.parametrize("sort_lines", [False, True])
+def test_same_stable_text_agrees_with_the_whole_texts(sort_lines: bool) -> None:
+    rng = random.Random(11)
+    agreed = {True: 0, False: 0}
+    for _ in range(3000):
+        old = raw_lines(rng, rng.randint(1, 12))
+        new = edited(rng, old)
+        expected = stable("\n".join(old), sort_lines) == stable("\n".join(new), sort_lines)
+        assert same_stable_text("\n".join(old), "\n".join(new), sort_lines=sort_lines) is expected, (old, new)
+        agreed[expected] += 1
+    assert min(agreed.values()) > 300  # both outcomes are exercised
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS + [f"10:{m:02d}" for m in range(60)]), min_size=1, max_size=8),
+       st.lists(st.sampled_from(FRAGMENTS + [f"10:{m:02d}" for m in range(60)]), min_size=1, max_size=8),
+       st.booleans())
+def test_same_stable_text_on_any_lines(old: list[str], new: list[str], sort_lines: bool) -> None:
+    expected = stable("\n".join(old), sort_lines) == stable("\n".join(new), sort_lines)
+    assert same_stable_text("\n".join(old), "\n".join(new), sort_lines=sort_lines) is expected
+
+
+def test_include_lines_cannot_be_told_line_by_line() -> None:
+    # verbatim lines (include: links) move to the end of the stable text: not told this way
+    assert same_stable_text("a\n\x00https://x/", "a\n\x00https://y/") is None
+
+
+def test_longer_than_only_when_surely() -> None:
+    rng = random.Random(3)
+    said = 0
+    plain = ["Terms of sale", "Kettle", "We ship to every country", "Returns"]
+    for _ in range(2000):
+        raw = "\n".join(raw_lines(rng, rng.randint(1, 30)) + rng.sample(plain, rng.randint(0, 4)))
+        chars = rng.randint(0, 400)
+        if stable_text_longer_than(raw, chars):
+            said += 1
+            assert len(stable(raw)) > chars, raw
+    assert said > 100
+
+
+def test_every_corpus_page_is_read_line_by_line() -> None:
+    """The premise: each raw line's stable line depends on that line alone, on every corpus page."""
+    require_corpus()
+    pages = sorted(CORPUS_PAGES.glob("*/*.html"))
+    assert pages
+    for path in pages:
+        raw = visible_text(path.read_bytes(), like_scrapy=True).raw
+        assert _stable_text(raw) == [line for one in raw.split("\n") for line in _stable_text(one)], path.name
+        lines = raw.split("\n")
+        if len(lines) > 2:  # and a clock put in its middle line is no change of its stable text
+            middle = len(lines) // 2
+            noisy = [*lines[:middle], lines[middle] + " 10:32", *lines[middle + 1:]]
+            assert same_stable_text(raw, "\n".join(noisy)) is (stable(raw) == stable("\n".join(noisy)))
+
+
+# -- in the comparison: a part keeps its raw text, and a noisy page needs no more than its changed lines
+
+
+def _judged(html: bytes, old: bytes | None) -> tuple[object, bytes | None]:
+    from changewatch.core.comparisons import CompareContext, load_comparisons
+    from changewatch.core.observation import Observation
+    from changewatch.core.snapshot import Snapshot
+    from changewatch.core.verdict import observe
+
+    comparisons = load_comparisons()
+    before = Snapshot.decode(old, comparisons) if old is not None else None
+    verdict = observe(Observation(key="k", url="https://example.com/", html=html, encoding="utf-8"), before,
+                      comparisons, context=CompareContext())
+    return verdict, verdict.keep.encode(comparisons) if verdict.keep is not None else None
+
+
+def _content_data(snapshot: bytes) -> dict[str, object]:
+    import json
+    import struct
+
+    (size,) = struct.unpack_from(">I", snapshot, 4)
+    return dict(json.loads(snapshot[8:8 + size])["content"]["data"])
+
+
+def test_a_baseline_and_its_noise_are_kept_without_their_stable_text_computed() -> None:
+    from changewatch.core.comparisons import Kind
+
+    from ._support import article_html, prose_paragraphs
+
+    paragraphs = prose_paragraphs(3000)
+    page = lambda stamp, edit="": article_html([f"Updated {stamp}", *paragraphs[:20], edit, *paragraphs[20:]])  # noqa: E731
+    baseline, stored = _judged(page("10:32").encode(), None)
+    assert baseline.kind is Kind.BASELINE and stored is not None  # type: ignore[attr-defined]
+    data = _content_data(stored)
+    assert data["raw"] is True and data["content_hash"] is None and data["length"] is None
+    noise, kept = _judged(page("11:47").encode(), stored)
+    assert noise.kind is Kind.NOISE and kept is not None  # type: ignore[attr-defined]
+    assert _content_data(kept)["content_hash"] is None  # told from the one line that differs
+    edit, _ = _judged(page("12:05", "A sentence added to the terms.").encode(), kept)
+    assert edit.kind is Kind.CONTENT  # type: ignore[attr-defined]
+    assert "+ A sentence added to the terms." in edit.diff  # type: ignore[attr-defined]
