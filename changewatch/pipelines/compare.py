@@ -153,7 +153,8 @@ class ChangewatchPipeline:
         url = state.url if error and state is not None else obs.url
         return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
                        record=dict(record) if record is not None else None, error=judged.error,
-                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified)
+                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified,
+                       distance=_distance(judged))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> Any:
@@ -186,6 +187,12 @@ class ChangewatchPipeline:
 def comparison_table(comparisons: Sequence[Comparison]) -> dict[str, str]:
     """*comparisons* as a worker loads them: name → dotted path of the class."""
     return {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons}
+
+
+def _distance(judged: Judged) -> int | None:
+    """The simhash distance a noise or content verdict measured, for the health history."""
+    value = judged.members.get("distance")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:

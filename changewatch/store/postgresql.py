@@ -36,6 +36,7 @@ from .base import (
     VersionConflict,
 )
 from .options import Option, redact, resolve_options, seconds, split_query
+from .postgresql_health import PostgreSQLHealth
 from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
 from .postgresql_schema import SCHEMA_VERSION, prepare
 from .postgresql_transfer import PostgreSQLTransfer
@@ -84,7 +85,7 @@ OPTIONS: dict[str, Option] = {
 _OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
-class PostgreSQLStore(PostgreSQLTransfer):
+class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
     """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
@@ -388,6 +389,7 @@ class PostgreSQLStore(PostgreSQLTransfer):
             check_committable(stored, expected_version, observed_at, spider, key)
             version = self._write_state(cur, spider, key, expected_version, next_state(stored, outcome, observed_at))
             self._write_validators(cur, spider, key, outcome, observed_at)
+            self._count(cur, spider, outcome, observed_at)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
                 cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "
