@@ -89,7 +89,7 @@ def fill(store: TransferableStore) -> list[int]:
 
 
 def expected_counts() -> StoreCounts:
-    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2)
+    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2, 4)  # health: baseline, none, blocked, field
 
 
 @pytest.mark.parametrize("source", BACKENDS)
