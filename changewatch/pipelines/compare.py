@@ -132,6 +132,8 @@ class ChangewatchPipeline:
         if update.stale or update.outcome is None or update.committed is None:
             self.stats.inc("stale")
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
+        self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
+                                        obs.options.get("canary"))
         return self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
                             update.committed.clamped)
 

@@ -4,8 +4,8 @@ and health conditions opened and closed once, whoever tries (store/health.py).""
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
 from collections.abc import Callable
+from datetime import timedelta
 
 from changewatch.core.comparisons import Kind
 from changewatch.store import Outcome, StaleObservation, Store
