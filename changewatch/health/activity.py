@@ -42,6 +42,22 @@ class Activity:
     canaries: dict[str, tuple[Canary, str]] = field(default_factory=dict)
     _refused: set[str] = field(default_factory=set)
 
+    def declared(self, spider: Any) -> None:
+        """The canaries *spider* declares (its ``changewatch_canaries()``: key → (url, declaration);
+        the watch spider's come from its watchlist), beside those its items' options carry."""
+        declare = getattr(spider, "changewatch_canaries", None)
+        if callable(declare):
+            for key, (url, canary) in dict(declare()).items():
+                self._canary(str(key), site_of(str(url)), canary)
+
+    def _canary(self, key: str, site: str, canary: Any) -> None:
+        try:
+            self.canaries[key] = (parse_canary(key, canary), site)
+        except ValueError as exc:
+            if key not in self._refused:  # an item of a per-site spider: said once, not per run
+                self._refused.add(key)
+                logger.warning("changewatch: key %r: not a canary: %s", key, exc)
+
     def committed(self, key: str, url: str, observed_at: str, canary: Any = None) -> None:
         """One observation of *key* committed, fetched at *observed_at* as stored."""
         self.commits += 1
@@ -49,11 +65,5 @@ class Activity:
             self.latest = observed_at
         site = site_of(url)
         self.sites.setdefault(site, url)
-        if canary is None:
-            return
-        try:
-            self.canaries[key] = (parse_canary(key, canary), site)
-        except ValueError as exc:
-            if key not in self._refused:  # an item of a per-site spider: said once, not per run
-                self._refused.add(key)
-                logger.warning("changewatch: key %r: not a canary: %s", key, exc)
+        if canary is not None:
+            self._canary(key, site, canary)

@@ -17,6 +17,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
+from ..runtime.config import ChangewatchConfig
 from ..runtime.extension import ChangewatchRuntime
 from ..runtime.stats import Stats
 from ..store import StoreError
@@ -34,9 +35,8 @@ class HealthMonitor:
     """Extension (``EXTENSIONS``; the add-on enables it). ``CHANGEWATCH_HEALTH_ENABLED = False``
     turns it off; the history is counted by every commit either way."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime, limits: HealthThresholds):
+    def __init__(self, crawler: Crawler, limits: HealthThresholds):
         self.crawler = crawler
-        self.runtime = runtime
         self.limits = limits
         self.stats = Stats(crawler, "health")
         self._task: asyncio.Task[None] | None = None
@@ -44,16 +44,20 @@ class HealthMonitor:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthMonitor:
-        runtime = ChangewatchRuntime.of(crawler)
-        config = runtime.config
+        config = ChangewatchConfig.from_settings(crawler.settings)
         if not config.health_enabled:
             raise NotConfigured("CHANGEWATCH_HEALTH_ENABLED is False")
         limits = HealthThresholds(recent=config.health_recent, baseline=config.health_baseline,
                                   min_observations=config.health_min_observations, noise_rise=config.health_noise_rise,
                                   noise_min_rate=config.health_noise_min_rate, stale_after=config.health_stale_after)
-        monitor = cls(crawler, runtime, limits)
+        monitor = cls(crawler, limits)
         crawler.signals.connect(monitor._idle, signal=signals.spider_idle)
         return monitor
+
+    @property
+    def runtime(self) -> ChangewatchRuntime:
+        # looked up on use: extensions cannot find each other while they are being built
+        return ChangewatchRuntime.of(self.crawler)
 
     def _idle(self) -> None:
         if self._task is not None and not self._task.done():
@@ -73,6 +77,7 @@ class HealthMonitor:
 
     async def _check(self) -> None:
         activity = self.runtime.activity
+        activity.declared(self.crawler.spider)
         now = parse_time(activity.latest or "")
         sites, canaries = dict(activity.sites), dict(activity.canaries)
         activity.commits = 0
