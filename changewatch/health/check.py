@@ -36,7 +36,7 @@ _QUIET = ("none", "noise", "blocked")
 
 @dataclass(frozen=True, slots=True)
 class HealthThresholds:
-    """The health settings (``CHANGEWATCH_HEALTH_*``), durations in seconds."""
+    """The health settings (docs/settings.md, CHANGEWATCH_HEALTH_ENABLED and the others), durations in seconds."""
 
     recent: float = 7 * 86400.0
     baseline: float = 28 * 86400.0
