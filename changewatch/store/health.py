@@ -17,11 +17,11 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ..core.comparisons import Kind
-from .base import Lease, Outcome
+from .base import ChangeQuery, Lease, Outcome
 from .semantics import format_time, parse_time
 
-__all__ = ["HEALTH_TABLES", "HISTORY_KINDS", "HealthStore", "HistoryQuery", "HistoryRow", "OpenCondition",
-           "history_entry", "history_upsert", "site_of", "site_root"]
+__all__ = ["HEALTH_TABLES", "HISTORY_KINDS", "FailingWatch", "HealthStore", "HistoryQuery", "HistoryRow",
+           "OpenCondition", "history_entry", "history_upsert", "site_of", "site_root", "spiders_where"]
 
 #: the kinds the history counts: the change kinds, with ``blocked`` (an error of class blocked:
 #: a captcha or an access-denied page) apart from the other errors
@@ -151,6 +151,25 @@ class OpenCondition:
     change_id: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class FailingWatch:
+    """A key whose latest observations failed: how many in a row, the last error, its last good one."""
+
+    spider: str
+    key: str
+    url: str
+    error_streak: int
+    last_error: str | None
+    last_good: str | None
+
+
+def spiders_where(spiders: tuple[str, ...], mark: str) -> tuple[str, list[Any]]:
+    """``spider IN (…)`` for *spiders*, or ``1=1``."""
+    if not spiders:
+        return "1=1", []
+    return f"spider IN ({', '.join([mark] * len(spiders))})", list(spiders)
+
+
 def history_where(query: HistoryQuery, mark: str) -> tuple[str, list[Any]]:
     """The WHERE clause of *query* (``1=1`` when it selects everything).
 
@@ -176,8 +195,17 @@ class HealthStore(Protocol):
         """The history rows *query* selects, by spider, site, day and kind."""
         ...
 
-    def conditions(self, spider: str) -> list[OpenCondition]:
-        """The open health conditions of *spider*."""
+    def conditions(self, spider: str | None) -> list[OpenCondition]:
+        """The open health conditions of *spider* (None: of every spider)."""
+        ...
+
+    def change_counts(self, query: ChangeQuery) -> dict[tuple[str, str], int]:
+        """How many logged changes *query* selects, per (spider, kind): counted in the database."""
+        ...
+
+    def failing(self, spiders: tuple[str, ...], limit: int) -> tuple[int, list[FailingWatch]]:
+        """How many keys of *spiders* (empty: all) are failing now, and up to *limit* of them,
+        the longest streaks first."""
         ...
 
     def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],

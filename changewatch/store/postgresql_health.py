@@ -8,8 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import Lease
-from .health import HistoryQuery, HistoryRow, OpenCondition, history_args, history_entry, history_upsert, history_where
+from .base import ChangeQuery, Lease
+from .changelog import query_where
+from .health import (
+    FailingWatch,
+    HistoryQuery,
+    HistoryRow,
+    OpenCondition,
+    history_args,
+    history_entry,
+    history_upsert,
+    history_where,
+    spiders_where,
+)
 from .postgresql_retry import Attempt
 from .semantics import dumps
 
@@ -46,11 +57,33 @@ class PostgreSQLHealth:
             'ORDER BY spider COLLATE "C", site COLLATE "C", day, kind COLLATE "C"', args).fetchall(), statement=True)
         return iter([HistoryRow(*r) for r in rows])
 
-    def conditions(self, spider: str) -> list[OpenCondition]:
+    def conditions(self, spider: str | None) -> list[OpenCondition]:
+        where, args = spiders_where((spider,) if spider is not None else (), "%s")
         rows = self._retrying("read the open health conditions", lambda cur, _: cur.execute(
             f"SELECT spider, site, condition, since, error, change_id FROM {self._quoted}.health_conditions "
-            'WHERE spider = %s ORDER BY site COLLATE "C", condition COLLATE "C"', (spider,)).fetchall(), statement=True)
+            f'WHERE {where} ORDER BY spider COLLATE "C", site COLLATE "C", condition COLLATE "C"', args).fetchall(),
+            statement=True)
         return [OpenCondition(*r) for r in rows]
+
+    def change_counts(self, query: ChangeQuery) -> dict[tuple[str, str], int]:
+        where, args = query_where(query, 0, "%s")
+        rows = self._retrying("count the change log", lambda cur, _: cur.execute(
+            f"SELECT spider, kind, count(*) FROM {self._quoted}.changes WHERE {where} GROUP BY spider, kind",
+            args).fetchall(), statement=True)
+        return dict(sorted(((r[0], r[1]), r[2]) for r in rows))
+
+    def failing(self, spiders: tuple[str, ...], limit: int) -> tuple[int, list[FailingWatch]]:
+        where, args = spiders_where(spiders, "%s")
+
+        def work(cur: Any, _: Attempt) -> tuple[int, list[FailingWatch]]:
+            table = f"{self._quoted}.observations"
+            total: int = cur.execute(f"SELECT count(*) FROM {table} WHERE error_streak > 0 AND {where}",
+                                     args).fetchone()[0]
+            rows = cur.execute(f"SELECT spider, key, url, error_streak, last_error, last_good FROM {table} "
+                               f'WHERE error_streak > 0 AND {where} ORDER BY error_streak DESC, spider COLLATE "C", '
+                               'key COLLATE "C" LIMIT %s', (*args, limit)).fetchall()
+            return total, [FailingWatch(*r) for r in rows]
+        return self._retrying("list the failing keys", work)
 
     def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],
                        lease: Lease | None = None) -> int | None:

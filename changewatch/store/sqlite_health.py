@@ -9,8 +9,19 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import Lease
-from .health import HistoryQuery, HistoryRow, OpenCondition, history_args, history_entry, history_upsert, history_where
+from .base import ChangeQuery, Lease
+from .changelog import query_where
+from .health import (
+    FailingWatch,
+    HistoryQuery,
+    HistoryRow,
+    OpenCondition,
+    history_args,
+    history_entry,
+    history_upsert,
+    history_where,
+    spiders_where,
+)
 from .semantics import dumps
 
 __all__ = ["SQLiteHealth"]
@@ -49,11 +60,29 @@ class SQLiteHealth:
                               f"FROM health_history WHERE {where} ORDER BY spider, site, day, kind", args).fetchall()
         return iter([HistoryRow(*tuple(r)) for r in rows])
 
-    def conditions(self, spider: str) -> list[OpenCondition]:
+    def conditions(self, spider: str | None) -> list[OpenCondition]:
+        where, args = spiders_where((spider,) if spider is not None else (), "?")
         with self._reading("read the open health conditions") as db:
             rows = db.execute("SELECT spider, site, condition, since, error, change_id FROM health_conditions "
-                              "WHERE spider=? ORDER BY site, condition", (spider,)).fetchall()
+                              f"WHERE {where} ORDER BY spider, site, condition", args).fetchall()
         return [OpenCondition(*tuple(r)) for r in rows]
+
+    def change_counts(self, query: ChangeQuery) -> dict[tuple[str, str], int]:
+        where, args = query_where(query, 0, "?")
+        with self._reading("count the change log") as db:
+            rows = db.execute(f"SELECT spider, kind, count(*) FROM changes WHERE {where} GROUP BY spider, kind "
+                              "ORDER BY spider, kind", args).fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def failing(self, spiders: tuple[str, ...], limit: int) -> tuple[int, list[FailingWatch]]:
+        where, args = spiders_where(spiders, "?")
+        with self._reading("list the failing keys") as db:
+            total = db.execute(f"SELECT count(*) FROM observations WHERE error_streak > 0 AND {where}",
+                               args).fetchone()[0]
+            rows = db.execute("SELECT spider, key, url, error_streak, last_error, last_good FROM observations "
+                              f"WHERE error_streak > 0 AND {where} ORDER BY error_streak DESC, spider, key LIMIT ?",
+                              (*args, limit)).fetchall()
+        return total, [FailingWatch(*tuple(r)) for r in rows]
 
     def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],
                        lease: Lease | None = None) -> int | None:

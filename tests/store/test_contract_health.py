@@ -109,3 +109,38 @@ def test_crawls_finishing_at_once_log_a_condition_once(new_store: Callable[[], S
 def test_outcome_helper_still_counts_errors_by_class(store: Store) -> None:
     store.commit("watch", "k", None, outcome(Kind.ERROR, error="blocked: 403"))
     assert [r.kind for r in _health(store).history(HistoryQuery())] == ["blocked"]
+
+
+def test_change_counts_are_counted_in_the_database_by_spider_and_kind(store: Store) -> None:
+    from changewatch.store import ChangeQuery
+
+    from ._support import log_changes
+
+    log_changes(store)
+    health = _health(store)
+    assert health.change_counts(ChangeQuery()) == {("news", "error"): 1, ("news", "field"): 1,
+                                                   ("shop", "content"): 1, ("shop", "entities"): 1,
+                                                   ("shop", "error"): 1, ("shop", "field"): 1}
+    assert health.change_counts(ChangeQuery(spiders=("shop",), kinds=("error", "field"), since=T1)) == {
+        ("shop", "error"): 1}
+    assert health.change_counts(ChangeQuery(since="2030-01-01T00:00:00Z")) == {}
+
+
+def test_failing_keys_longest_streak_first(store: Store) -> None:
+    for n, key in enumerate(["a", "b", "b", "c"]):
+        _commit(store, key, Kind.ERROR, at=f"2024-05-01T0{n}:00:00Z", error=f"http: HTTP 50{n}")
+    _commit(store, "d", Kind.BASELINE, at=T0)
+    _commit(store, "e", Kind.ERROR, at=T0, error="timeout: 30 s", spider="other")
+    health = _health(store)
+    total, listed = health.failing((), 2)
+    assert total == 4 and [(w.spider, w.key, w.error_streak) for w in listed] == [("watch", "b", 2), ("other", "e", 1)]
+    assert listed[0].last_error == "http: HTTP 502" and listed[0].url == "https://Shop.Example/p"
+    assert health.failing(("watch",), 10)[0] == 3
+    assert health.failing(("nobody",), 10) == (0, [])
+
+
+def test_conditions_of_every_spider(store: Store) -> None:
+    health = _health(store)
+    health.open_condition("b", "s", "noise", T0, _record())
+    health.open_condition("a", "s", "stale", T0, _record("health: stale: s"))
+    assert [(c.spider, c.condition) for c in health.conditions(None)] == [("a", "stale"), ("b", "noise")]
