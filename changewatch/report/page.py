@@ -45,7 +45,8 @@ overflow-wrap:anywhere}.error{color:#991b1b;font-weight:500}.recovered{color:#16
 .entities.removed li::marker{content:"\\2212  ";color:#b91c1c}.efields{color:var(--mute)}
 .sites{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:14px}
 .site{background:#fff;border:1px solid var(--line);border-radius:8px;padding:12px}.site svg{width:100%;
-height:auto;display:block;margin:2px 0 8px}.site.warned{border-color:#fdba74;background:#fffbeb}.legend span{margin-right:12px;font-size:12px;color:var(--mute)}
+height:auto;display:block;margin:2px 0 8px}
+.site.warned{border-color:#fdba74;background:#fffbeb}.legend span{margin-right:12px;font-size:12px;color:var(--mute)}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .more{color:var(--mute);font-style:italic}.empty{background:#fff;border:1px dashed #94a3b8;border-radius:8px;
 padding:16px;color:var(--mute)}.warn{color:#9a3412}a{color:#1d4ed8}

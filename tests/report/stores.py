@@ -50,7 +50,8 @@ def every_kind(store: Store, now: datetime) -> None:
                 f.commit(key, url, Kind.BASELINE, day + 0.5)
             f.commit(key, url, Kind.NOISE if day % 3 else Kind.NONE, day, distance=2 + day % 4 if day % 3 else None)
     f.commit("kettle", shop, Kind.FIELD, 0.9, {"changes": {
-        "offers.price": {"old": "89.00", "new": "79.00"}, "offers.availability": {"old": "InStock", "new": "OutOfStock"},
+        "offers.price": {"old": "89.00", "new": "79.00"},
+        "offers.availability": {"old": "InStock", "new": "OutOfStock"},
         "name": {"old": "Kettle 2000", "new": "Kettle 2000 " + HOSTILE}}})
     f.commit("terms", terms, Kind.CONTENT, 0.8, {"distance": 17, "diff": line_diff(OLD_TEXT, NEW_TEXT)})
     f.commit("rentals", rentals, Kind.ENTITIES, 0.7, {
