@@ -101,10 +101,10 @@ def opening(summary: ReportSummary) -> str:
 
 def summary_html(summary: ReportSummary, kinds: Iterable[str]) -> str:
     by_kind = summary.by_kind()
-    cards = [f'<div class="card"><b>{summary.total}</b><span>changes</span></div>']
+    cards = [f'<div class="card"><b>{summary.total:,}</b><span>changes</span></div>']
     cards += [f'<div class="card kind-{k}" style="border-left:4px solid {KIND_COLOURS.get(k, "#64748b")}">'
-              f"<b>{by_kind.get(k, 0)}</b><span>{escape(k)}</span></div>" for k in kinds]
-    cards.append(f'<div class="card"><b class="{"warn" if summary.failing_total else ""}">{summary.failing_total}'
+              f"<b>{by_kind.get(k, 0):,}</b><span>{escape(k)}</span></div>" for k in kinds]
+    cards.append(f'<div class="card"><b class="{"warn" if summary.failing_total else ""}">{summary.failing_total:,}'
                  "</b><span>failing watches</span></div>")
     cards.append(f'<div class="card"><b class="{"warn" if summary.conditions else ""}">{len(summary.conditions)}'
                  "</b><span>health warnings</span></div>")
@@ -144,7 +144,7 @@ def _failing_list(summary: ReportSummary) -> str:
 def _site(site: SiteHistory, days: Sequence[str], warnings: Sequence[OpenCondition]) -> str:
     warned = "".join(f'<p class="warn">{text(c.error)}</p>' for c in warnings)
     return (f'<div class="site{" warned" if warnings else ""}"><h3>{text(site.site)} <span class="meta">'
-            f"{site.observations} observations</span></h3>{warned}<h4>observations per day, by kind</h4>"
+            f"{site.observations:,} observations</span></h3>{warned}<h4>observations per day, by kind</h4>"
             f"{kinds_chart(site, days)}<h4>noise distance per day: mean (bar) and largest (line)</h4>"
             f"{noise_chart(site, days)}</div>")
 
@@ -163,11 +163,11 @@ def changes_header(total: int, shown: int) -> str:
     if total == 0:
         return ('<section id="changes"><h2>Changes</h2><p class="empty">No changes in this period. (Nothing changed, '
                 "or nothing was crawled: the sites and the health warnings above say which.)</p>")
-    note = f"the newest {shown} of {total}, newest first" if shown < total else f"{total}, newest first"
+    note = f"the newest {shown:,} of {total:,}, newest first" if shown < total else f"{total:,}, newest first"
     return f'<section id="changes"><h2>Changes <span class="meta">({note})</span></h2>'
 
 
 def closing(total: int, shown: int) -> str:
-    more = f'<p class="more" id="more">{total - shown} more not shown (narrow --since, --kind or --spider, or ' \
+    more = f'<p class="more" id="more">{total - shown:,} more not shown (narrow --since, --kind or --spider, or ' \
            f"raise --limit)</p>" if total > shown else ""
     return f"{more}</section></main></body></html>\n"

@@ -90,6 +90,10 @@ def test_a_site_turning_into_a_captcha_page_warns_once_and_recovers(tmp_path: Pa
     listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(e["kind"], e["record"]["change_id"], e["delivered"]) for e in listed] == [
         ("error", warning["change_id"], True), ("recovered", over["change_id"], True)]
+    # and in the report, charted: the days of captcha pages are the blocked bars
+    assert main(["report", "--store", crawler.store, "--since", "60d", "-o", str(tmp_path / "report.html")]) == 0
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count('class="bar kind-blocked"') == 4 and "health: blocked: " in html
 
 
 def test_canaries_that_do_not_behave_as_declared_warn(tmp_path: Path, site: HostileSite) -> None:
