@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -27,7 +28,8 @@ __all__ = ["HEALTH_TABLES", "HISTORY_KINDS", "FailingWatch", "HealthStore", "His
 #: a captcha or an access-denied page) apart from the other errors
 HISTORY_KINDS = ("baseline", "none", "noise", "field", "entities", "content", "error", "blocked", "moved", "recovered")
 
-# ---- health: schema step (one block; both backends include it, {s} is the PostgreSQL schema prefix) ----
+# ---- health: schema step (one block; both backends include it: {s} is the PostgreSQL schema prefix,
+# {without_rowid} SQLite's " WITHOUT ROWID": the primary key is the table, one b-tree written per commit) ----
 HEALTH_TABLES = """
 CREATE TABLE {s}health_history (
     spider TEXT NOT NULL,
@@ -39,8 +41,7 @@ CREATE TABLE {s}health_history (
     distance_sum INTEGER NOT NULL DEFAULT 0,
     distance_max INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (spider, site, day, kind)
-);
-CREATE INDEX health_history_by_day ON {s}health_history (day);
+){without_rowid};
 CREATE TABLE {s}health_conditions (
     spider TEXT NOT NULL,
     site TEXT NOT NULL,
@@ -56,6 +57,7 @@ CREATE TABLE {s}health_conditions (
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@lru_cache(maxsize=4096)  # a commit asks for every observation's: a crawl has few sites and many URLs
 def site_of(url: str) -> str:
     """The site a URL belongs to.
 
@@ -94,7 +96,9 @@ def history_entry(outcome: Outcome, observed_at: str) -> tuple[str, str, str, in
     kind = outcome.kind.value
     if outcome.kind is Kind.ERROR and (outcome.error or "").split(":", 1)[0].strip() == "blocked":
         kind = "blocked"
-    return site_of(outcome.url), format_time(parse_time(observed_at))[:10], kind, outcome.distance
+    canonical = len(observed_at) == 20 and observed_at[10] == "T" and observed_at[19] == "Z"  # as commits store it
+    day = observed_at[:10] if canonical else format_time(parse_time(observed_at))[:10]
+    return site_of(outcome.url), day, kind, outcome.distance
 
 
 def history_upsert(prefix: str, mark: str, greatest: str) -> str:

@@ -36,10 +36,11 @@ class PostgreSQLHealth:
         def _retrying(self, doing: str, work: Callable[[Any, Attempt], T], *, once: bool = False,
                       statement: bool = False) -> T: ...
 
-    def _count(self, cur: Any, spider: str, outcome: Any, observed_at: str) -> None:
-        """The commit's one more statement: the observation counted in the health history."""
-        cur.execute(history_upsert(f"{self._quoted}.", "%s", "GREATEST"),
-                    history_args(spider, history_entry(outcome, observed_at)))
+    def _counted(self, spider: str, outcome: Any, observed_at: str) -> tuple[str, tuple[Any, ...]]:
+        """The observation counted in the health history, as a ``WITH`` the commit's write of the
+        key's state carries (one statement, no round trip more), and its arguments."""
+        upsert = history_upsert(f"{self._quoted}.", "%s", "GREATEST")
+        return f"WITH counted AS ({upsert})", history_args(spider, history_entry(outcome, observed_at))
 
     def _log(self, cur: Any, spider: str, key: str, kind: str, record: dict[str, Any], lease: Lease | None) -> int:
         cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "

@@ -68,7 +68,7 @@ CREATE INDEX validators_by_key ON {s}.validators (spider, key)
 #: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
 MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     # ---- health: schema 2, the watcher's own history and open health conditions (store/health.py) ----
-    HEALTH_TABLES.replace("{s}", "{s}."),
+    HEALTH_TABLES.replace("{s}", "{s}.").replace("{without_rowid}", ""),
     # ---- end of schema 2 ----
 ]
 
@@ -78,7 +78,7 @@ SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 def schema_sql(quoted: str) -> list[str]:
     """The statements that create the current schema in the schema *quoted*."""
-    script = _SCHEMA.format(s=quoted) + ";" + HEALTH_TABLES.format(s=f"{quoted}.")
+    script = _SCHEMA.format(s=quoted) + ";" + HEALTH_TABLES.format(s=f"{quoted}.", without_rowid="")
     return [s for s in script.split(";") if s.strip()]
 
 

@@ -69,7 +69,7 @@ CREATE TABLE validators (
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
-""" + HEALTH_TABLES.format(s="")
+""" + HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
 
 # Schema 2: validators per (URL, key), and when each logged change was confirmed as exported.
 _V1_TO_V2 = """
@@ -95,7 +95,7 @@ _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, c
 
 
 # ---- health: schema 4, the watcher's own history and open health conditions (store/health.py) ----
-_V3_TO_V4 = HEALTH_TABLES.format(s="")
+_V3_TO_V4 = HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
 
 
 def _migrate_3_to_4(db: sqlite3.Connection) -> None:
