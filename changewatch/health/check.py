@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from ..core.durations import format_duration
 from ..store.health import HistoryRow
-from ..store.semantics import format_time, parse_time
+from ..store.semantics import parse_time
 
 __all__ = ["CHANGES", "Canary", "CanaryState", "Finding", "HealthThresholds", "judge_canary", "judge_sites",
            "window_start"]
@@ -194,7 +194,3 @@ def judge_canary(canary: Canary, site: str, state: CanaryState | None, now: date
                        {"watch": canary.key, "expect": "no_change", "since": state.last_changed})
     return Finding(site, condition, False, detail={"watch": canary.key})
 
-
-def as_of(moment: str) -> datetime:
-    """A stored time as the check's clock."""
-    return parse_time(format_time(parse_time(moment)))

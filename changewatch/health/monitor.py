@@ -89,6 +89,10 @@ class HealthMonitor:
             except StoreError as exc:
                 self.runtime.fail(f"the store cannot be written: {exc}")
                 return
+            except Exception as exc:  # a bug of ours: said, and the crawl exits non-zero, never silently 0
+                logger.exception("changewatch: the health check failed")
+                self.runtime.fail(f"the health check failed: {exc!r}")
+                return
             self._report(result)
             engine = self.crawler.engine
             for logged in result.logged:

@@ -120,7 +120,7 @@ def test_canaries_that_do_not_behave_as_declared_warn(tmp_path: Path, site: Host
     assert all(r["kind"] == "recovered" for r in over.values())
 
 
-def test_health_off_checks_nothing_and_a_store_without_history_says_so(tmp_path: Path, site: HostileSite) -> None:
+def test_one_check_per_crawl_and_health_can_be_turned_off(tmp_path: Path, site: HostileSite) -> None:
     site.good["/a"] = page(article("A", 1))
     crawler = Crawler(tmp_path, [{"url": f"{site.base}/a", "key": "a"}])
     first = on_day(crawler, 0)
