@@ -15,6 +15,8 @@ PIPELINE_ORDER = {
 }
 EXTENSION_ORDER = {
     "changewatch.runtime.ChangewatchRuntime": 0,
+    # watching the watcher: the health check when the crawl has done its work (docs/health.md)
+    "changewatch.health.monitor.HealthMonitor": 10,
 }
 DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage

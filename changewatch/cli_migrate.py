@@ -55,7 +55,7 @@ class Tally:
 
     def counts(self) -> StoreCounts:
         return StoreCounts(dict(sorted(self.keys.items())), self.rows["validators"], self.rows["changes"],
-                           self.undelivered)
+                           self.undelivered, self.rows["health_history"] + self.rows["health_conditions"])
 
 
 def _error(message: str) -> None:
@@ -150,6 +150,7 @@ def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
         f"  keys: {sum(counts.keys.values())}" + (f" ({per_spider})" if per_spider else ""),
         f"  validators: {counts.validators}",
         f"  changes: {counts.changes} ({counts.undelivered} undelivered; leases dropped)",
+        f"  health: {counts.health} rows (history and open conditions)",
     ])
 
 

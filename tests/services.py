@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-__all__ = ["find_nginx", "require"]
+__all__ = ["find_chromium", "find_nginx", "require"]
 
 
 def require(available: bool, what: str, how: str) -> None:
@@ -22,3 +22,9 @@ def require(available: bool, what: str, how: str) -> None:
 def find_nginx() -> str | None:
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx")
                                           if os.access(p, os.X_OK)), None)
+
+
+def find_chromium() -> str | None:
+    """Debian's chromium (``apt-get install -y -q chromium``; .ci/run installs it)."""
+    return shutil.which("chromium") or shutil.which("chromium-browser") or next(
+        (p for p in ("/usr/bin/chromium", "/usr/lib/chromium/chromium") if os.access(p, os.X_OK)), None)

@@ -197,6 +197,16 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "ignore": {"text": []}},
     {"url": "https://a.example/", "ignore": {"text": None}},
     {"url": "https://a.example/", "ignore": "^Visitors"},
+    # canary (issue 15)
+    {"url": "https://a.example/", "canary": {"expect": "changes", "within": "2d"}},
+    {"url": "https://a.example/", "canary": {"expect": "change"}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": "2d", "every": "1d"}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": "1m2d"}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": "2 days"}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": 30}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": True}},
+    {"url": "https://a.example/", "canary": {"expect": "change", "within": ""}},
+    {"url": "https://a.example/", "canary": "change"},
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
     """What an editor flags as typed is what the crawl refuses (only what watchlist_model's
@@ -232,6 +242,10 @@ def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]
     {"defaults": [], "watches": [{"url": "https://a.example/"}]},
     {"defaults": "", "watches": [{"url": "https://a.example/"}]},
     {"watches": [{"url": "https://a.example/", "include": "links", "ignore": {"text": "^Visitors: \\d+"}}]},
+    {"watches": [{"url": "https://a.example/", "canary": {"expect": "change", "within": "2d"}},
+                 {"url": "https://b.example/", "canary": {"expect": "no_change", "within": "1d12h"}},
+                 {"url": "https://c.example/", "canary": {"expect": "change", "within": 86400}},
+                 {"url": "https://d.example/", "canary": {"expect": "change", "within": " 90m "}}]},
     {"defaults": {"include": ["title", "meta"], "ignore": {"selectors": [".ad", "#banner"]}},
      "watches": [{"url": "https://a.example/"}, {"url": "https://b.example/", "fields": {"p": "h1::text"}}]},
 ])

@@ -132,6 +132,8 @@ class ChangewatchPipeline:
         if update.stale or update.outcome is None or update.committed is None:
             self.stats.inc("stale")
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
+        self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
+                                        obs.options.get("canary"))
         return self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
                             update.committed.clamped)
 
@@ -153,7 +155,8 @@ class ChangewatchPipeline:
         url = state.url if error and state is not None else obs.url
         return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
                        record=dict(record) if record is not None else None, error=judged.error,
-                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified)
+                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified,
+                       distance=_distance(judged))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> Any:
@@ -186,6 +189,12 @@ class ChangewatchPipeline:
 def comparison_table(comparisons: Sequence[Comparison]) -> dict[str, str]:
     """*comparisons* as a worker loads them: name → dotted path of the class."""
     return {c.name: f"{type(c).__module__}.{type(c).__qualname__}" for c in comparisons}
+
+
+def _distance(judged: Judged) -> int | None:
+    """The simhash distance a noise or content verdict measured, for the health history."""
+    value = judged.members.get("distance")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:

@@ -202,6 +202,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_WATCHLIST_DIR", Directory(), None),
     Setting("CHANGEWATCH_WATCHLIST_TIMEOUT", Float(minimum=0, above=True), 30),
     Setting("CHANGEWATCH_WATCHLIST_MAXSIZE", Int(minimum=1), 10 * 1024 * 1024),
+    # ---- health: watching the watcher (docs/health.md); windows are whole days of the history ----
+    Setting("CHANGEWATCH_HEALTH_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_HEALTH_RECENT", Duration(minimum=86400.0), "7d"),
+    Setting("CHANGEWATCH_HEALTH_BASELINE", Duration(minimum=86400.0), "28d"),
+    Setting("CHANGEWATCH_HEALTH_STALE_AFTER", Duration(minimum=86400.0), "14d"),
+    Setting("CHANGEWATCH_HEALTH_MIN_OBSERVATIONS", Int(minimum=1), 10),
+    Setting("CHANGEWATCH_HEALTH_NOISE_RISE", Float(minimum=1.0, above=True), 2.0),
+    Setting("CHANGEWATCH_HEALTH_NOISE_MIN_RATE", Float(minimum=0.0, above=True), 0.2),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -244,6 +252,13 @@ class ChangewatchConfig:
     watchlist_dir: str | None = None  # None: the working directory
     watchlist_timeout: float = 30.0  # seconds
     watchlist_maxsize: int = 10 * 1024 * 1024  # bytes
+    health_enabled: bool = True
+    health_recent: float = 7 * 86400.0  # seconds
+    health_baseline: float = 28 * 86400.0  # seconds
+    health_stale_after: float = 14 * 86400.0  # seconds
+    health_min_observations: int = 10
+    health_noise_rise: float = 2.0
+    health_noise_min_rate: float = 0.2
     guard: GuardConfig = field(default_factory=GuardConfig)
 
     @classmethod

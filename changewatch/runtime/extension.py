@@ -26,6 +26,7 @@ from scrapy.utils.misc import load_object
 
 from ..core.comparisons import Comparison, ComparisonError, load_comparisons
 from ..core.diff import DiffOptions
+from ..health.activity import Activity
 from ..store import StoreError, store_from_uri
 from ..store.base import Lease
 from ..store.leases import new_owner
@@ -48,6 +49,7 @@ REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
     ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
      "CHANGEWATCH_CONDITIONAL_ENABLED"),
+    ("EXTENSIONS", "changewatch.health.monitor.HealthMonitor", "CHANGEWATCH_HEALTH_ENABLED"),
 )
 
 
@@ -118,6 +120,8 @@ class ChangewatchRuntime:
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
         self._retries_counted = 0
+        #: what this process committed, for the health check (changewatch.health)
+        self.activity = Activity()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:

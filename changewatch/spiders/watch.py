@@ -202,6 +202,10 @@ class WatchSpider(scrapy.Spider):
             spider.changewatch_cannot_start = f"the watchlist cannot be used: {exc}"
         return spider
 
+    def changewatch_canaries(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """The watchlist's canaries (docs/health.md), for the health check: key → (url, declaration)."""
+        return {w.key: (w.url, {"expect": w.canary[0], "within": w.canary[1]}) for w in self.watches if w.canary}
+
     async def start(self) -> AsyncIterator[Any]:
         if self.changewatch_cannot_start:
             return

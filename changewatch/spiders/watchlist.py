@@ -113,6 +113,8 @@ class Watch:
     #: the declared content type (None: from the response, extract/content_types.py)
     type: str | None = None
     json: JsonSpec | None = None
+    #: a canary: (expect, within in seconds) (docs/health.md); how the page is read does not depend on it
+    canary: tuple[str, float] | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
@@ -148,6 +150,8 @@ class Watch:
             options["include"] = list(self.include)
         if self.ignore_selectors or self.ignore_text:
             options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
+        if self.canary is not None:
+            options["canary"] = {"expect": self.canary[0], "within": self.canary[1]}
         return options
 
 
@@ -179,6 +183,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
         type=o.get("type"), json=_json_spec(o.get("json_")),
+        canary=(model.canary.expect, model.canary.within) if model.canary is not None else None,
     )
 
 

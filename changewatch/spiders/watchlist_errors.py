@@ -15,6 +15,7 @@ from ..core.values import FIELD_KINDS
 from .watchlist_model import (
     DEFAULT_OPTIONS,
     WATCH_OPTIONS,
+    CanaryModel,
     EntitiesModel,
     IgnoreModel,
     JsonEntitiesModel,
@@ -51,11 +52,14 @@ ACCEPTS = {
     "type": "one of html, json, feed, text, pdf, bytes", "json": "a mapping with fields and/or entities",
     "json.fields": "a path or a non-empty list of paths (dotted, or a JSON Pointer starting with /)",
     "json.entities": "a mapping with key and optionally path and fields",
+    "canary": "a mapping {expect: change or no_change, within: a duration such as 2d}",
+    "canary.expect": "change or no_change",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
           "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields),
-          "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields)}
+          "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields),
+          "canary": sorted(CanaryModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:

@@ -42,6 +42,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.durations import parse_duration
 from ..core.json_paths import check_path
 from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
@@ -58,7 +59,8 @@ from ..middlewares.vantage import (
     parse_vantage,
 )
 
-__all__ = ["HTML_OPTIONS", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel",
+__all__ = ["HTML_OPTIONS", "CanaryModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel",
+           "JsonModel",
            "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -306,6 +308,34 @@ def html_options_conflict(declared: str | None, has_json: bool, html_options: li
     return None
 
 
+# ---- canary (issue 15, health): a watch the watcher is itself judged by (docs/health.md) ----
+_NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
+#: a duration as core.durations reads it: seconds, or numbers with units d, h, m, s, largest first
+DURATION_PATTERN = rf"^\s*(?:{_NUMBER}|(?=\S)(?:{_NUMBER}d)?(?:{_NUMBER}h)?(?:{_NUMBER}m)?(?:{_NUMBER}s)?)\s*$"
+
+
+def _duration(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"a duration (2d, 36h, 90m, or seconds), not {short_repr(value)}")
+    seconds = parse_duration(value)  # its ValueError says what is wrong
+    if seconds < 60:
+        raise ValueError(f"within must be a minute or more, not {short_repr(value)}")
+    return seconds
+
+
+class CanaryModel(BaseModel):
+    """The watch is a canary: the watcher warns (``health: canary: …``) when it does not behave so."""
+
+    model_config = _strict("Canary")
+    expect: Literal["change", "no_change"] = Field(
+        description="change: it must change at least once within `within`; no_change: it must not change")
+    within: Annotated[Any, AfterValidator(_duration), WithJsonSchema({"anyOf": [
+        {"type": "number", "minimum": 60}, {"type": "string", "pattern": DURATION_PATTERN}]})] = Field(
+        description="A duration: 2d, 36h, 90m (units d, h, m, s, largest first) or seconds (at least a minute)",
+        examples=["2d"])
+# ---- end of canary ----
+
+
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
@@ -368,6 +398,9 @@ class WatchModel(WatchOptionsModel):
                    WithJsonSchema({"type": ["string", "integer"], "pattern": _NOT_BLANK})] | None = Field(
         None, description="The identity in the store (default: the canonical URL); keep it stable",
         examples=["example-terms"])
+    canary: CanaryModel | None = Field(
+        None, description="Warn when this watch (not `defaults`) does not behave as expected: "
+        "{expect: change, within: 2d} or {expect: no_change, within: 7d}")
 
 
 def _or_nothing(schema: dict[str, Any]) -> None:

@@ -109,6 +109,8 @@ class Outcome:
     http: HttpValidators | None = None
     #: a 304 answered the conditional request for ``url``: count it against the safety net
     not_modified: bool = False
+    #: the simhash distance a noise or content observation measured (the health history sums it)
+    distance: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,12 +272,14 @@ class LogEntry:
 
 @dataclass(frozen=True, slots=True)
 class StoreCounts:
-    """How much a store holds: keys per spider, validators, logged changes and undelivered ones."""
+    """How much a store holds: keys per spider, validators, logged changes and undelivered ones, health rows."""
 
     keys: dict[str, int]
     validators: int
     changes: int
     undelivered: int
+    #: rows of the health history and open health conditions (store/health.py)
+    health: int = 0
 
 
 #: what a migration copies, table by table in this order, with the columns of each in the order
@@ -286,6 +290,9 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
                      "last_good", "last_changed", "last_error", "error_streak"),
     "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
+    # the watcher's own health (store/health.py): the history it is judged by, its open conditions
+    "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),
+    "health_conditions": ("spider", "site", "condition", "since", "error", "change_id"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a

@@ -58,7 +58,9 @@ def paged(fetch: Callable[[int, int], list[LogEntry]], after_id: int, batch_size
 
 
 #: the order :meth:`~.base.TransferableStore.export_rows` reads each table in (its primary key)
-EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",)}
+EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",),
+                "health_history": ("spider", "site", "day", "kind"),
+                "health_conditions": ("spider", "site", "condition")}
 
 
 def insert_sql(table: str, mark: str) -> str:
@@ -75,7 +77,10 @@ def older_schema(subject: str, found: int, supported: int) -> OlderSchema:
                        "left untouched: open it once for writing (a crawl does) to upgrade it in place")
 
 
-def not_empty(subject: str, keys: int, validators: int, changes: int) -> StoreNotEmpty:
-    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes): a "
+def not_empty(subject: str, keys: int, validators: int, changes: int, *health: int) -> StoreNotEmpty:
+    held = f"{keys} keys, {validators} validators, {changes} changes"
+    if not (keys or validators or changes):  # only the health history: every commit also counts in it
+        held += f", {sum(health)} health rows"
+    return StoreNotEmpty(f"{subject} is not empty ({held}): a "
                       "migration writes only into an empty store, never merges two; name a new one (another "
                       "file, or another ?schema=)")

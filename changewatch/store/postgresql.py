@@ -36,6 +36,7 @@ from .base import (
     VersionConflict,
 )
 from .options import Option, redact, resolve_options, seconds, split_query
+from .postgresql_health import PostgreSQLHealth
 from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
 from .postgresql_schema import SCHEMA_VERSION, prepare
 from .postgresql_transfer import PostgreSQLTransfer
@@ -84,7 +85,7 @@ OPTIONS: dict[str, Option] = {
 _OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
-class PostgreSQLStore(PostgreSQLTransfer):
+class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
     """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
@@ -386,7 +387,8 @@ class PostgreSQLStore(PostgreSQLTransfer):
                 # conditional on the version: it is what is stored, or the commit conflicts.
                 stored = self._read(cur, spider, key)
             check_committable(stored, expected_version, observed_at, spider, key)
-            version = self._write_state(cur, spider, key, expected_version, next_state(stored, outcome, observed_at))
+            version = self._write_state(cur, spider, key, expected_version, next_state(stored, outcome, observed_at),
+                                        self._counted(spider, outcome, observed_at))
             self._write_validators(cur, spider, key, outcome, observed_at)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
@@ -404,20 +406,23 @@ class PostgreSQLStore(PostgreSQLTransfer):
             self._clamp_reported = True
         return committed
 
-    def _write_state(self, cur: Any, spider: str, key: str, expected: int | None, values: dict[str, Any]) -> int:
-        """Write the key's columns if it is still at *expected*; its new version."""
+    def _write_state(self, cur: Any, spider: str, key: str, expected: int | None, values: dict[str, Any],
+                     counted: tuple[str, tuple[Any, ...]]) -> int:
+        """Write the key's columns if it is still at *expected*; its new version. *counted*: the
+        health-history upsert, run in the same statement (a data-modifying WITH: no round trip more)."""
+        cte, cte_args = counted
         if expected is None:
             values.update(spider=spider, key=key, version=1)
-            cur.execute(f"INSERT INTO {self._quoted}.observations ({', '.join(values)}) "
+            cur.execute(f"{cte} INSERT INTO {self._quoted}.observations ({', '.join(values)}) "
                         f"VALUES ({', '.join(['%s'] * len(values))}) ON CONFLICT (spider, key) DO NOTHING",
-                        tuple(values.values()))
+                        (*cte_args, *values.values()))
             if cur.rowcount != 1:  # another writer created the key first
                 raise VersionConflict(f"key {key!r} of spider {spider!r} exists already")
             return 1
         sets = ", ".join(f"{column} = %s" for column in values)
-        cur.execute(f"UPDATE {self._quoted}.observations SET {sets}, version = %s "
+        cur.execute(f"{cte} UPDATE {self._quoted}.observations SET {sets}, version = %s "
                     "WHERE spider = %s AND key = %s AND version = %s",
-                    (*values.values(), expected + 1, spider, key, expected))
+                    (*cte_args, *values.values(), expected + 1, spider, key, expected))
         if cur.rowcount != 1:
             raise VersionConflict(f"key {key!r} of spider {spider!r} moved past version {expected}")
         return expected + 1

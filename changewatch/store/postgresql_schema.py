@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import NoSuchStore, StoreError
+from .health import HEALTH_TABLES
 from .semantics import APP_ID, check_schema_version
 
 __all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "existing_version", "prepare", "schema_sql"]
@@ -65,7 +66,11 @@ CREATE INDEX validators_by_key ON {s}.validators (spider, key)
 
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
 #: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
-MIGRATIONS: list[str | Callable[[Any, str], None]] = []
+MIGRATIONS: list[str | Callable[[Any, str], None]] = [
+    # ---- health: schema 2, the watcher's own history and open health conditions (store/health.py) ----
+    HEALTH_TABLES.replace("{s}", "{s}.").replace("{without_rowid}", ""),
+    # ---- end of schema 2 ----
+]
 
 #: the schema this code creates and writes
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
@@ -73,7 +78,8 @@ SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 def schema_sql(quoted: str) -> list[str]:
     """The statements that create the current schema in the schema *quoted*."""
-    return [s for s in _SCHEMA.format(s=quoted).split(";") if s.strip()]
+    script = _SCHEMA.format(s=quoted) + ";" + HEALTH_TABLES.format(s=f"{quoted}.", without_rowid="")
+    return [s for s in script.split(";") if s.strip()]
 
 
 def prepare(conn: Any, name: str, quoted: str, where: str) -> int:

@@ -114,4 +114,7 @@ class PostgreSQLTransfer:
             validators = cur.fetchone()[0]
             cur.execute(f"SELECT count(*), count(*) - count(delivered_at) FROM {self._quoted}.changes")
             changes, undelivered = cur.fetchone()
-        return StoreCounts(keys, validators, changes, undelivered)
+            cur.execute(f"SELECT (SELECT count(*) FROM {self._quoted}.health_history) + "
+                        f"(SELECT count(*) FROM {self._quoted}.health_conditions)")
+            health = cur.fetchone()[0]
+        return StoreCounts(keys, validators, changes, undelivered, health)

@@ -33,6 +33,7 @@ from .base import (
 from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty, older_schema, paged, query_where
 from .options import Option, choice, resolve_options, seconds, split_query
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from .sqlite_health import SQLiteHealth
 from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
@@ -47,7 +48,7 @@ OPTIONS: dict[str, Option] = {
 _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteHealth):
     """Keyed store in one SQLite file. A file that is not a changewatch store is refused with
     a :class:`StoreError` and left untouched."""
 
@@ -210,6 +211,7 @@ class SQLiteStore:
             check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(db, spider, key, outcome, observed_at)
+            self._count(db, spider, outcome, observed_at)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
                 change_id = db.execute(
@@ -361,7 +363,9 @@ class SQLiteStore:
             keys = dict(db.execute("SELECT spider, count(*) FROM observations GROUP BY spider ORDER BY spider"))
             validators = db.execute("SELECT count(*) FROM validators").fetchone()[0]
             changes, undelivered = db.execute("SELECT count(*), count(*) - count(delivered_at) FROM changes").fetchone()
-        return StoreCounts(keys, validators, changes, undelivered)
+            health = db.execute("SELECT (SELECT count(*) FROM health_history) + "
+                                "(SELECT count(*) FROM health_conditions)").fetchone()[0]
+        return StoreCounts(keys, validators, changes, undelivered, health)
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:

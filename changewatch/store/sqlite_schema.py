@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 3), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 4), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from typing import Any
 from urllib.parse import quote
 
 from .base import NoSuchStore, StoreError
+from .health import HEALTH_TABLES
 from .legacy import snapshot_from_v2_columns
 from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -68,7 +69,7 @@ CREATE TABLE validators (
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
-"""
+""" + HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
 
 # Schema 2: validators per (URL, key), and when each logged change was confirmed as exported.
 _V1_TO_V2 = """
@@ -91,6 +92,18 @@ ALTER TABLE changes ADD COLUMN lease_expires REAL;
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
+
+
+# ---- health: schema 4, the watcher's own history and open health conditions (store/health.py) ----
+_V3_TO_V4 = HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
+
+
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """The health history starts empty: the watcher is judged from the first run after the upgrade."""
+    for statement in _statements(_V3_TO_V4):
+        db.execute(statement)
+    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+# ---- end of schema 4 ----
 
 
 def _statements(script: str) -> list[str]:
@@ -159,7 +172,7 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3)):
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4)):
         if version == old:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)

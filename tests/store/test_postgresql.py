@@ -12,6 +12,7 @@ import pytest
 from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, store_from_uri
 from changewatch.store import postgresql_schema as schema
+from changewatch.store.health import HistoryQuery
 from changewatch.store.postgresql import PostgreSQLStore
 
 from ._support import T0, T1, encoded, outcome
@@ -96,7 +97,8 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
     store.close()
-    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(1\): "
+    with pytest.raises(StoreError, match=rf"has store schema 99, newer than this changewatch understands "
+                                         rf"\({schema.SCHEMA_VERSION}\): "
                                          "upgrade changewatch"):
         _pg(uri).open()
     import psycopg
@@ -131,14 +133,15 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(schema, "MIGRATIONS", ["ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
+                                               backfill])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 2)
     upgraded = _pg(uri)
     upgraded.open()
     try:
         with upgraded._cursor("test") as cur:
             cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == ("3",)
+            assert cur.fetchone() == (str(schema.SCHEMA_VERSION),)
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
@@ -184,3 +187,22 @@ def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
         assert abs((store.now() - server).total_seconds()) < 5 and store.now().utcoffset() is not None
     finally:
         store.close()
+
+
+def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str]) -> None:
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    _sql(store, f"DROP TABLE {store._quoted}.health_history; DROP TABLE {store._quoted}.health_conditions; "
+                f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
+    store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        assert list(upgraded.history(HistoryQuery())) == []
+        upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
+        assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [(T1[:10], "none")]
+        assert upgraded.conditions("spider") == []
+    finally:
+        upgraded.close()

@@ -14,6 +14,7 @@ from changewatch.core.comparisons.content import ContentPart
 from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.store import Outcome, StoreError
+from changewatch.store.health import HistoryQuery
 from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 from ._support import FINGERPRINT, decoded
@@ -90,7 +91,7 @@ def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None
     store = SQLiteStore(path)
     store.open()
     try:
-        assert _schema_version(store) == str(SCHEMA_VERSION) == "3"
+        assert _schema_version(store) == str(SCHEMA_VERSION)
         fields = store.read("spider", "fields-only")
         assert fields is not None and fields.version == 1 and fields.snapshot is not None
         assert decoded(fields.snapshot).part("fields") == FieldsPart({"a": "1.00"}, {"a": "1"})
@@ -145,14 +146,15 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     store.open()
     store.close()
     db = sqlite3.connect(path)
-    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+    db.execute(f"UPDATE changewatch_meta SET value='{SCHEMA_VERSION + 1}' WHERE name='schema_version'")
     db.commit()
     db.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as caught:
         SQLiteStore(path).open()
     message = str(caught.value)
-    assert str(path) in message and "schema 4" in message and "(3)" in message and "newer" in message
+    assert str(path) in message and f"schema {SCHEMA_VERSION + 1}" in message and f"({SCHEMA_VERSION})" in message
+    assert "newer" in message
     assert path.read_bytes() == before
 
 
@@ -164,6 +166,27 @@ def test_crawls_opening_an_old_store_at_once_upgrade_it_once(tmp_path: Path) -> 
         store = SQLiteStore(path)
         store.open()
         try:
-            assert _schema_version(store) == "3" and len(store.keys("spider")) == 2
+            assert _schema_version(store) == str(SCHEMA_VERSION) and len(store.keys("spider")) == 2
         finally:
             store.close()
+
+
+def test_a_store_of_schema_3_gains_an_empty_health_history(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.commit("spider", "k", None, Outcome(Kind.BASELINE, "https://s.example/", "2024-01-01T00:00:00Z"))
+    store.close()
+    db = sqlite3.connect(path)  # as schema 3 left it: no health tables
+    db.executescript("DROP TABLE health_history; DROP TABLE health_conditions; "
+                     "UPDATE changewatch_meta SET value='3' WHERE name='schema_version';")
+    db.close()
+    upgraded = SQLiteStore(path)
+    upgraded.open()
+    try:
+        assert _schema_version(upgraded) == str(SCHEMA_VERSION)
+        assert list(upgraded.history(HistoryQuery())) == []
+        upgraded.commit("spider", "k", 1, Outcome(Kind.NONE, "https://s.example/", "2024-01-02T00:00:00Z"))
+        assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [("2024-01-02", "none")]
+    finally:
+        upgraded.close()

@@ -89,7 +89,7 @@ def fill(store: TransferableStore) -> list[int]:
 
 
 def expected_counts() -> StoreCounts:
-    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2)
+    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2, 4)  # health: baseline, none, blocked, field
 
 
 @pytest.mark.parametrize("source", BACKENDS)
@@ -203,9 +203,18 @@ def _stores(draw: st.DrawFn) -> Dump:
     ids = sorted(draw(st.sets(st.integers(1, 10_000), max_size=8)))
     changes = [(i, draw(st.sampled_from(["a", "b"])), draw(_TEXT), draw(st.sampled_from(["field", "error"])), T0,
                 '{"v":' + str(i) + "}", draw(_TIME)) for i in ids]
+    history = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _TEXT, st.sampled_from(["2024-05-01", "2024-05-02"]),
+                                      st.sampled_from(["none", "noise", "blocked"]), st.integers(1, 2**30),
+                                      st.integers(0, 100), st.integers(0, 6400), st.integers(0, 64)),
+                            max_size=6, unique_by=lambda r: r[:4]))
+    conditions = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _TEXT, st.sampled_from(["noise", "stale"]),
+                                         _TIME.filter(bool), _TEXT, st.one_of(st.none(), st.integers(1, 10_000))),
+                               max_size=4, unique_by=lambda r: r[:3]))
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
-            "changes": changes}
+            "changes": changes,
+            "health_history": sorted(history, key=lambda r: tuple(v.encode() for v in r[:4])),
+            "health_conditions": sorted(conditions, key=lambda r: tuple(v.encode() for v in r[:3]))}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

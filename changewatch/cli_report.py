@@ -1,0 +1,136 @@
+"""``changewatch report``: one self-contained HTML page of a period's changes: a summary (changes by
+kind, failing watches, health warnings), per site small charts of what the watcher observed, and
+per change what changed, side by side, with the changed words marked (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .cli_changes import LOGGED_KINDS, UsageError, open_existing_store, parse_kinds, parse_since
+from .report import ReportOptions, write_report
+from .store import DEFAULT_STORE_URI, ChangeLogStore, ChangeQuery, StoreError
+from .store.health import HealthStore
+
+__all__ = ["add_parser"]
+
+DEFAULT_LIMIT = 500
+
+
+class _ReportStore(ChangeLogStore, HealthStore):
+    """What a report reads (a built-in store has both)."""
+
+
+def _error(message: str) -> None:
+    print(f"changewatch report: {message}", file=sys.stderr)
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of changes (0 or more)")
+    return value
+
+
+def _output(path: str) -> Any:
+    """A temporary file beside *path*, renamed to it once the report is whole: a failure half-way
+    leaves no half report (and an older report, if there was one, as it was)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a directory; name the file to write (-o {target / 'report.html'})")
+    try:
+        return tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.",
+                                           suffix=".tmp", delete=False)
+    except OSError as exc:
+        raise UsageError(f"-o {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+def report(args: argparse.Namespace) -> int:
+    """Exit 0: written (an empty period too: the report says so); 1: the store could not be read
+    or the report not written; 2: a bad argument, an output that cannot be written, or a store
+    that cannot be opened."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    try:
+        query = ChangeQuery(spiders=tuple(dict.fromkeys(args.spider)), kinds=parse_kinds(args.kind),
+                            since=parse_since(args.since, now))
+        out = _output(args.output)
+    except UsageError as exc:
+        _error(str(exc))
+        return 2
+    try:
+        store = _open(args)
+    except StoreError as exc:
+        _discard(out)
+        _error(str(exc))
+        return 2
+    try:
+        total, shown = _write(store, ReportOptions(args.store, query, args.limit, now, query.kinds or LOGGED_KINDS),
+                              out, args.output)
+    except (StoreError, OSError) as exc:
+        _discard(out)
+        _error(f"the report was not written: {getattr(exc, 'strerror', None) or exc}")
+        return 1
+    finally:
+        store.close()
+    if total == 0:
+        _error(f"no changes since {query.since}: wrote {args.output}, an empty report (the summary and the sites' "
+               "charts say whether anything was crawled)")
+    elif shown < total:
+        _error(f"{total} changes since {query.since}: the newest {shown} shown in {args.output}, {total - shown} "
+               "more not shown (--limit)")
+    return 0
+
+
+def _open(args: argparse.Namespace) -> Any:
+    store = open_existing_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
+                                purpose="make a report of its change log")
+    if not isinstance(store, HealthStore):
+        store.close()
+        raise StoreError(f"store {args.store} cannot make a report: its backend does not implement "
+                         "changewatch.store.health.HealthStore")
+    return store
+
+
+def _write(store: Any, options: ReportOptions, out: Any, path: str) -> tuple[int, int]:
+    with out:
+        result = write_report(store, options, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(out.name, path)
+    return result
+
+
+def _discard(out: Any) -> None:
+    out.close()
+    try:
+        os.unlink(out.name)
+    except OSError:
+        pass
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("report", help="write one self-contained HTML report of a period's changes",
+                            description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", metavar="URI", default=DEFAULT_STORE_URI,
+                        help=f"the store to read (default {DEFAULT_STORE_URI}); never created")
+    parser.add_argument("--since", metavar="WHEN", default="7d",
+                        help="changes fetched at WHEN or later: an ISO 8601 time, a date, or 30m, 12h, 7d, 2w ago "
+                             "(default 7d)")
+    parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
+    parser.add_argument("--kind", action="append", default=[], metavar="KIND",
+                        help=f"only these kinds ({', '.join(LOGGED_KINDS)}); repeat or separate with commas")
+    parser.add_argument("--spider", action="append", default=[], metavar="NAME",
+                        help="only this spider's (repeatable)")
+    parser.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, metavar="N",
+                        help=f"show the newest N changes in full (default {DEFAULT_LIMIT}); the counts cover all")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade a store of an older schema in place first (as a crawl would)")
+    parser.set_defaults(func=report)

@@ -1,0 +1,105 @@
+"""The SQLite store's health history and conditions (:class:`~.health.HealthStore`): a mixin of
+:class:`changewatch.store.sqlite.SQLiteStore`, kept apart so that the crawl's path reads on its own."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .base import ChangeQuery, Lease
+from .changelog import query_where
+from .health import (
+    FailingWatch,
+    HistoryQuery,
+    HistoryRow,
+    OpenCondition,
+    history_args,
+    history_entry,
+    history_upsert,
+    history_where,
+    spiders_where,
+)
+from .semantics import dumps
+
+__all__ = ["SQLiteHealth"]
+
+_UPSERT = history_upsert("", "?", "max")
+
+
+class SQLiteHealth:
+    if TYPE_CHECKING:  # provided by SQLiteStore
+        def _transaction(self, doing: str) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _reading(self, doing: str) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def now(self) -> datetime: ...
+
+    @staticmethod
+    def _count(db: sqlite3.Connection, spider: str, outcome: Any, observed_at: str) -> None:
+        """The commit's one more statement: the observation counted in the health history."""
+        db.execute(_UPSERT, history_args(spider, history_entry(outcome, observed_at)))
+
+    def _log(self, db: sqlite3.Connection, spider: str, key: str, kind: str, record: dict[str, Any],
+             lease: Lease | None) -> int:
+        now = self.now().timestamp()
+        cursor = db.execute(
+            "INSERT INTO changes (spider, key, kind, observed_at, record, lease_owner, lease_expires) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (spider, key, kind, record["observed_at"], dumps(record), lease.owner if lease else None,
+             now + lease.seconds if lease else None))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def history(self, query: HistoryQuery) -> Iterator[HistoryRow]:
+        where, args = history_where(query, "?")
+        with self._reading("read the health history") as db:
+            rows = db.execute("SELECT spider, site, day, kind, count, distances, distance_sum, distance_max "
+                              f"FROM health_history WHERE {where} ORDER BY spider, site, day, kind", args).fetchall()
+        return iter([HistoryRow(*tuple(r)) for r in rows])
+
+    def conditions(self, spider: str | None) -> list[OpenCondition]:
+        where, args = spiders_where((spider,) if spider is not None else (), "?")
+        with self._reading("read the open health conditions") as db:
+            rows = db.execute("SELECT spider, site, condition, since, error, change_id FROM health_conditions "
+                              f"WHERE {where} ORDER BY spider, site, condition", args).fetchall()
+        return [OpenCondition(*tuple(r)) for r in rows]
+
+    def change_counts(self, query: ChangeQuery) -> dict[tuple[str, str], int]:
+        where, args = query_where(query, 0, "?")
+        with self._reading("count the change log") as db:
+            rows = db.execute(f"SELECT spider, kind, count(*) FROM changes WHERE {where} GROUP BY spider, kind "
+                              "ORDER BY spider, kind", args).fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def failing(self, spiders: tuple[str, ...], limit: int) -> tuple[int, list[FailingWatch]]:
+        where, args = spiders_where(spiders, "?")
+        with self._reading("list the failing keys") as db:
+            total = db.execute(f"SELECT count(*) FROM observations WHERE error_streak > 0 AND {where}",
+                               args).fetchone()[0]
+            rows = db.execute("SELECT spider, key, url, error_streak, last_error, last_good FROM observations "
+                              f"WHERE error_streak > 0 AND {where} ORDER BY error_streak DESC, spider, key LIMIT ?",
+                              (*args, limit)).fetchall()
+        return total, [FailingWatch(*tuple(r)) for r in rows]
+
+    def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],
+                       lease: Lease | None = None) -> int | None:
+        with self._transaction(f"log the health condition {condition!r} of {site!r}") as db:
+            inserted = db.execute("INSERT INTO health_conditions (spider, site, condition, since, error) "
+                                  "VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+                                  (spider, site, condition, since, record["error"])).rowcount
+            if inserted != 1:
+                return None
+            change_id = self._log(db, spider, site, "error", record, lease)
+            db.execute("UPDATE health_conditions SET change_id=? WHERE spider=? AND site=? AND condition=?",
+                       (change_id, spider, site, condition))
+            return change_id
+
+    def close_condition(self, spider: str, site: str, condition: str, record: dict[str, Any],
+                        lease: Lease | None = None) -> int | None:
+        with self._transaction(f"log the end of the health condition {condition!r} of {site!r}") as db:
+            deleted = db.execute("DELETE FROM health_conditions WHERE spider=? AND site=? AND condition=?",
+                                 (spider, site, condition)).rowcount
+            return self._log(db, spider, site, "recovered", record, lease) if deleted == 1 else None
