@@ -62,6 +62,7 @@ class SQLiteStore(SQLiteHealth):
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
         self._clamp_reported = False
+        self._init_history()
 
     @classmethod
     def from_uri(cls, uri: str, options: StoreOptions | None = None) -> SQLiteStore:
@@ -113,6 +114,7 @@ class SQLiteStore(SQLiteHealth):
 
     def close(self) -> None:
         if self._db is not None:
+            self._flush_history_at_close()
             self._db.close()
             self._db = None
 
@@ -211,7 +213,6 @@ class SQLiteStore(SQLiteHealth):
             check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(db, spider, key, outcome, observed_at)
-            self._count(db, spider, outcome, observed_at)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
                 change_id = db.execute(
@@ -219,6 +220,7 @@ class SQLiteStore(SQLiteHealth):
                     "VALUES (?,?,?,?,?,?,?)",
                     (spider, key, outcome.kind.value, observed_at, dumps(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
+        self._counted(spider, outcome, observed_at)
         if clamped:
             report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
             self._clamp_reported = True
@@ -335,6 +337,7 @@ class SQLiteStore(SQLiteHealth):
         return paged(fetch, after_id, batch_size)
 
     def export_rows(self, batch_size: int = 1000) -> Iterator[TransferBatch]:
+        self.flush_history()
         db = self.db
         try:
             db.execute("BEGIN")  # one read transaction: one snapshot of every table (WAL)
@@ -359,6 +362,7 @@ class SQLiteStore(SQLiteHealth):
                 db.executemany(insert_sql(table, "?"), rows)
 
     def counts(self) -> StoreCounts:
+        self.flush_history()
         with self._reading("count what it holds") as db:
             keys = dict(db.execute("SELECT spider, count(*) FROM observations GROUP BY spider ORDER BY spider"))
             validators = db.execute("SELECT count(*) FROM validators").fetchone()[0]

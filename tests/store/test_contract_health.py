@@ -144,3 +144,12 @@ def test_conditions_of_every_spider(store: Store) -> None:
     health.open_condition("b", "s", "noise", T0, _record())
     health.open_condition("a", "s", "stale", T0, _record("health: stale: s"))
     assert [(c.spider, c.condition) for c in health.conditions(None)] == [("a", "stale"), ("b", "noise")]
+
+
+def test_the_history_a_store_counted_is_there_for_another_once_it_closed(new_store: Callable[[], Store]) -> None:
+    # SQLite sums the history in memory between writes (store/sqlite_health.py): closing writes it
+    writer, reader = new_store(), new_store()
+    for n in range(5):
+        _commit(writer, f"k{n}", Kind.BASELINE, at=T0)
+    writer.close()
+    assert [(r.kind, r.count) for r in _health(reader).history(HistoryQuery())] == [("baseline", 5)]
