@@ -33,6 +33,7 @@ from .parsers import (
     Directory,
     DottedPathTable,
     Duration,
+    Executable,
     Float,
     Int,
     ListOf,
@@ -202,6 +203,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_WATCHLIST_DIR", Directory(), None),
     Setting("CHANGEWATCH_WATCHLIST_TIMEOUT", Float(minimum=0, above=True), 30),
     Setting("CHANGEWATCH_WATCHLIST_MAXSIZE", Int(minimum=1), 10 * 1024 * 1024),
+    # rendering in a browser (docs/rendering.md)
+    Setting("CHANGEWATCH_RENDER_BROWSER", Executable(), None),
+    Setting("CHANGEWATCH_RENDER_TIMEOUT", Float(minimum=0, above=True), 30),
+    Setting("CHANGEWATCH_RENDER_FULL_RUNS", Int(minimum=0), 24),
+    Setting("CHANGEWATCH_RENDER_CONCURRENCY", Int(minimum=1, maximum=64), 4),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -244,6 +250,10 @@ class ChangewatchConfig:
     watchlist_dir: str | None = None  # None: the working directory
     watchlist_timeout: float = 30.0  # seconds
     watchlist_maxsize: int = 10 * 1024 * 1024  # bytes
+    render_browser: str | None = None  # None: found (changewatch.render.browser.find_browser)
+    render_timeout: float = 30.0  # seconds, a whole render
+    render_full_runs: int = 24  # skipped renders in a row before one is rendered anyway
+    render_concurrency: int = 4  # pages (each in its own context) at once
     guard: GuardConfig = field(default_factory=GuardConfig)
 
     @classmethod

@@ -48,6 +48,8 @@ REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
     ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
      "CHANGEWATCH_CONDITIONAL_ENABLED"),
+    # without it a watch's `render` would be fetched without rendering, silently
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.RenderMiddleware", None),
 )
 
 

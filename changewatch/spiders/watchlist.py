@@ -17,6 +17,7 @@ from ..core.comparisons.content import NORMALISER_VERSION
 from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
+from ..render.options import RenderOptions, parse_render
 from .watchlist_errors import describe_watch, problems
 from .watchlist_model import (
     DEFAULT_OPTIONS,
@@ -26,6 +27,7 @@ from .watchlist_model import (
     IgnoreModel,
     JsonLdModel,
     JsonModel,
+    RenderModel,
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
@@ -113,6 +115,8 @@ class Watch:
     #: the declared content type (None: from the response, extract/content_types.py)
     type: str | None = None
     json: JsonSpec | None = None
+    #: rendered in a browser before it is read (None: fetched as it is)
+    render: RenderOptions | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
@@ -127,6 +131,8 @@ class Watch:
             parts += (self.include, self.ignore_selectors, self.ignore_text)
         if self.type is not None or self.json is not None:
             parts += (self.type, self.json)
+        if self.render is not None:
+            parts += (self.render.fingerprint(),)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
@@ -148,6 +154,8 @@ class Watch:
             options["include"] = list(self.include)
         if self.ignore_selectors or self.ignore_text:
             options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
+        if self.render is not None:  # a page read rendered is read another way: its text starts afresh
+            options["rendered"] = True
         return options
 
 
@@ -178,8 +186,14 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         conditional=o.get("conditional", True), include=include,
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
-        type=o.get("type"), json=_json_spec(o.get("json_")),
+        type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),
     )
+
+
+def _render(model: RenderModel | bool | None) -> RenderOptions | None:
+    if isinstance(model, RenderModel):
+        return parse_render(model.model_dump(exclude_none=True))
+    return parse_render(model)
 
 
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:

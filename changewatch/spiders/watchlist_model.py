@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -57,6 +57,7 @@ from ..middlewares.vantage import (
     PROXY_PATTERN,
     parse_vantage,
 )
+from ..render.options import BLOCKABLE
 
 __all__ = ["HTML_OPTIONS", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel",
            "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
@@ -113,6 +114,16 @@ def _url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or not re.match(URL_PATTERN, url):
         raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
     return url
+
+
+def _render_selector(value: str) -> str:
+    if not value.strip():
+        raise ValueError("render.wait_for must be a CSS selector")
+    try:
+        check_ignore_selector(value)  # CSS only (the browser's querySelector)
+    except TextOptionsError as exc:
+        raise ValueError(f"render.wait_for: {str(exc).split(': ', 1)[1]}") from None
+    return value.strip()
 
 
 def _one_or_more(value: Any) -> Any:
@@ -295,8 +306,29 @@ class JsonModel(BaseModel):
         return self
 
 
+Blockable = Literal["image", "font", "media", "stylesheet", "texttrack", "manifest"]
+assert get_args(Blockable) == BLOCKABLE
+_BLOCKABLE_SCHEMA = {"type": "string", "enum": list(BLOCKABLE)}
+
+
+class RenderModel(BaseModel):
+    """How a page is rendered in a browser before it is read."""
+
+    model_config = _strict("Rendering")
+    wait_for: Annotated[StrictStr, AfterValidator(_render_selector),
+                        WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})] | None = Field(
+        None, description="A CSS selector: the page is read once an element matches it (else a timeout error)",
+        examples=["#price"])
+    timeout: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = Field(
+        None, description="Seconds the whole render may take (default: CHANGEWATCH_RENDER_TIMEOUT)", examples=[20])
+    block: Annotated[list[Blockable], BeforeValidator(_one_or_more), WithJsonSchema(
+        {"anyOf": [_BLOCKABLE_SCHEMA, {"type": "array", "items": _BLOCKABLE_SCHEMA}]})] | None = Field(
+        None, description="Resource types not loaded (default: image, font, media; [] loads everything)",
+        examples=[["image", "font", "media"]])
+
+
 #: options that read an HTML page (selectors, structured data): not for another declared type
-HTML_OPTIONS = ("region", "jsonld", "fields", "entities")
+HTML_OPTIONS = ("region", "jsonld", "fields", "entities", "render")
 
 
 def html_options_conflict(declared: str | None, has_json: bool, html_options: list[str]) -> str | None:
@@ -345,6 +377,10 @@ class WatchOptionsModel(BaseModel):
         "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
         examples=[["title", "links"]])
     ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
+    render: StrictBool | RenderModel | None = Field(
+        None, description="Render the page in a browser (JavaScript) before reading it: true, or how "
+        "(docs/rendering.md); re-checked first, rendered only when it may have changed",
+        examples=[True, {"wait_for": "#price", "timeout": 20}])
 
 
 class WatchModel(WatchOptionsModel):

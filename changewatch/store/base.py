@@ -284,7 +284,7 @@ class StoreCounts:
 TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
                      "last_good", "last_changed", "last_error", "error_streak"),
-    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec"),
+    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
 }
 

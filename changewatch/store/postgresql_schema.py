@@ -58,6 +58,7 @@ CREATE TABLE {s}.validators (
     full_at text,
     runs integer NOT NULL DEFAULT 0,
     spec text,
+    render text,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON {s}.validators (spider, key)
@@ -65,7 +66,11 @@ CREATE INDEX validators_by_key ON {s}.validators (spider, key)
 
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
 #: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
-MIGRATIONS: list[str | Callable[[Any, str], None]] = []
+MIGRATIONS: list[str | Callable[[Any, str], None]] = [
+    # -- schema 2 (issue 13, rendering): a rendered page's dependency set beside its validators --
+    "ALTER TABLE {s}.validators ADD COLUMN render text",
+    # -- end of schema 2 ---------------------------------------------------------------------------
+]
 
 #: the schema this code creates and writes
 SCHEMA_VERSION = 1 + len(MIGRATIONS)

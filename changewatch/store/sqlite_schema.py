@@ -18,7 +18,7 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -65,6 +65,7 @@ CREATE TABLE validators (
     full_at TEXT,
     runs INTEGER NOT NULL DEFAULT 0,
     spec TEXT,
+    render TEXT,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
@@ -88,6 +89,10 @@ _V2_TO_V3 = """
 ALTER TABLE changes ADD COLUMN lease_owner TEXT;
 ALTER TABLE changes ADD COLUMN lease_expires REAL;
 """ + _OBSERVATIONS.replace("CREATE TABLE observations", "CREATE TABLE observations_v3")
+
+# -- schema 4 (issue 13, rendering): a rendered page's dependency set beside its validators -------
+_V3_TO_V4 = "ALTER TABLE validators ADD COLUMN render TEXT"
+# -- end of schema 4 ---------------------------------------------------------------------------
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
@@ -159,7 +164,7 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3)):
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4)):
         if version == old:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
@@ -257,6 +262,13 @@ def _migrate_2_to_3(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE observations")
     db.execute("ALTER TABLE observations_v3 RENAME TO observations")
     db.execute("UPDATE changewatch_meta SET value='3' WHERE name='schema_version'")
+
+
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """Schema 4 (issue 13): a rendered page's dependency set, kept in its key's validators row
+    (none yet: every rendered page is rendered on its first run after the upgrade)."""
+    db.execute(_V3_TO_V4)
+    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
 
 
 def _v3_row(row: dict[str, Any]) -> tuple[Any, ...]:
