@@ -17,8 +17,10 @@ from typing import Any
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.utils.misc import load_object
 
 from .. import meta
+from ..addon import RENDER_HANDLER
 from ..render.browser import find_browser, how_to_install
 from ..render.errors import BrowserMissing, RenderError
 from ..render.fetch import fetch
@@ -37,6 +39,7 @@ _WHY_STATS = {"unknown": "why_unknown", "opt_out": "why_opt_out", "keys_disagree
               "spec_changed": "why_spec_changed", "options_changed": "why_options_changed",
               "deps_unknown": "why_deps_unknown", "unconfirmed": "why_unconfirmed", "full_runs": "why_full_runs",
               "changed": "why_changed"}
+_HANDLER_PATH = "changewatch.render.handler.RenderDownloadHandler"
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since", b"If-Match", b"If-Range", b"If-Unmodified-Since")
 
 
@@ -52,6 +55,14 @@ def render_options(request: Request) -> RenderOptions | None:
         raise RenderError(f"render: {exc}") from None
 
 
+def _renders(handler: Any) -> bool:
+    try:
+        cls = load_object(handler) if isinstance(handler, str) else handler
+    except (ImportError, AttributeError, ValueError, NameError):
+        return False
+    return isinstance(cls, type) and any(f"{c.__module__}.{c.__qualname__}" == _HANDLER_PATH for c in cls.__mro__)
+
+
 class RenderMiddleware:
     """Downloader middleware; ``changewatch.Addon`` enables it at 940: after the SSRF guard (a
     refused URL is neither re-checked nor rendered), before ConditionalRequestMiddleware (which
@@ -63,6 +74,12 @@ class RenderMiddleware:
         self.stats = Stats(crawler, "render")
         self.full_runs = runtime.config.render_full_runs
         self.browser = find_browser(runtime.config.render_browser)
+        self.unable = None if self.browser else f"there is no browser: {how_to_install()}"
+        handlers = crawler.settings.getwithbase("DOWNLOAD_HANDLERS")
+        others = {s: handlers.get(s) for s in ("http", "https") if not _renders(handlers.get(s))}
+        if others:  # the page would be fetched without rendering, silently
+            self.unable = (f"DOWNLOAD_HANDLERS {others} are not {RENDER_HANDLER} (changewatch.Addon sets it): "
+                           "nothing would render the page")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
@@ -71,8 +88,8 @@ class RenderMiddleware:
         return mw
 
     def _spider_opened(self, spider: Any) -> None:
-        if getattr(spider, "changewatch_renders", False) and self.browser is None:
-            self.runtime.fail(f"spider {spider.name!r} renders pages and there is no browser: {how_to_install()}")
+        if getattr(spider, "changewatch_renders", False) and self.unable is not None:
+            self.runtime.fail(f"spider {spider.name!r} renders pages and {self.unable}")
 
     async def process_request(self, request: Request) -> Response | None:
         if request.meta.get(meta._SUBREQUEST) or meta._RENDER_OPTIONS in request.meta:
@@ -80,9 +97,9 @@ class RenderMiddleware:
         options = render_options(request)
         if options is None:
             return None
-        if self.browser is None:
-            self.runtime.fail(f"{request.url} is to be rendered and there is no browser: {how_to_install()}")
-            raise BrowserMissing(f"render: no browser: {how_to_install()}")
+        if self.unable is not None:
+            self.runtime.fail(f"{request.url} is to be rendered and {self.unable}")
+            raise BrowserMissing(f"render: not rendered: {self.unable}")
         if request.method != "GET":
             raise RenderError(f"render: only GET requests are rendered, not {request.method}")
         request.meta[meta._RENDER_OPTIONS] = options
