@@ -60,7 +60,8 @@ from ..middlewares.vantage import (
 from ..render.options import BLOCKABLE
 
 __all__ = ["HTML_OPTIONS", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel",
-           "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
+           "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict",
+           "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -118,12 +119,25 @@ def _url(value: str) -> str:
 
 def _render_selector(value: str) -> str:
     if not value.strip():
-        raise ValueError("render.wait_for must be a CSS selector")
+        raise ValueError("wait_for must be a CSS selector, not blank")
     try:
         check_ignore_selector(value)  # CSS only (the browser's querySelector)
     except TextOptionsError as exc:
-        raise ValueError(f"render.wait_for: {str(exc).split(': ', 1)[1]}") from None
+        raise ValueError(str(exc).split(": ", 1)[1]) from None  # the path names the option
     return value.strip()
+
+
+def _render_flag(value: Any) -> Any:
+    # `render: true` is the default rendering, `render: false` none; a mapping says how
+    if value is True:
+        return {}
+    return None if value is False else value
+
+
+def _or_boolean(schema: dict[str, Any]) -> None:
+    alternatives = schema["anyOf"]
+    assert isinstance(alternatives, list)
+    alternatives.insert(0, {"type": "boolean"})
 
 
 def _one_or_more(value: Any) -> Any:
@@ -377,9 +391,9 @@ class WatchOptionsModel(BaseModel):
         "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
         examples=[["title", "links"]])
     ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
-    render: StrictBool | RenderModel | None = Field(
-        None, description="Render the page in a browser (JavaScript) before reading it: true, or how "
-        "(docs/rendering.md); re-checked first, rendered only when it may have changed",
+    render: Annotated[RenderModel | None, BeforeValidator(_render_flag)] = Field(
+        None, json_schema_extra=_or_boolean, description="Render the page in a browser (JavaScript) before reading "
+        "it: true, or how (docs/rendering.md); re-checked first, rendered only when it may have changed",
         examples=[True, {"wait_for": "#price", "timeout": 20}])
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from changewatch.core.snapshot import Snapshot
 from changewatch.store.sqlite import SQLiteStore
 
-from ..e2e.crawl import CrawlResult, Crawler, by_key
+from ..e2e.crawl import Crawler, CrawlResult, by_key
 from ..store._support import decoded
 from .site import NEVER, THROWS, JsSite, hang
 
