@@ -96,8 +96,8 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
     store.close()
-    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(1\): "
-                                         "upgrade changewatch"):
+    with pytest.raises(StoreError, match=rf"has store schema 99, newer than this changewatch understands "
+                                         rf"\({schema.SCHEMA_VERSION}\): upgrade changewatch"):
         _pg(uri).open()
     import psycopg
 
@@ -131,17 +131,37 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(schema, "MIGRATIONS", ["ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    steps = [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text", backfill]
+    monkeypatch.setattr(schema, "MIGRATIONS", steps)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1 + len(steps))
     upgraded = _pg(uri)
     upgraded.open()
     try:
         with upgraded._cursor("test") as cur:
             cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == ("3",)
+            assert cur.fetchone() == (str(1 + len(steps)),)
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
+    finally:
+        upgraded.close()
+
+
+def test_a_schema_1_store_gains_the_dependency_sets_of_rendered_pages(fresh: tuple[str, str]) -> None:
+    """Migration 1 → 2 (issue 13): the validators keep what they had and gain an empty ``render``."""
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    _sql(store, f"INSERT INTO {store._quoted}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
+    _sql(store, f"ALTER TABLE {store._quoted}.validators DROP COLUMN render")
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
+    store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        [v] = upgraded.validators("spider", "u")
+        assert (v.key, v.etag, v.render) == ("k", "e", None)
     finally:
         upgraded.close()
 
