@@ -47,28 +47,25 @@ __all__ = ["RenderDownloadHandler"]
 
 logger = logging.getLogger(__name__)
 
-#: after ``load`` (and ``wait_for``), the most a render waits for the network to be quiet
+#: after ``load`` (and ``wait_for``), the most a render waits for the page's requests to be over
 SETTLE_SECONDS = 5.0
+#: ...and how long none must have run to call it over
+QUIET_SECONDS = 0.25
 _DROPPED = (b"Content-Encoding", b"Content-Length", b"Content-Type", b"Transfer-Encoding")
 
 
-async def _settle(page: Page, options: RenderOptions, deadline: float) -> None:
-    """A page method (after ``load``): ``wait_for``, then up to SETTLE_SECONDS of network quiet
-    (the data a script fetches at load time), never past *deadline*."""
+async def _settle(page: Page, options: RenderOptions, deadline: float, session: RenderSession) -> None:
+    """A page method (after ``load``): ``wait_for``, then up to SETTLE_SECONDS until the page's
+    requests are over (the data a script fetches at load time), never past *deadline*."""
     loop = asyncio.get_running_loop()
-
-    def left_ms(cap: float | None = None) -> float:
-        left = deadline - loop.time()
-        return max(1.0, 1000 * (min(left, cap) if cap is not None else left))
-
     if options.wait_for:
         try:
-            await page.wait_for_selector(options.wait_for, state="attached", timeout=left_ms())
+            await page.wait_for_selector(options.wait_for, state="attached",
+                                         timeout=max(1.0, 1000 * (deadline - loop.time())))
         except PlaywrightTimeoutError:
             raise RenderError(f"timeout: no element matched wait_for {options.wait_for!r} before the render "
                               "timeout") from None
-    with suppress(PlaywrightTimeoutError):
-        await page.wait_for_load_state("networkidle", timeout=left_ms(SETTLE_SECONDS))
+    await session.quiet(QUIET_SECONDS, until=min(deadline, loop.time() + SETTLE_SECONDS))
 
 
 class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]  # untyped
@@ -178,7 +175,7 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
                                           "user_agent": self.user_agent or None},
             "playwright_page_init_callback": session.install,
             "playwright_page_goto_kwargs": {"wait_until": "load", "timeout": left_ms},
-            "playwright_page_methods": [PageMethod(_settle, options, deadline)]})
+            "playwright_page_methods": [PageMethod(_settle, options, deadline, session)]})
         try:
             rendered = await super()._download_request(page_request, spider)
         except RenderError:

@@ -86,6 +86,7 @@ class RenderSession:
         self._inflight: set[asyncio.Task[Response]] = set()
         self._loaded = 0
         self._navigated = False
+        self._last_activity = 0.0
         self._first = self._dependency(asked, "document", document)  # asked: redirects are re-checked too
 
     async def install(self, page: Page, _request: Any) -> None:
@@ -115,10 +116,25 @@ class RenderSession:
         await ws.close(code=1008, reason="changewatch renders without WebSockets")
 
     async def _route(self, route: Route, request: BrowserRequest) -> None:
+        loop = asyncio.get_running_loop()
+        self._last_activity = loop.time()
         try:
             await self._answer(route, request)
         except Exception as exc:  # the page or context closed meanwhile (a timeout, the end)
             logger.debug("changewatch: render of %s: %s not answered: %r", self.document.url, request.url, exc)
+        finally:
+            self._last_activity = loop.time()
+
+    async def quiet(self, seconds: float, *, until: float) -> None:
+        """Wait until no request of the page has been running or started for *seconds* (the
+        data its scripts fetch after ``load``), or until the loop's time *until*. Every request
+        of the page passes through :meth:`_route`, so this knows them all."""
+        loop = asyncio.get_running_loop()
+        while loop.time() < until:
+            idle = loop.time() - self._last_activity
+            if not self._inflight and idle >= seconds:
+                return
+            await asyncio.sleep(max(0.02, min(seconds - idle if not self._inflight else 0.05, until - loop.time())))
 
     async def _answer(self, route: Route, request: BrowserRequest) -> None:
         scheme = urlsplit(request.url).scheme.lower()
