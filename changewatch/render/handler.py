@@ -50,7 +50,9 @@ logger = logging.getLogger(__name__)
 #: after ``load`` (and ``wait_for``), the most a render waits for the page's requests to be over
 SETTLE_SECONDS = 5.0
 #: ...and how long none must have run to call it over
-QUIET_SECONDS = 0.25
+QUIET_SECONDS = 0.5
+#: resolves when the page's main thread is idle (its scripts ran): any request they made is ours by then
+_IDLE_JS = "() => new Promise(done => requestIdleCallback(() => done(), {timeout: 1000}))"
 _DROPPED = (b"Content-Encoding", b"Content-Length", b"Content-Type", b"Transfer-Encoding")
 
 
@@ -65,7 +67,15 @@ async def _settle(page: Page, options: RenderOptions, deadline: float, session: 
         except PlaywrightTimeoutError:
             raise RenderError(f"timeout: no element matched wait_for {options.wait_for!r} before the render "
                               "timeout") from None
-    await session.quiet(QUIET_SECONDS, until=min(deadline, loop.time() + SETTLE_SECONDS))
+    until = min(deadline, loop.time() + SETTLE_SECONDS)
+    while loop.time() < until:
+        await session.quiet(QUIET_SECONDS, until=until)
+        asked = session.requests
+        with suppress(PlaywrightError, TimeoutError):
+            await asyncio.wait_for(page.evaluate(_IDLE_JS), max(0.05, until - loop.time()))
+        await asyncio.sleep(0.05)  # a request a script made reaches the route a moment later
+        if session.requests == asked and not session.busy:
+            return
 
 
 class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]  # untyped
@@ -88,6 +98,7 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
         self.config.max_pages_per_context = 1  # one page per context, closed with it
         self.config.max_contexts = config.render_concurrency
         self.context_semaphore = asyncio.Semaphore(config.render_concurrency)
+        self._pages = asyncio.Semaphore(config.render_concurrency)
         self._closed_port: ClosedPort | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -123,7 +134,9 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
         options = request.meta.get(meta._RENDER_OPTIONS) or RenderOptions()
         timeout = options.timeout or self.timeout
         try:
-            return await asyncio.wait_for(self._render(request, options, timeout, spider), timeout)
+            # the deadline runs from when a page is free: waiting for one is no part of the render
+            async with self._pages:
+                return await asyncio.wait_for(self._render(request, options, timeout, spider), timeout)
         except TimeoutError:
             self.cw_stats.inc("timeouts")
             raise RenderError(f"timeout: the page did not finish rendering within {timeout:g} s") from None

@@ -87,6 +87,7 @@ class RenderSession:
         self._loaded = 0
         self._navigated = False
         self._last_activity = 0.0
+        self.requests = 0  # requests the page made (for settling: did it ask for more?)
         self._first = self._dependency(asked, "document", document)  # asked: redirects are re-checked too
 
     async def install(self, page: Page, _request: Any) -> None:
@@ -118,12 +119,17 @@ class RenderSession:
     async def _route(self, route: Route, request: BrowserRequest) -> None:
         loop = asyncio.get_running_loop()
         self._last_activity = loop.time()
+        self.requests += 1
         try:
             await self._answer(route, request)
         except Exception as exc:  # the page or context closed meanwhile (a timeout, the end)
             logger.debug("changewatch: render of %s: %s not answered: %r", self.document.url, request.url, exc)
         finally:
             self._last_activity = loop.time()
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._inflight)
 
     async def quiet(self, seconds: float, *, until: float) -> None:
         """Wait until no request of the page has been running or started for *seconds* (the

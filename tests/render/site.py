@@ -59,6 +59,8 @@ class JsSite:
         self.hits: Counter[str] = Counter()
         self.not_modified: Counter[str] = Counter()
         self.extra: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
+        #: POST handlers by path (a POST elsewhere is a 405)
+        self.post: dict[str, Callable[[BaseHTTPRequestHandler], None]] = {}
         self.started = time.time()
         site = self
 
@@ -69,6 +71,16 @@ class JsSite:
                 path = self.path.split("?", 1)[0]
                 site.hits[path] += 1
                 site.answer(self, path)
+
+            def do_POST(self) -> None:
+                path = self.path.split("?", 1)[0]
+                site.hits[f"POST {path}"] += 1
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                handler = site.post.get(path)
+                if handler is None:
+                    site.send(self, b"no", "text/plain", status=405)
+                else:
+                    handler(self)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
