@@ -56,7 +56,11 @@ def _descendants(root: int) -> list[int]:
     found, todo = [], [root]
     while todo:
         pid = todo.pop()
-        for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:  # it ended meanwhile
+            continue
+        for task in tasks:
             try:
                 children = [int(c) for c in (task / "children").read_text().split()]
             except OSError:
@@ -196,13 +200,14 @@ def flat(pages: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--pages", type=int, default=200, help="pages of the two-crawl comparison (0: none)")
     parser.add_argument("--flat", type=int, default=500, help="pages of the memory run (0: none)")
     args = parser.parse_args()
     if find_browser(os.environ.get("CHANGEWATCH_RENDER_BROWSER")) is None:
         raise SystemExit(f"no Chromium: {how_to_install()}")
     started = time.monotonic()
-    compare(args.pages)
+    if args.pages:
+        compare(args.pages)
     if args.flat:
         flat(args.flat)
     print(f"({time.monotonic() - started:.0f} s)")
