@@ -117,9 +117,10 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[mi
             if self.browser_path is None:
                 raise BrowserMissing(f"render: no browser to render with: {how_to_install()}")
             self._closed_port = ClosedPort()
+            # Chromium keeps its profile under HOME: a job started without one (cron, Scrapyd) gets /tmp
             self.config.launch_options = {"executable_path": self.browser_path, "headless": True,
                                           "args": browser_args(self._closed_port.port),
-                                          "env": {**os.environ, "HOME": os.environ.get("HOME", "/tmp")}}
+                                          "env": {**os.environ, "HOME": os.environ.get("HOME") or "/tmp"}}
             await self._launch()
             self._started = True
             logger.info("changewatch: rendering with %s (at most %d pages at once)", self.browser_path,
