@@ -6,7 +6,9 @@ from scrapy.settings import BaseSettings
 
 from ._deprecated import translate_components
 
-__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon"]
+__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER",
+           "SPIDER_MIDDLEWARE_ORDER",
+           "Addon"]
 
 PIPELINE_ORDER = {
     # Late: the user's own pipelines before 790 see their items as they made them, those after
@@ -25,10 +27,14 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
     # After Retry (550), before Redirect (600): every request, redirects included, is checked
     # (scheme, credentials, address literals) before it leaves; refusals are never retried.
     "changewatch.guard.SSRFGuardMiddleware": 560,
+    # After the guard (a refused URL is neither re-checked nor rendered), before conditional requests
+    # (which leave a rendered request alone): decides which requests a browser renders.
+    "changewatch.middlewares.RenderMiddleware": 940,
     # Between HttpCacheMiddleware (900) and the download: a cache entry being revalidated carries
     # the cache's own validators, which this middleware then leaves alone.
     "changewatch.middlewares.ConditionalRequestMiddleware": 950,
 }
+RENDER_HANDLER = "changewatch.render.RenderDownloadHandler"
 SPIDER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
     "changewatch.middlewares.RedeliveryMiddleware": 960,
@@ -48,6 +54,11 @@ class Addon:
             translate_components(components)
             for path, priority in order.items():
                 components.set(path, priority, "addon")
+        # Rendered pages (changewatch.render): scrapy-playwright's handler, which is Scrapy's HTTP/1.1
+        # handler for every request that is not rendered. Its browser starts with the first render.
+        if settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            for scheme in ("http", "https"):
+                settings["DOWNLOAD_HANDLERS"].set(scheme, RENDER_HANDLER, "addon")
         # CSV feeds of change records: one header with every member, nested values as JSON (the
         # user's own FEED_EXPORTERS["csv"] wins: set at "addon" priority)
         settings["FEED_EXPORTERS"].set("csv", "changewatch.feeds.ChangeRecordCsvExporter", "addon")

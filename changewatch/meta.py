@@ -12,13 +12,16 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`NOT_MODIFIED`: set by changewatch on a 304 that answered its validators
   (:class:`changewatch.middlewares.NotModified`).
 - :data:`WATCH`: the watchlist entry a request of the ``watch`` spider observes.
+- :data:`RENDER`: render the page in a browser: ``True``, or a mapping of ``wait_for``,
+  ``timeout`` and ``block`` (docs/watchlist.md, ``render``), or a
+  :class:`changewatch.render.RenderOptions`.
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "KEY", "NOT_MODIFIED", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CONDITIONAL", "KEY", "NOT_MODIFIED", "RENDER", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -26,8 +29,18 @@ SPEC = "changewatch_spec"
 VANTAGE = "changewatch_vantage"
 NOT_MODIFIED = "changewatch_not_modified"
 WATCH = "changewatch_watch"
+RENDER = "changewatch_render"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"
 #: a response's body size on the wire, before decompression (ConditionalRequestMiddleware, private)
 _WIRE_SIZE = "_changewatch_wire_size"
+#: a request changewatch made for a render (a page's resource, a dependency's re-check): not
+#: conditional, not rendered (changewatch.render.fetch, private)
+_SUBREQUEST = "_changewatch_subrequest"
+#: the RenderOptions a request is rendered with, once RenderMiddleware decided to render it (private)
+_RENDER_OPTIONS = "_changewatch_render_options"
+#: the key's stored dependency set when it was rendered again (RenderMiddleware, private)
+_RENDER_PREVIOUS = "_changewatch_render_previous"
+#: the dependency set a render found, as stored (RenderDownloadHandler, private)
+_RENDER_DEPS = "_changewatch_render_deps"

@@ -28,6 +28,7 @@ from .extract.specs import Entities, FieldSpec, as_fields
 from .guard import reports_refusals
 from .items import Observation
 from .middlewares.vantage import VantageError, vantage_from_setting
+from .render.options import parse_render
 from .runtime.stats import Stats
 
 __all__ = ["ChangewatchSpider"]
@@ -46,6 +47,9 @@ class ChangewatchSpider(scrapy.Spider):
       spider priority) for every request; ``vantage=`` on :meth:`watch` for one request.
     - ``spec_version`` (class attribute): bump it when the parsing changes; re-visits are
       conditional requests (docs/conditional.md), and a new version fetches each page in full once.
+    - ``render`` (class attribute): render every watched page in a browser (``True``, or a mapping
+      of ``wait_for``, ``timeout``, ``block``: docs/rendering.md); ``render=`` on :meth:`watch`
+      for one request (``False``: this one is not).
     """
 
     #: default field specs of :meth:`observe` (name: FieldSpec or selector string)
@@ -62,8 +66,16 @@ class ChangewatchSpider(scrapy.Spider):
     #: bump when the spider's parsing changes: the next run fetches every page in full once,
     #: instead of being told "304 Not Modified" about pages it would now read differently
     spec_version: ClassVar[str | None] = None
+    #: render watched pages in a browser: True, or {"wait_for": CSS, "timeout": s, "block": [types]}
+    render: ClassVar[bool | Mapping[str, Any] | None] = None
 
     cw_stats: Stats
+
+    @property
+    def changewatch_renders(self) -> bool:
+        """Whether this spider renders pages (RenderMiddleware stops the crawl at start when there
+        is no browser)."""
+        return bool(self.render)
 
     def __init__(self, *args: Any, site: str | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -74,6 +86,10 @@ class ChangewatchSpider(scrapy.Spider):
                 raise ValueError(f"spider {self.name!r}: site must be an absolute http(s) URL, not {site!r}")
         # Checked now, not on the first page: a typo stops the run naming the spider and field.
         self._fields = as_fields(self.fields, owner=f"spider {self.name!r}")
+        try:
+            self._render = parse_render(self.render)
+        except ValueError as exc:
+            raise ValueError(f"spider {self.name!r}: {exc}") from None
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -102,15 +118,22 @@ class ChangewatchSpider(scrapy.Spider):
         return Page(response, owner=f"spider {self.name!r}")
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
-              conditional: bool = True, meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
+              conditional: bool = True, render: bool | Mapping[str, Any] | None = None,
+              meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
         of that key. Without it, failures are keyed by the page's canonical URL.
 
         *conditional* False: always fetch in full. For pages that lead to others (a category
         page yields its products and next page: a 304 would skip them) and for pages that are
-        one part of an observation assembled over several (a 304 would drop the other parts)."""
+        one part of an observation assembled over several (a 304 would drop the other parts).
+
+        *render*: render the page in a browser (True, or a mapping of ``wait_for``, ``timeout``,
+        ``block``); None: as the class's ``render`` says; False: not rendered."""
         request_meta = dict(meta or {})
+        options = self._render if render is None else parse_render(render)
+        if options is not None:
+            request_meta[meta_keys.RENDER] = options
         if not conditional:
             request_meta[meta_keys.CONDITIONAL] = False
         # a new spec_version, or a version of changewatch that reads pages differently, forces one

@@ -52,6 +52,9 @@ def test_generated_spider_imports_and_passes_ruff(tmp_path: Path) -> None:
     assert set(spider.fields) == {"name", "price", "availability"}
     assert vantage_from_setting(dict(cls.vantage)) == Vantage(accept_language="en")
     assert spider.parse.__doc__ is not None and "@site_path /" in spider.parse.__doc__
+    # rendering is shown, commented out: the generated spider does not render unless asked
+    assert cls.render is None and not spider.changewatch_renders
+    assert '# render: ClassVar[dict[str, Any]] = {"wait_for": ' in text and "render=True" in text
 
 
 @pytest.mark.parametrize("template", ["changewatch"])

@@ -207,6 +207,14 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "canary": {"expect": "change", "within": True}},
     {"url": "https://a.example/", "canary": {"expect": "change", "within": ""}},
     {"url": "https://a.example/", "canary": "change"},
+    # render (issue 13)
+    {"url": "https://a.example/", "render": "yes"},
+    {"url": "https://a.example/", "render": {"timeout": 0}},
+    {"url": "https://a.example/", "render": {"timeout": -1}},
+    {"url": "https://a.example/", "render": {"timeout": "20"}},
+    {"url": "https://a.example/", "render": {"block": ["script"]}},
+    {"url": "https://a.example/", "render": {"wait_for": " "}},
+    {"url": "https://a.example/", "render": {"wait": "#p"}},
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
     """What an editor flags as typed is what the crawl refuses (only what watchlist_model's
@@ -248,6 +256,10 @@ def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]
                  {"url": "https://d.example/", "canary": {"expect": "change", "within": " 90m "}}]},
     {"defaults": {"include": ["title", "meta"], "ignore": {"selectors": [".ad", "#banner"]}},
      "watches": [{"url": "https://a.example/"}, {"url": "https://b.example/", "fields": {"p": "h1::text"}}]},
+    {"watches": [{"url": "https://a.example/", "render": True}, {"url": "https://b.example/", "render": False}]},
+    {"defaults": {"render": {"wait_for": "#price", "timeout": 20, "block": []}},
+     "watches": [{"url": "https://a.example/", "fields": {"p": "#price::text"}}]},
+    {"watches": [{"url": "https://a.example/", "render": {"timeout": 2.5, "block": "image"}}]},
 ])
 def test_the_schema_and_the_crawl_accept_the_same_watchlists(document: dict[str, Any]) -> None:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator().iter_errors(document)]

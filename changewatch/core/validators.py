@@ -36,6 +36,8 @@ class HttpValidators:
     full_at: str | None = None  # ISO time of the full fetch these validators came from
     runs: int = 0  # 304 answers since then
     spec: str | None = None  # what the spider extracted with (a changed spec forces a full fetch)
+    #: a rendered page's dependency set (changewatch.render.deps, as encoded); None: not rendered
+    render: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTi
 from twisted.python.failure import Failure
 
 from ..guard import RefusedRequest
+from ..render.errors import RenderError
 
 __all__ = ["describe_failure", "failed_url", "moved_from"]
 
@@ -83,6 +84,8 @@ def describe_failure(failure: Failure) -> str:
     exc = failure.value
     if isinstance(exc, RefusedRequest):
         return f"refused: {exc}"
+    if isinstance(exc, RenderError):  # its text starts with its class: timeout:, too large:, render:
+        return str(exc)
     if (special := _size_or_redirect(failure)) is not None:
         return special
     if isinstance(exc, HttpError):

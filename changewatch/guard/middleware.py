@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 _TWISTED_HANDLERS = frozenset({"scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
                                "scrapy.core.downloader.handlers.http2.H2DownloadHandler"})
+_PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+_RENDER_HANDLER = "changewatch.render.handler.RenderDownloadHandler"
 
 
 class RefusedRequest(IgnoreRequest):
@@ -158,15 +160,24 @@ class SSRFGuardMiddleware:
         return Refusal("scheme", f"redirect to {shown_url(target)} (only http and https are fetched)")
 
     def _ensure_resolver(self) -> None:
-        """Connections are guarded only if the reactor resolves names through GuardedResolver."""
+        """Connections are guarded only if the reactor resolves names through GuardedResolver. It is
+        installed whatever the download handlers are (it never weakens anything): a handler that
+        is Scrapy's HTTP/1.1 one for plain requests (scrapy-playwright's, changewatch's
+        RenderDownloadHandler) connects through it; others are warned about."""
         settings = self.crawler.settings
-        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
-        others = {s: h for s in ("http", "https") if (h := handlers.get(s)) and _path(h) not in _TWISTED_HANDLERS}
-        if others or not settings.getbool("TWISTED_REACTOR_ENABLED", True):
-            logger.warning("SSRF guard: downloads do not go through Twisted's resolver (%s): only URLs, "
-                           "redirects and response addresses are checked, not DNS answers",
-                           others or "no Twisted reactor")
+        if not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            logger.warning("SSRF guard: downloads do not go through Twisted's resolver (no Twisted reactor): only "
+                           "URLs, redirects and response addresses are checked, not DNS answers")
             return
+        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+        others = {s: h for s in ("http", "https") if (h := handlers.get(s)) and not _resolves_through_twisted(h)}
+        if others:
+            logger.warning("SSRF guard: downloads do not go through Twisted's resolver (%s): only URLs, redirects "
+                           "and response addresses are checked, not DNS answers", others)
+        browsers = {s: h for s in ("http", "https") if (h := handlers.get(s)) and _unguarded_browser(h)}
+        if browsers:
+            logger.warning("SSRF guard: %s renders in a browser that fetches by itself, unguarded: use "
+                           "changewatch.render.RenderDownloadHandler (docs/security.md)", browsers)
         from twisted.internet import reactor
 
         guard = installed_guard(reactor)
@@ -190,6 +201,23 @@ def _robots_txt(request: Request) -> bool:
     return bool(request.meta.get("dont_obey_robotstxt")) and urlparse_cached(request).path == "/robots.txt"
 
 
-def _path(handler: Any) -> str:
-    obj = load_object(handler) if isinstance(handler, str) else handler
-    return f"{obj.__module__}.{obj.__qualname__}"
+def _lineage(handler: Any) -> set[str]:
+    """The dotted paths of *handler*'s class and its bases (nothing for one that cannot be loaded:
+    Scrapy says so when it builds it)."""
+    try:
+        obj = load_object(handler) if isinstance(handler, str) else handler
+    except (ImportError, AttributeError, ValueError, NameError):
+        return set()
+    return {f"{c.__module__}.{c.__qualname__}" for c in obj.__mro__} if isinstance(obj, type) else set()
+
+
+def _resolves_through_twisted(handler: Any) -> bool:
+    """Scrapy's HTTP/1.1 or HTTP/2 handler, or a subclass (which falls back to it, as
+    scrapy-playwright's does for requests it does not render)."""
+    return bool(_lineage(handler) & _TWISTED_HANDLERS)
+
+
+def _unguarded_browser(handler: Any) -> bool:
+    """scrapy-playwright's own handler, whose browser resolves and fetches by itself."""
+    names = _lineage(handler)
+    return _PLAYWRIGHT_HANDLER in names and _RENDER_HANDLER not in names

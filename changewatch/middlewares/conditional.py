@@ -30,7 +30,8 @@ from ..runtime.origins import ResponseOrigins
 from ..runtime.stats import Stats
 from .notmodified import KnownState, NotModified, not_modified_callback
 
-__all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins"]
+__all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins",
+           "answer_not_modified"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,24 @@ def _asked_for_304(request: Request, crawler: Crawler) -> bool:
     return 304 in [int(code) for code in allowed]
 
 
+async def answer_not_modified(crawler: Crawler, runtime: ChangewatchRuntime, request: Request, response: Response,
+                              notice: NotModified) -> Response:
+    """*response* (a 304) as the unchanged observations of *notice*'s keys: handed to the
+    spider's callback when it asked to see 304s (with the keys' stored states), else to
+    :func:`not_modified_callback`. Also what a skipped render answers (RenderMiddleware)."""
+    request.meta["dont_cache"] = True  # a 304 is no page for HttpCacheMiddleware to keep
+    request.meta[meta.NOT_MODIFIED] = notice
+    if _asked_for_304(request, crawler):
+        for key in notice.keys:
+            state = await runtime.runner.call(runtime.runner.store.read, runtime.spider, key)
+            if state is not None:
+                notice.states[key] = KnownState.of(state, runtime.comparisons)
+        return response
+    quiet = request.replace(callback=not_modified_callback, errback=None, dont_filter=True, cb_kwargs={})
+    quiet.meta["handle_httpstatus_list"] = [304]
+    return response.replace(request=quiet)
+
+
 class ConditionalRequestMiddleware:
     """Downloader middleware (priority 950, between HttpCacheMiddleware and the download):
     adds If-None-Match / If-Modified-Since from the store; turns a 304 into unchanged
@@ -95,6 +114,8 @@ class ConditionalRequestMiddleware:
         return cls(crawler, runtime)
 
     def _eligible(self, request: Request) -> bool:
+        if request.meta.get(meta._SUBREQUEST):
+            return False  # a render's own request: the render decides what it sends
         if request.method not in ("GET", "HEAD"):
             return False
         if request.meta.get(meta.CONDITIONAL, True) is False:
@@ -137,7 +158,7 @@ class ConditionalRequestMiddleware:
         self.stats.inc("sent")
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
-        if "cached" in response.flags:
+        if "cached" in response.flags or request.meta.get(meta._SUBREQUEST) or meta.NOT_MODIFIED in request.meta:
             return response
         sent: _Sent | None = request.meta.get(meta._SENT)
         if 200 <= response.status < 300:
@@ -172,18 +193,8 @@ class ConditionalRequestMiddleware:
     async def _not_modified(self, request: Request, response: Response, sent: _Sent) -> Response:
         self.stats.inc("not_modified")
         self.stats.inc("bytes_saved", sent.size)
-        request.meta["dont_cache"] = True  # a 304 is no page for HttpCacheMiddleware to keep
-        notice = NotModified(url=sent.url, keys=sent.keys)
-        request.meta[meta.NOT_MODIFIED] = notice
-        if _asked_for_304(request, self.crawler):
-            for key in sent.keys:
-                state = await self.runner.call(self.runner.store.read, self.runtime.spider, key)
-                if state is not None:
-                    notice.states[key] = KnownState.of(state, self.runtime.comparisons)
-            return response
-        quiet = request.replace(callback=not_modified_callback, errback=None, dont_filter=True, cb_kwargs={})
-        quiet.meta["handle_httpstatus_list"] = [304]
-        return response.replace(request=quiet)
+        return await answer_not_modified(self.crawler, self.runtime, request, response,
+                                         NotModified(url=sent.url, keys=sent.keys))
 
 
 class ConditionalSpiderMiddleware:
@@ -223,7 +234,7 @@ class ConditionalSpiderMiddleware:
             logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
         return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
                               size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
-                              spec=response.meta.get(meta.SPEC))
+                              spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS))
 
     def _unchanged(self, response: Response) -> Iterator[Observation]:
         notice: NotModified | None = response.meta.get(meta.NOT_MODIFIED)

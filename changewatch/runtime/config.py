@@ -33,6 +33,7 @@ from .parsers import (
     Directory,
     DottedPathTable,
     Duration,
+    Executable,
     Float,
     Int,
     ListOf,
@@ -210,6 +211,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_HEALTH_MIN_OBSERVATIONS", Int(minimum=1), 10),
     Setting("CHANGEWATCH_HEALTH_NOISE_RISE", Float(minimum=1.0, above=True), 2.0),
     Setting("CHANGEWATCH_HEALTH_NOISE_MIN_RATE", Float(minimum=0.0, above=True), 0.2),
+    # rendering in a browser (docs/rendering.md)
+    Setting("CHANGEWATCH_RENDER_BROWSER", Executable(), None),
+    Setting("CHANGEWATCH_RENDER_TIMEOUT", Float(minimum=0, above=True), 30),
+    Setting("CHANGEWATCH_RENDER_FULL_RUNS", Int(minimum=0), 24),
+    Setting("CHANGEWATCH_RENDER_CONCURRENCY", Int(minimum=1, maximum=64), 4),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -259,6 +265,10 @@ class ChangewatchConfig:
     health_min_observations: int = 10
     health_noise_rise: float = 2.0
     health_noise_min_rate: float = 0.2
+    render_browser: str | None = None  # None: found (changewatch.render.browser.find_browser)
+    render_timeout: float = 30.0  # seconds, a whole render
+    render_full_runs: int = 24  # skipped renders in a row before one is rendered anyway
+    render_concurrency: int = 4  # pages (each in its own context) at once
     guard: GuardConfig = field(default_factory=GuardConfig)
 
     @classmethod

@@ -50,6 +50,8 @@ REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
      "CHANGEWATCH_CONDITIONAL_ENABLED"),
     ("EXTENSIONS", "changewatch.health.monitor.HealthMonitor", "CHANGEWATCH_HEALTH_ENABLED"),
+    # without it a watch's `render` would be fetched without rendering, silently
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.RenderMiddleware", None),
 )
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -19,8 +21,8 @@ from typing import Any, Generic, TypeVar
 
 from ..core.durations import parse_duration
 
-__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Float", "Int", "ListOf",
-           "Name", "StoreUri", "json_mapping"]
+__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Executable", "Float",
+           "Int", "ListOf", "Name", "StoreUri", "json_mapping"]
 
 T = TypeVar("T")
 
@@ -300,3 +302,26 @@ class Directory:
         if not isinstance(raw, str) or "\x00" in raw:
             raise BadValue()
         return raw.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Executable:
+    """The path of a program that exists and may be run (a browser); None or an empty string mean
+    None (found by the component itself). Checked at start: a typo fails then, not mid-crawl."""
+
+    @property
+    def accepts(self) -> str:
+        return "the path of an executable file, or an empty value to find one"
+
+    def __call__(self, raw: Any) -> str | None:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or "\x00" in raw:
+            raise BadValue()
+        path = raw.strip()
+        found = path if os.sep in path else shutil.which(path)
+        if found is None or not os.path.exists(found):
+            raise BadValue("no such file")
+        if os.path.isdir(found) or not os.access(found, os.X_OK):
+            raise BadValue("not an executable file")
+        return found

@@ -23,6 +23,7 @@ from ..extract.selectors import binary_body
 from ..extract.specs import Entities, FieldSpec
 from ..guard import reports_refusals
 from ..items import Observation
+from ..render.browser import find_browser, how_to_install
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
 from .sources import WatchlistSource, read_watchlist
@@ -172,6 +173,8 @@ class WatchSpider(scrapy.Spider):
     watches: list[Watch]
     #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
     changewatch_cannot_start: str | None = None
+    #: some watch is rendered in a browser (RenderMiddleware)
+    changewatch_renders: bool = False
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -191,6 +194,9 @@ class WatchSpider(scrapy.Spider):
                 raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
                                      "(a path, an http(s) URL or inline JSON)")
             spider.watches = read_watchlist(spider.watchlist, source)
+            spider.changewatch_renders = any(w.render is not None for w in spider.watches)
+            if spider.changewatch_renders and find_browser(config.render_browser) is None:
+                raise WatchlistError(f"watches with render need a browser and there is none: {how_to_install()}")
         except WatchlistError as exc:
             # Said once, here, and nothing else: raised from from_crawler, it also came out as a
             # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads
@@ -219,6 +225,8 @@ class WatchSpider(scrapy.Spider):
                                             meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
             if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
                 request_meta[meta.VANTAGE] = watch.vantage
+            if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first
+                request_meta[meta.RENDER] = watch.render
             yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed,
                                  dont_filter=True, meta=request_meta)
 

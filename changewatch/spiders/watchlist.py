@@ -17,6 +17,7 @@ from ..core.comparisons.content import NORMALISER_VERSION
 from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
+from ..render.options import RenderOptions, parse_render
 from .watchlist_errors import describe_watch, problems
 from .watchlist_model import (
     DEFAULT_OPTIONS,
@@ -26,6 +27,7 @@ from .watchlist_model import (
     IgnoreModel,
     JsonLdModel,
     JsonModel,
+    RenderModel,
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
@@ -115,6 +117,8 @@ class Watch:
     json: JsonSpec | None = None
     #: a canary: (expect, within in seconds) (docs/health.md); how the page is read does not depend on it
     canary: tuple[str, float] | None = None
+    #: rendered in a browser before it is read (None: fetched as it is)
+    render: RenderOptions | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
@@ -129,6 +133,8 @@ class Watch:
             parts += (self.include, self.ignore_selectors, self.ignore_text)
         if self.type is not None or self.json is not None:
             parts += (self.type, self.json)
+        if self.render is not None:
+            parts += (self.render.fingerprint(),)
         return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
 
     @property
@@ -152,6 +158,8 @@ class Watch:
             options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
         if self.canary is not None:
             options["canary"] = {"expect": self.canary[0], "within": self.canary[1]}
+        if self.render is not None:  # a page read rendered is read another way: its text starts afresh
+            options["rendered"] = True
         return options
 
 
@@ -182,9 +190,15 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         conditional=o.get("conditional", True), include=include,
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
-        type=o.get("type"), json=_json_spec(o.get("json_")),
+        type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),
         canary=(model.canary.expect, model.canary.within) if model.canary is not None else None,
     )
+
+
+def _render(model: RenderModel | bool | None) -> RenderOptions | None:
+    if isinstance(model, RenderModel):
+        return parse_render(model.model_dump(exclude_none=True))
+    return parse_render(model)
 
 
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
+from ..render.options import BLOCKABLE
 from .watchlist_model import (
     DEFAULT_OPTIONS,
     WATCH_OPTIONS,
@@ -21,6 +22,7 @@ from .watchlist_model import (
     JsonEntitiesModel,
     JsonLdModel,
     JsonModel,
+    RenderModel,
 )
 
 __all__ = ["MAX_PROBLEMS", "describe_watch", "problems"]
@@ -54,12 +56,16 @@ ACCEPTS = {
     "json.entities": "a mapping with key and optionally path and fields",
     "canary": "a mapping {expect: change or no_change, within: a duration such as 2d}",
     "canary.expect": "change or no_change",
+    "render": "true, false or a mapping with wait_for, timeout and block",
+    "render.wait_for": "a CSS selector", "render.timeout": "a number of seconds above 0",
+    "render.block": f"a resource type or a list of them ({', '.join(BLOCKABLE)})",
+    "render.block.[]": f"one of {', '.join(BLOCKABLE)}",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
           "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields),
           "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields),
-          "canary": sorted(CanaryModel.model_fields)}
+          "canary": sorted(CanaryModel.model_fields), "render": sorted(RenderModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -58,10 +58,11 @@ from ..middlewares.vantage import (
     PROXY_PATTERN,
     parse_vantage,
 )
+from ..render.options import BLOCKABLE
 
 __all__ = ["HTML_OPTIONS", "CanaryModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel",
-           "JsonModel",
-           "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
+           "JsonModel", "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict",
+           "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -115,6 +116,29 @@ def _url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or not re.match(URL_PATTERN, url):
         raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
     return url
+
+
+def _render_selector(value: str) -> str:
+    if not value.strip():
+        raise ValueError("wait_for must be a CSS selector, not blank")
+    try:
+        check_ignore_selector(value)  # CSS only (the browser's querySelector)
+    except TextOptionsError as exc:
+        raise ValueError(str(exc).split(": ", 1)[1]) from None  # the path names the option
+    return value.strip()
+
+
+def _render_flag(value: Any) -> Any:
+    # `render: true` is the default rendering, `render: false` none; a mapping says how
+    if value is True:
+        return {}
+    return None if value is False else value
+
+
+def _or_boolean(schema: dict[str, Any]) -> None:
+    alternatives = schema["anyOf"]
+    assert isinstance(alternatives, list)
+    alternatives.insert(0, {"type": "boolean"})
 
 
 def _one_or_more(value: Any) -> Any:
@@ -297,8 +321,29 @@ class JsonModel(BaseModel):
         return self
 
 
+Blockable = Literal["image", "font", "media", "stylesheet", "texttrack", "manifest"]
+assert get_args(Blockable) == BLOCKABLE
+_BLOCKABLE_SCHEMA = {"type": "string", "enum": list(BLOCKABLE)}
+
+
+class RenderModel(BaseModel):
+    """How a page is rendered in a browser before it is read."""
+
+    model_config = _strict("Rendering")
+    wait_for: Annotated[StrictStr, AfterValidator(_render_selector),
+                        WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})] | None = Field(
+        None, description="A CSS selector: the page is read once an element matches it (else a timeout error)",
+        examples=["#price"])
+    timeout: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] | None = Field(
+        None, description="Seconds the whole render may take (default: CHANGEWATCH_RENDER_TIMEOUT)", examples=[20])
+    block: Annotated[list[Blockable], BeforeValidator(_one_or_more), WithJsonSchema(
+        {"anyOf": [_BLOCKABLE_SCHEMA, {"type": "array", "items": _BLOCKABLE_SCHEMA}]})] | None = Field(
+        None, description="Resource types not loaded (default: image, font, media; [] loads everything)",
+        examples=[["image", "font", "media"]])
+
+
 #: options that read an HTML page (selectors, structured data): not for another declared type
-HTML_OPTIONS = ("region", "jsonld", "fields", "entities")
+HTML_OPTIONS = ("region", "jsonld", "fields", "entities", "render")
 
 
 def html_options_conflict(declared: str | None, has_json: bool, html_options: list[str]) -> str | None:
@@ -375,6 +420,10 @@ class WatchOptionsModel(BaseModel):
         "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
         examples=[["title", "links"]])
     ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
+    render: Annotated[RenderModel | None, BeforeValidator(_render_flag)] = Field(
+        None, json_schema_extra=_or_boolean, description="Render the page in a browser (JavaScript) before reading "
+        "it: true, or how (docs/rendering.md); re-checked first, rendered only when it may have changed",
+        examples=[True, {"wait_for": "#price", "timeout": 20}])
 
 
 class WatchModel(WatchOptionsModel):

@@ -288,7 +288,7 @@ class StoreCounts:
 TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
                      "last_good", "last_changed", "last_error", "error_streak"),
-    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec"),
+    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
     # the watcher's own health (store/health.py): the history it is judged by, its open conditions
     "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),

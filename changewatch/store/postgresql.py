@@ -364,11 +364,11 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
 
     def validators(self, spider: str, url: str) -> list[HttpValidators]:
         rows = self._retrying("read validators", lambda cur, _: cur.execute(
-            "SELECT url, key, etag, last_modified, size, full_at, runs, spec "
+            "SELECT url, key, etag, last_modified, size, full_at, runs, spec, render "
             f"FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
             'ORDER BY key COLLATE "C"', (spider, url)).fetchall(), statement=True)
         return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
-                               runs=r[6], spec=r[7]) for r in rows]
+                               runs=r[6], spec=r[7], render=r[8]) for r in rows]
 
     # -- committing an observation ---------------------------------------------------------------
 
@@ -438,8 +438,9 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
         # A row without validators is kept too: it says the page had none (a full fetch next time).
         cur.execute(f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND key = %s", (spider, key))
         cur.execute(f"INSERT INTO {self._quoted}.validators (spider, url, key, etag, last_modified, size, full_at, "
-                    "runs, spec) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec))
+                    "runs, spec, render) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec,
+                     v.render))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         self._retrying("forget validators", lambda cur, _: cur.execute(

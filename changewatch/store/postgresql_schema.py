@@ -59,6 +59,7 @@ CREATE TABLE {s}.validators (
     full_at text,
     runs integer NOT NULL DEFAULT 0,
     spec text,
+    render text,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON {s}.validators (spider, key)
@@ -70,6 +71,9 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     # ---- health: schema 2, the watcher's own history and open health conditions (store/health.py) ----
     HEALTH_TABLES.replace("{s}", "{s}.").replace("{without_rowid}", ""),
     # ---- end of schema 2 ----
+    # -- schema 3 (issue 13, rendering): a rendered page's dependency set beside its validators --
+    "ALTER TABLE {s}.validators ADD COLUMN render text",
+    # -- end of schema 3 ---------------------------------------------------------------------------
 ]
 
 #: the schema this code creates and writes

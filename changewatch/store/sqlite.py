@@ -195,7 +195,8 @@ class SQLiteStore(SQLiteHealth):
         with self._reading("read validators") as db:
             rows = db.execute("SELECT * FROM validators WHERE spider=? AND url=? ORDER BY key", (spider, url))
             return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
-                                   size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"])
+                                   size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"],
+                                   render=r["render"])
                     for r in rows.fetchall()]
 
     # -- committing an observation ---------------------------------------------------------------
@@ -256,9 +257,10 @@ class SQLiteStore(SQLiteHealth):
         # A full response replaces whatever the key had, from any URL: the key may have moved.
         # A row without validators is kept too: it says the page had none (a full fetch next time).
         db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
-        db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec) "
-                   "VALUES (?,?,?,?,?,?,?,?,?)",
-                   (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec))
+        db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, render) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec,
+                    v.render))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         kept = list(keep)

@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 4), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 5), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -66,6 +66,7 @@ CREATE TABLE validators (
     full_at TEXT,
     runs INTEGER NOT NULL DEFAULT 0,
     spec TEXT,
+    render TEXT,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
@@ -89,6 +90,10 @@ _V2_TO_V3 = """
 ALTER TABLE changes ADD COLUMN lease_owner TEXT;
 ALTER TABLE changes ADD COLUMN lease_expires REAL;
 """ + _OBSERVATIONS.replace("CREATE TABLE observations", "CREATE TABLE observations_v3")
+
+# -- schema 5 (issue 13, rendering): a rendered page's dependency set beside its validators -------
+_V4_TO_V5 = "ALTER TABLE validators ADD COLUMN render TEXT"
+# -- end of schema 5 ---------------------------------------------------------------------------
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
@@ -172,7 +177,7 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4)):
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5)):
         if version == old:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
@@ -270,6 +275,13 @@ def _migrate_2_to_3(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE observations")
     db.execute("ALTER TABLE observations_v3 RENAME TO observations")
     db.execute("UPDATE changewatch_meta SET value='3' WHERE name='schema_version'")
+
+
+def _migrate_4_to_5(db: sqlite3.Connection) -> None:
+    """Schema 5 (issue 13): a rendered page's dependency set, kept in its key's validators row
+    (none yet: every rendered page is rendered on its first run after the upgrade)."""
+    db.execute(_V4_TO_V5)
+    db.execute("UPDATE changewatch_meta SET value='5' WHERE name='schema_version'")
 
 
 def _v3_row(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -22,6 +22,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from changewatch.render.browser import find_browser
+
 from .crawl import Crawler
 from .dnsserver import DNSServer
 from .hostile import HostileSite, good_page, page, redirect
@@ -35,6 +37,7 @@ class Row:
     url: str  # {port}: the web servers' port
     expect: str  # the refusal rule, or ALLOWED
     crawl: str = "guard"
+    render: bool = False  # the watch is rendered in Chromium (the "render" crawl)
 
 
 DNS = {
@@ -121,7 +124,43 @@ ROWS = [
     Row("fallback-dns-loopback", "http://internal.test:{port}/page", "loopback", "fallback"),
     Row("fallback-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "fallback"),
     Row("fallback-public", PUBLIC + "/page", ALLOWED, "fallback"),
+    # rendering on (issue 13): plain requests keep the guarded resolver, though the download
+    # handler is scrapy-playwright's and the process started with another TWISTED_DNS_RESOLVER
+    Row("render-plain-dns-loopback", "http://internal.test:{port}/page", "loopback", "render"),
+    Row("render-plain-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "render"),
+    Row("render-plain-public", PUBLIC + "/page", ALLOWED, "render"),
+    # rendered pages: the document is fetched under the guard, and so is everything the page loads
+    Row("render-internal-name", "http://internal.test:{port}/page", "loopback", "render", render=True),
+    Row("render-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "render", render=True),
+    Row("render-rebinding", "http://rebind.test:{port}/rebind", "loopback", "render", render=True),
+    Row("render-hostile-page", PUBLIC + "/hostile-page", ALLOWED, "render", render=True),
 ]
+
+#: what /hostile-page's scripts try, each aimed at the internal servers; none may reach them
+HOSTILE_PAGE = """<!doctype html><html><head><title>hostile</title>
+<script src="http://internal.test:{port}/secret-script.js"></script>
+<link rel="dns-prefetch" href="http://internal.test:{port}/"><link rel="preconnect" href="http://127.0.0.1:{port}/">
+</head><body><main id="out">A page that tries to reach the inside.</main>
+<iframe src="http://internal.test:{port}/secret-frame"></iframe>
+<img src="http://127.0.0.1:{port}/secret-img.png">
+<script>
+const tries = [
+  fetch('http://internal.test:{port}/secret-fetch'), fetch('http://127.0.0.1:{port}/secret-literal'),
+  fetch('http://[::1]:{port}/secret-v6'), fetch('http://2130706433:{port}/secret-decimal'),
+  fetch('/to-internal'), fetch('http://rebind.test:{port}/rebind'),
+  fetch('http://localhost:{port}/secret-localhost', {{method: 'POST', body: 'x'}}),
+  new Promise(done => {{ const ws = new WebSocket('ws://127.0.0.1:{port}/secret-ws');
+                          ws.onerror = ws.onclose = done; }}),
+  navigator.serviceWorker ? navigator.serviceWorker.register('/sw.js') : Promise.resolve('no service workers'),
+  new Promise(done => {{ const w = new Worker('/worker.js'); w.onmessage = done; w.onerror = done; }}),
+];
+Promise.allSettled(tries).then(r => {{
+  document.getElementById('out').textContent = 'A page that tried ' + r.length + ' ways to reach the inside.';
+}});
+const es = new EventSource('http://internal.test:{port}/secret-events');
+</script></body></html>"""
+WORKER_JS = "fetch('http://internal.test:{port}/secret-worker').finally(() => postMessage('done'));"
+SW_JS = "self.addEventListener('fetch', e => e.respondWith(fetch('http://127.0.0.1:{port}/secret-sw')));"
 
 SETTINGS = {
     "guard": ["-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32",
@@ -129,6 +168,8 @@ SETTINGS = {
     "allow_private": ["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"],
     "fallback": ["-s", "TWISTED_DNS_RESOLVER=scrapy.resolver.CachingThreadedResolver",
                  "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32"],
+    "render": ["-s", "TWISTED_DNS_RESOLVER=scrapy.resolver.CachingThreadedResolver",
+               "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32", "-s", "CHANGEWATCH_RENDER_TIMEOUT=30"],
 }
 
 
@@ -161,6 +202,9 @@ def _serve(public: HostileSite, internals: list[HostileSite], dns: DNSServer) ->
         "/to-metadata": redirect("http://169.254.169.254/latest/meta-data/iam/"),
         "/to-credentials": redirect(f"http://user:pw@public.test:{port}/page"),
         "/to-public": redirect(f"http://www.public.test:{port}/page"),
+        "/hostile-page": page(HOSTILE_PAGE.format(port=port).encode()),
+        "/worker.js": page(WORKER_JS.format(port=port).encode(), ctype="text/javascript"),
+        "/sw.js": page(SW_JS.format(port=port).encode(), ctype="text/javascript"),
     })
 
 
@@ -178,6 +222,9 @@ def main(outdir: Path) -> int:
     public, internal, internal6 = _servers()
     result: dict[str, object] = {"port": public.port, "rows": [asdict(r) for r in ROWS]}
     for crawl, extra in SETTINGS.items():
+        if crawl == "render" and find_browser(None) is None:
+            result[crawl] = None  # test_ssrf.py skips (or fails, under CI) saying how to install Chromium
+            continue
         for name, addresses in DNS.items():
             dns.set(name, *addresses)
         _serve(public, [internal, internal6], dns)
@@ -186,11 +233,13 @@ def main(outdir: Path) -> int:
             site.hosts.clear()
         workdir = outdir / crawl
         workdir.mkdir(parents=True, exist_ok=True)
-        watches = [{"url": r.url.format(port=public.port), "key": r.key} for r in ROWS if r.crawl == crawl]
+        watches = [{"url": r.url.format(port=public.port), "key": r.key, **({"render": True} if r.render else {})}
+                   for r in ROWS if r.crawl == crawl]
         run = Crawler(workdir, watches, allow_private=False).run(
             "-s", f"CHANGEWATCH_SSRF_NAMESERVERS={dns.address}", "-s", "DOWNLOAD_TIMEOUT=20", *extra)
         result[crawl] = {"returncode": run.returncode, "records": run.records, "stats": run.stats,
                          "stderr": run.stderr[-30000:], "public_hits": dict(public.hits),
+                         "internal_hits": dict(internal.hits), "internal6_hits": dict(internal6.hits),
                          "internal_hosts": dict(internal.hosts), "internal6_hosts": dict(internal6.hosts),
                          "store": str(workdir / "state.db")}
     (outdir / "result.json").write_text(json.dumps(result, indent=1))

@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from changewatch.render.browser import how_to_install
 from changewatch.store.sqlite import SQLiteStore
 
+from ..services import require
 from .crawl import ROOT, Crawler
 from .hostile import HostileSite, good_page, page
 from .ssrf_world import ALLOWED, ROWS, Row
@@ -36,9 +38,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result: dict[str, Any] = json.loads((outdir / "result.json").read_text())
-    for crawl in ("guard", "allow_private", "fallback"):
-        assert result[crawl]["returncode"] == 0, result[crawl]["stderr"]
+    for crawl in ("guard", "allow_private", "fallback", "render"):
+        assert result[crawl] is None or result[crawl]["returncode"] == 0, result[crawl]["stderr"]
     return result
+
+
+def _crawl(world: dict[str, Any], name: str) -> dict[str, Any]:
+    crawl: dict[str, Any] | None = world[name]
+    if crawl is None:
+        require(False, "Chromium (the rendered pages' SSRF crawl)", how_to_install())
+    assert crawl is not None
+    return crawl
 
 
 def _baseline_kept(store: str, key: str) -> bool:
@@ -59,7 +69,7 @@ def test_the_table_is_large_enough() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.key for r in ROWS])
 def test_each_url_is_refused_by_its_rule_or_allowed(world: dict[str, Any], row: Row) -> None:
-    crawl = world[row.crawl]
+    crawl = _crawl(world, row.crawl)
     errors = {r["key"]: r.get("error", "") for r in crawl["records"]}
     if row.expect == ALLOWED:
         assert row.key not in errors, errors.get(row.key)
@@ -133,3 +143,43 @@ def test_the_system_resolver_is_guarded_too(tmp_path: Path) -> None:
     assert set(errors) == {"own-name"} and errors["own-name"].startswith(f"refused: loopback: {name} resolved to ")
     assert site.hosts == {f"localhost:{site.port}": 2}  # robots.txt and the page; nothing for the own name
     assert _baseline_kept(str(tmp_path / "state.db"), "allowlisted")
+
+
+def test_with_rendering_on_plain_requests_keep_the_guarded_resolver(world: dict[str, Any]) -> None:
+    """The download handler is scrapy-playwright's (changewatch's RenderDownloadHandler) and the
+    process started with Scrapy's own resolver: the guard still installs its resolver, so a plain
+    request to a name that resolves to 127.0.0.1 is refused (before issue 13 it was not)."""
+    render = _crawl(world, "render")
+    assert "installed changewatch.guard.GuardedResolver as the reactor's name resolver" in render["stderr"]
+    errors = {r["key"]: r.get("error", "") for r in render["records"]}
+    assert errors["render-plain-dns-loopback"].startswith("refused: loopback: internal.test resolved to 127.0.0.1")
+    assert render["stats"]["changewatch/ssrf/refused_dns"] >= 2
+
+
+def test_a_rendered_page_reaches_nothing_the_guard_refuses(world: dict[str, Any]) -> None:
+    """/hostile-page's scripts, frame, image, data requests (by name, IP literal in three
+    spellings, redirect, DNS rebinding, POST), WebSocket, EventSource, worker and service worker
+    all aim at the internal servers: not one request reaches them, and the page is still read."""
+    render = _crawl(world, "render")
+    assert render["internal_hits"] == {} and render["internal6_hits"] == {}, (render["internal_hits"],
+                                                                              render["internal6_hits"])
+    assert render["internal_hosts"] == {} and render["internal6_hosts"] == {}
+    stats = render["stats"]
+    assert stats["changewatch/render/rendered"] == 1  # the hostile page; the refused documents never reach the browser
+    assert stats["changewatch/render/refused"] >= 8
+    assert stats["changewatch/render/websockets_refused"] >= 1
+    assert stats["changewatch/render/blocked"] >= 2  # the image, the EventSource
+    assert render["public_hits"]["/worker.js"] == 1  # the worker ran, and its request was refused
+    assert "render-hostile-page" not in {r["key"] for r in render["records"]}
+    store = SQLiteStore(render["store"])
+    store.open()
+    try:
+        state = store.read("watch", "render-hostile-page")
+    finally:
+        store.close()
+    assert state is not None and state.snapshot is not None
+    from changewatch.core.comparisons import load_comparisons
+    from changewatch.core.snapshot import Snapshot
+
+    text = Snapshot.decode(state.snapshot, load_comparisons()).part("content").text  # type: ignore[union-attr]
+    assert "A page that tried 10 ways to reach the inside." in text

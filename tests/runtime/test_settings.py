@@ -37,6 +37,7 @@ from changewatch.runtime.parsers import (
     Directory,
     DottedPathTable,
     Duration,
+    Executable,
     Float,
     Int,
     ListOf,
@@ -82,6 +83,8 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     DottedPathTable: lambda p: ["[1,2]", "{bad json", 5, '{"x": "nodots"}', {"x": 5}, {"": "a.b"}, {"a b": "a.b"},
                                 ["sqlite"]] + ([] if p.removable else [{"x": None}]),
     Directory: lambda p: [5, True, ["/srv/watchlists"], "/srv/\x00"],
+    # a browser: no such file, a file that is not executable, a directory, not a path
+    Executable: lambda p: ["/no/such/chromium", __file__, "/tmp", "no-such-browser-here", 5, True, "/x\x00"],
     StoreUri: lambda p: ["nosuchscheme://x", "", "  ", "no-scheme-here", "1http://x", 5, ["sqlite:///x.db"]],
     VantageSetting: lambda p: ['{"colour": "red"}', {"proxy": "nope"}, "[1]", '{"accept_language": "de"',
                                {"accept_language": "not a language!"}, {"headers": {"X-A": "a\nb"}}, 5],

@@ -77,3 +77,31 @@ def test_a_losing_commit_writes_no_validators(new_store: Callable[[], Store]) ->
         b.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))
     [v] = b.validators("spider", URL)
     assert (v.etag, v.runs) == ('"a"', 1)
+
+
+def test_a_rendered_pages_dependency_set_is_written_with_its_observation(store: Store) -> None:
+    """Issue 13: the dependency set of a render lives in the key's validators row: written in the
+    observation's transaction, kept by skipped renders (which count as 304s), replaced by the next
+    render, and dropped with the row when the key's next full response was not rendered."""
+    deps = '{"v":1,"options":"abc","deps":[{"url":"https://s.example/api","sha256":"é"}]}'
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded(), render=deps))
+    [v] = store.validators("spider", URL)
+    assert v.render == deps and v.runs == 0
+    store.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))  # a skipped render
+    [v] = store.validators("spider", URL)
+    assert v.render == deps and v.runs == 1
+    store.commit("spider", "k", 2, Outcome(Kind.ERROR, URL, T2, error="timeout: x"))  # an error leaves them
+    [v] = store.validators("spider", URL)
+    assert v.render == deps and v.runs == 1
+    store.commit("spider", "k", 3, with_http(Kind.NONE, URL, '"b"', at=T3, render=None))
+    [v] = store.validators("spider", URL)
+    assert v.render is None and v.etag == '"b"' and v.runs == 0
+
+
+def test_a_losing_commit_writes_no_dependency_set(new_store: Callable[[], Store]) -> None:
+    a, b = new_store(), new_store()
+    a.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded(), render="first"))
+    a.commit("spider", "k", 1, with_http(Kind.NONE, URL, '"a"', at=T1, render="second"))
+    with pytest.raises(VersionConflict):
+        b.commit("spider", "k", 1, with_http(Kind.NONE, URL, '"a"', at=T1, render="lost"))
+    assert [v.render for v in b.validators("spider", URL)] == ["second"]

@@ -149,6 +149,25 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
         upgraded.close()
 
 
+def test_a_schema_2_store_gains_the_dependency_sets_of_rendered_pages(fresh: tuple[str, str]) -> None:
+    """Migration 2 → 3 (issue 13): the validators keep what they had and gain an empty ``render``."""
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
+    _sql(store, f"INSERT INTO {store._quoted}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
+    _sql(store, f"ALTER TABLE {store._quoted}.validators DROP COLUMN render")
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '2' WHERE name = 'schema_version'")
+    store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        [v] = upgraded.validators("spider", "u")
+        assert (v.key, v.etag, v.render) == ("k", "e", None)
+    finally:
+        upgraded.close()
+
+
 def test_crawls_opening_a_new_store_at_once_create_it_once(fresh: tuple[str, str]) -> None:
     _, uri = fresh
     stores = [_pg(uri) for _ in range(4)]
@@ -195,6 +214,7 @@ def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str
     store.open()
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"DROP TABLE {store._quoted}.health_history; DROP TABLE {store._quoted}.health_conditions; "
+                f"ALTER TABLE {store._quoted}.validators DROP COLUMN render; "
                 f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
     store.close()
     upgraded = _pg(uri)

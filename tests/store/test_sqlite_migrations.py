@@ -1,4 +1,4 @@
-"""Stores written by earlier changewatch versions open as schema 3, in place; newer ones are
+"""Stores written by earlier changewatch versions open as the current schema, in place; newer ones are
 refused untouched. The old schemas are built here with the DDL those versions shipped."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.core.comparisons.content import ContentPart
 from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
-from changewatch.store import Outcome, StoreError
+from changewatch.store import HttpValidators, Outcome, StoreError
 from changewatch.store.health import HistoryQuery
 from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
@@ -84,6 +84,29 @@ def _schema_version(store: SQLiteStore) -> str:
     return value
 
 
+def test_a_schema_4_store_gains_the_dependency_sets_of_rendered_pages(tmp_path: Path) -> None:
+    """Schema 4 → 5 (issue 13): the validators keep what they had and gain an empty ``render``."""
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.commit("spider", "page", None, Outcome(Kind.BASELINE, "https://s.example/p", "2024-01-01T00:00:00Z",
+                                                 http=HttpValidators("https://s.example/p", "", etag='"e1"')))
+    store.close()
+    db = sqlite3.connect(path)  # back to schema 4 as that version shipped it: no render column
+    db.execute("ALTER TABLE validators DROP COLUMN render")
+    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+    db.commit()
+    db.close()
+    upgraded = SQLiteStore(path)
+    upgraded.open()
+    try:
+        assert _schema_version(upgraded) == "5" == str(SCHEMA_VERSION)
+        [v] = upgraded.validators("spider", "https://s.example/p")
+        assert (v.key, v.etag, v.render) == ("page", '"e1"', None)
+    finally:
+        upgraded.close()
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None:
     path = tmp_path / "state.db"
@@ -115,7 +138,8 @@ def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None
         assert [c.kind for c in store.undelivered("spider")] == ([] if version == 1 else ["error"])
         assert [c.lease_owner for c in store.changes()] == [None] * len(list(store.changes()))
         validators = store.validators("spider", "https://s.example/p")
-        assert [(v.key, v.etag, v.runs) for v in validators] == ([] if version == 1 else [("page", '"e1"', 4)])
+        assert [(v.key, v.etag, v.runs, v.render) for v in validators] == (
+            [] if version == 1 else [("page", '"e1"', 4, None)])
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         later = Outcome(Kind.NONE, "https://s.example/p", "2024-01-04T00:00:00Z")
         assert store.commit("spider", "page", 1, later).version == 2  # and it goes on from there
@@ -179,6 +203,7 @@ def test_a_store_of_schema_3_gains_an_empty_health_history(tmp_path: Path) -> No
     store.close()
     db = sqlite3.connect(path)  # as schema 3 left it: no health tables
     db.executescript("DROP TABLE health_history; DROP TABLE health_conditions; "
+                     "ALTER TABLE validators DROP COLUMN render; "
                      "UPDATE changewatch_meta SET value='3' WHERE name='schema_version';")
     db.close()
     upgraded = SQLiteStore(path)

@@ -74,7 +74,8 @@ def fill(store: TransferableStore) -> list[int]:
     ids = []
     store.commit("shop", "p1", None, Outcome(Kind.BASELINE, "https://s.example/1", T0, snapshot=encoded(),
                  http=HttpValidators(url="https://s.example/1", key="", etag='W/"é1"', last_modified="Wed, "
-                                     "01 May 2024 00:00:00 GMT", size=1234, spec="s1")))
+                                     "01 May 2024 00:00:00 GMT", size=1234, spec="s1",
+                                     render='{"v":1,"options":"é","deps":[]}')))
     store.commit("shop", "p1", 1, Outcome(Kind.NONE, "https://s.example/1", T1, not_modified=True))
     for at, version in ((T1, None), (T2, 1)):
         committed = store.commit("shop", "p2", version, outcome(Kind.ERROR, None, {"kind": "error", "at": at}, at=at,
@@ -198,7 +199,8 @@ _KEY_ROW = st.tuples(st.sampled_from(["a", "b", "ä"]), _TEXT, _TEXT, st.integer
 def _stores(draw: st.DrawFn) -> Dump:
     observations = draw(st.lists(_KEY_ROW, max_size=8, unique_by=lambda r: (r[0], r[1])))
     validators = [(spider, f"https://s.example/{n}", key, draw(st.one_of(st.none(), _TEXT)), draw(_TIME),
-                   draw(st.integers(0, 2**40)), draw(_TIME), draw(st.integers(0, 100)), draw(st.none() | _TEXT))
+                   draw(st.integers(0, 2**40)), draw(_TIME), draw(st.integers(0, 100)), draw(st.none() | _TEXT),
+                   draw(st.none() | _TEXT))
                   for n, (spider, key, *_) in enumerate(observations) if draw(st.booleans())]
     ids = sorted(draw(st.sets(st.integers(1, 10_000), max_size=8)))
     changes = [(i, draw(st.sampled_from(["a", "b"])), draw(_TEXT), draw(st.sampled_from(["field", "error"])), T0,

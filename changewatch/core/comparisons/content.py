@@ -70,7 +70,7 @@ def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool, options
 
 #: the options that decide which text a page gives (besides its region): editing one of them
 #: makes the text another one, compared afresh
-TEXT_SPEC_OPTIONS = ("sort_lines", "type", "include", "ignore")
+TEXT_SPEC_OPTIONS = ("sort_lines", "type", "include", "ignore", "rendered")
 
 
 def _given(value: Any) -> Any:

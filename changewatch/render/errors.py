@@ -1,0 +1,13 @@
+"""Why a render failed: ``str()`` starts with the class an ``error`` record starts with."""
+
+from __future__ import annotations
+
+__all__ = ["BrowserMissing", "RenderError"]
+
+
+class RenderError(Exception):
+    """A page could not be rendered: ``timeout: …``, ``too large: …``, ``render: …``."""
+
+
+class BrowserMissing(RenderError):
+    """A watch needs rendering and there is no browser to render it with: the crawl stops."""
