@@ -180,12 +180,12 @@ def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys:
     _old_store(path, SCHEMA_2, 2)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     err = refused(capsys, "--store", f"sqlite:///{path}")
-    assert "has store schema 2, older than this changewatch's (3)" in err and "add --upgrade" in err
+    assert "has store schema 2, older than this changewatch's (4)" in err and "add --upgrade" in err
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     code, lines, _ = changes(capsys, "--store", f"sqlite:///{path}", "--upgrade")
     assert code == 0 and [line["key"] for line in lines] == ["fields-only", "page"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone() == ("3",)
+        assert db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone() == ("4",)
 
 
 def test_a_newer_store_is_refused(tmp_path: Path, capsys: Capture) -> None:

@@ -96,7 +96,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
     store.close()
-    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(1\): "
+    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(2\): "
                                          "upgrade changewatch"):
         _pg(uri).open()
     import psycopg
@@ -131,14 +131,15 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(schema, "MIGRATIONS", ["ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    real = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", [*real, "ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", len(real) + 3)
     upgraded = _pg(uri)
     upgraded.open()
     try:
         with upgraded._cursor("test") as cur:
             cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == ("3",)
+            assert cur.fetchone() == (str(len(real) + 3),)
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
@@ -184,3 +185,25 @@ def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
         assert abs((store.now() - server).total_seconds()) < 5 and store.now().utcoffset() is not None
     finally:
         store.close()
+
+
+def test_a_schema_1_store_gains_notifications_and_keeps_its_changes(fresh: tuple[str, str]) -> None:
+    """1 → 2 (issue 16): the notification and spend tables; changes logged before have none pending."""
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
+    _sql(store, f"DROP TABLE {store._quoted}.notifications")
+    _sql(store, f"DROP TABLE {store._quoted}.summary_spend")
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
+    store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        assert [c.record for c in upgraded.changes("spider")] == [{"kind": "field"}]
+        assert upgraded.notification_states() == [] and upgraded.spend("2024-01-01") == (0.0, 0)
+        with upgraded._cursor("test") as cur:
+            cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
+            assert cur.fetchone() == ("2",)
+    finally:
+        upgraded.close()

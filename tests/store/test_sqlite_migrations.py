@@ -1,4 +1,4 @@
-"""Stores written by earlier changewatch versions open as schema 3, in place; newer ones are
+"""Stores written by earlier changewatch versions open as the current schema, in place; newer ones are
 refused untouched. The old schemas are built here with the DDL those versions shipped."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None
     store = SQLiteStore(path)
     store.open()
     try:
-        assert _schema_version(store) == str(SCHEMA_VERSION) == "3"
+        assert _schema_version(store) == str(SCHEMA_VERSION) == "4"
         fields = store.read("spider", "fields-only")
         assert fields is not None and fields.version == 1 and fields.snapshot is not None
         assert decoded(fields.snapshot).part("fields") == FieldsPart({"a": "1.00"}, {"a": "1"})
@@ -145,14 +145,15 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     store.open()
     store.close()
     db = sqlite3.connect(path)
-    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+    db.execute(f"UPDATE changewatch_meta SET value='{SCHEMA_VERSION + 1}' WHERE name='schema_version'")
     db.commit()
     db.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as caught:
         SQLiteStore(path).open()
     message = str(caught.value)
-    assert str(path) in message and "schema 4" in message and "(3)" in message and "newer" in message
+    assert str(path) in message and f"schema {SCHEMA_VERSION + 1}" in message and f"({SCHEMA_VERSION})" in message
+    assert "newer" in message
     assert path.read_bytes() == before
 
 
@@ -164,6 +165,29 @@ def test_crawls_opening_an_old_store_at_once_upgrade_it_once(tmp_path: Path) -> 
         store = SQLiteStore(path)
         store.open()
         try:
-            assert _schema_version(store) == "3" and len(store.keys("spider")) == 2
+            assert _schema_version(store) == "4" and len(store.keys("spider")) == 2
         finally:
             store.close()
+
+
+def test_a_schema_3_store_gains_notifications_and_keeps_its_changes(tmp_path: Path) -> None:
+    """Schema 3 → 4 (issue 16): the notification and spend tables, nothing else touched; a change
+    logged before has no destinations, so nothing is pending."""
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", "2024-01-01T00:00:00Z",
+                                              record={"kind": "field"}))
+    store.close()
+    with sqlite3.connect(path) as db:  # as schema 3 left it
+        db.execute("DROP TABLE notifications")
+        db.execute("DROP TABLE summary_spend")
+        db.execute("UPDATE changewatch_meta SET value='3' WHERE name='schema_version'")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _schema_version(store) == "4"
+        assert [c.record for c in store.changes("spider")] == [{"kind": "field"}]
+        assert store.notification_states() == [] and store.spend("2024-01-01") == (0.0, 0)
+    finally:
+        store.close()
