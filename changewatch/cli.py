@@ -1,5 +1,5 @@
 """The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
-migrate a store, or print the watchlist's JSON Schema."""
+migrate a store, list or resend notifications, or print the watchlist's JSON Schema."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes, cli_migrate
+from . import cli_changes, cli_migrate, cli_notify
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
     cli_migrate.add_parser(sub)
+    cli_notify.add_parser(sub)
     schema = sub.add_parser("schema", help="print the JSON Schema of a watchlist, for editors that check it as it is "
                                            "typed (the package ships it as changewatch/watchlist.schema.json)")
     schema.set_defaults(func=_schema)

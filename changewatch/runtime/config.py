@@ -301,6 +301,7 @@ class ChangewatchConfig:
         guard = GuardConfig(AddressPolicy.build(enabled=enabled, allow_private=allow_private, allowed_hosts=hosts,
                                                 allowed_networks=networks), nameservers)
         config = cls(**values, guard=guard)
+        _check_summary_url(config)
         check_reactor(settings)
         return config
 
@@ -323,6 +324,20 @@ def _check_summary(values: dict[str, Any]) -> None:
         raise ConfigError(f"CHANGEWATCH_SUMMARY_PRICE_PER_1K = {price!r}: expected a price > 0 per 1,000 tokens when "
                           f"CHANGEWATCH_SUMMARY_DAILY_BUDGET is set ({budget:g}): a budget cannot be counted without "
                           "one")
+
+
+def _check_summary_url(config: ChangewatchConfig) -> None:
+    """The summary endpoint's URL against the SSRF policy (its addresses are checked as it is
+    resolved): a model server on this machine or network needs CHANGEWATCH_SUMMARY_ALLOW_PRIVATE."""
+    if config.summary_url is None:
+        return
+    from ..summary.crawl import summary_policy
+
+    refusal = summary_policy(config).url_refusal(config.summary_url)
+    if refusal is not None:
+        raise ConfigError(error_message("CHANGEWATCH_SUMMARY_URL", config.summary_url, "a URL the SSRF policy allows",
+                                        f"refused: {refusal}; a model server on this machine or network needs "
+                                        "CHANGEWATCH_SUMMARY_ALLOW_PRIVATE = True"))
 
 
 def check_reactor(settings: BaseSettings) -> None:

@@ -25,7 +25,7 @@ from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
-from .sources import WatchlistSource, read_watchlist
+from .sources import WatchlistSource, is_fetched, read_watchlist
 from .watchlist import Watch, WatchlistError
 
 __all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
@@ -172,6 +172,8 @@ class WatchSpider(scrapy.Spider):
     watches: list[Watch]
     #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
     changewatch_cannot_start: str | None = None
+    #: the watchlist came from an http(s) URL: its notify destinations go through the SSRF guard
+    watchlist_fetched: bool = False
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -191,6 +193,7 @@ class WatchSpider(scrapy.Spider):
                 raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
                                      "(a path, an http(s) URL or inline JSON)")
             spider.watches = read_watchlist(spider.watchlist, source)
+            spider.watchlist_fetched = is_fetched(spider.watchlist)
         except WatchlistError as exc:
             # Said once, here, and nothing else: raised from from_crawler, it also came out as a
             # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads

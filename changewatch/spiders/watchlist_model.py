@@ -61,7 +61,8 @@ from ..middlewares.vantage import (
 )
 
 __all__ = ["HTML_OPTIONS", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel", "JsonModel",
-           "NotifyModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict", "watchlist_schema"]
+           "NotifyModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict",
+           "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -42,8 +42,8 @@ from .options import redact
 __all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeLogStore",
            "ChangeQuery", "Committed", "HttpValidators", "Lease", "LogEntry", "LoggedChange", "NoSuchStore",
            "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore", "StaleObservation",
-           "Store", "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore", "VersionConflict",
-           "open_store", "store_from_uri"]
+           "Store", "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
+           "TransferBatch", "TransferableStore", "VersionConflict", "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 

@@ -72,7 +72,8 @@ class PostgreSQLTransfer:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
                 for table, columns in TRANSFER_TABLES.items():
-                    order = ", ".join(c if c in ("id", "change_id") else f'{c} COLLATE "C"' for c in EXPORT_ORDER[table])
+                    order = ", ".join(c if c in ("id", "change_id") else f'{c} COLLATE "C"'  # text in byte order
+                                      for c in EXPORT_ORDER[table])
                     with conn.cursor(name=f"changewatch_export_{table}") as cur:  # server-side: memory stays flat
                         cur.execute(f"SELECT {', '.join(columns)} FROM {self._quoted}.{table} ORDER BY {order}")
                         while rows := cur.fetchmany(batch_size):

@@ -60,7 +60,8 @@ class SQLiteRouting:
                               "n.attempts FROM notifications n JOIN changes c ON c.id = n.change_id "
                               f"WHERE {' AND '.join(where)} ORDER BY n.change_id, n.destination LIMIT ?",
                               (*args, limit)).fetchall()
-            db.executemany("UPDATE notifications SET claim_owner=?, claim_expires=? WHERE change_id=? AND destination=?",
+            db.executemany("UPDATE notifications SET claim_owner=?, claim_expires=? "
+                           "WHERE change_id=? AND destination=?",
                            [(owner, now + seconds, r[0], r[1]) for r in rows])
         return [PendingNotification(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7]) for r in rows]
 

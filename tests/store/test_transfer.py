@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from changewatch.core.comparisons import Kind
 from changewatch.store import (
     TRANSFER_TABLES,
-    RoutingStore,
     ChangeQuery,
     HttpValidators,
     Lease,
     Outcome,
+    RoutingStore,
     StoreCounts,
     StoreError,
     TransferableStore,
