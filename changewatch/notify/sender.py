@@ -121,6 +121,7 @@ def _send_once(destination: Destination, title: str, body: str, policy: SendPoli
     captured = _Captured()
     apprise_logger = logging.getLogger("apprise")
     apprise_logger.addHandler(captured)
+    started = time.monotonic()
     try:
         if plugin.notify(body=body, title=title, body_format=apprise.NotifyFormat.TEXT):
             return None
@@ -129,6 +130,8 @@ def _send_once(destination: Destination, title: str, body: str, policy: SendPoli
     finally:
         apprise_logger.removeHandler(captured)
     why = captured.lines[-1] if captured.lines else "the service did not take the message"
+    if time.monotonic() - started >= policy.timeout * 0.95:  # Apprise calls a read timeout a connection error
+        return scrubbed(f"timeout: no answer within {policy.timeout:g} s ({why})")
     return scrubbed(f"failed: {why}")
 
 
