@@ -77,6 +77,10 @@ class Summariser:
         self.price = price_per_1k
         #: why no call is made for the rest of the run (said once), None while calls may be made
         self.stopped: str | None = None
+        # The first call of a run goes alone: an endpoint that cannot pay is asked once, not once
+        # per call already in flight; after an answer (or an ordinary failure) calls run side by side.
+        self._first = asyncio.Lock()
+        self._answered = False
         if why_not is not None:
             self._stop(why_not)
 
@@ -101,6 +105,14 @@ class Summariser:
         if self.stopped is not None or self.client is None:
             self.count("skipped")
             return None
+        if not self._answered:
+            async with self._first:
+                if not self._answered:
+                    return await self._call(record)
+        return await self._call(record)
+
+    async def _call(self, record: Mapping[str, Any]) -> str | None:
+        assert self.client is not None
         prompt = prompt_for(record)
         cost = self._cost(prompt)
         async with self.semaphore:
@@ -118,6 +130,8 @@ class Summariser:
         return await self._settled(record, result, cost)
 
     async def _settled(self, record: Mapping[str, Any], result: Any, cost: float) -> str | None:
+        if not isinstance(result, Unfunded):
+            self._answered = True
         if isinstance(result, Answer):
             if result.tokens is not None and self.price:
                 await self.call(self.store.add_spend, _day(), result.tokens / 1000 * self.price - cost, None, calls=0)
