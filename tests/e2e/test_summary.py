@@ -72,7 +72,8 @@ def test_a_summary_is_added_to_the_record_the_log_and_the_notification_and_nothi
         settings = (*summary_settings(model), "-s", f"CHANGEWATCH_NOTIFY={webhook(receiver)}")
         assert crawler.run(*settings).returncode == 0
         assert model.received == []  # baselines are not summarised
-        server.pages.update({"/terms?session=abc123": Page(html(f"Contact: {EMAIL}, key {TOKENS[0]}, Authorization: Bearer {TOKENS[1]}, api_key={TOKENS[2]}. Version 2")),
+        terms = f"Contact: {EMAIL}, key {TOKENS[0]}, Authorization: Bearer {TOKENS[1]}, api_key={TOKENS[2]}. Version 2"
+        server.pages.update({"/terms?session=abc123": Page(html(terms)),
                              "/kettle": Page(b"<html><body><p class='price'>79.00</p></body></html>")})
         second = crawler.run(*settings)
         assert second.returncode == 0, second.stderr
@@ -143,7 +144,8 @@ def test_an_answer_that_is_not_one_is_no_summary(odd_server: tuple[OddServer, st
 def test_the_kill_switch_makes_no_call(odd_server: tuple[OddServer, str], model: ScriptedServer,
                                        tmp_path: Path) -> None:
     server, base = odd_server
-    _, second = crawl_twice(server, base, tmp_path, 2, *summary_settings(model, "-s", "CHANGEWATCH_SUMMARY_ENABLED=False"))
+    off = summary_settings(model, "-s", "CHANGEWATCH_SUMMARY_ENABLED=False")
+    _, second = crawl_twice(server, base, tmp_path, 2, *off)
     assert model.received == [] and all("summary" not in r for r in second.records)
     assert not any(k.startswith("changewatch/summary/") for k in second.stats)
 
