@@ -7,8 +7,8 @@ that answers every call after ``--latency`` seconds (default 0.2). For each vari
 a first crawl (baselines) and a second crawl in which every page changed (N content records, each
 one a summary call when summaries are on); reported: the second crawl's wall time
 (``elapsed_time_seconds``), its ratio to the same crawl with summaries off, and the two bounds
-a summary step could be held to: *serial* (N × latency: every call waited for in turn) and
-*ideal* (N × latency / concurrency + the crawl without summaries).
+a summary step could be held to: *serial* (N * latency: every call waited for in turn) and
+*ideal* (N * latency / concurrency + the crawl without summaries).
 
 - ``off``: no CHANGEWATCH_SUMMARY_URL (the reference: nothing of summaries on the crawl's path);
 - ``on, concurrency C``: summaries on, ``CHANGEWATCH_SUMMARY_CONCURRENCY=C``.
