@@ -94,16 +94,21 @@ def _refusal(plugin: Any, policy: AddressPolicy) -> str | None:
     """Why the SSRF policy refuses where *plugin* would connect (every address of every host it may
     reach is checked), or None."""
     given, fixed = _hosts(plugin)
-    for host in given + fixed:
-        refusal = policy.host_refusal(host)
-        if refusal is None and policy.checks_addresses and not policy.host_allowed(host):
-            addresses = _resolved(host)
-            if addresses is None:
-                if host in given and not fixed:
-                    return f"refused: unresolvable: {host} does not resolve, so where it connects cannot be checked"
-                continue  # a token in the host's place: the service's fixed endpoint is what is reached
-            refusal = policy.addresses_refusal(iter_ips(addresses), host)
-        if refusal is not None:
+    hosts = given + [h for h in fixed if h not in given]
+    for host in hosts:  # what the names say first (an IP literal, localhost): no lookup needed
+        if (refusal := policy.host_refusal(host)) is not None:
+            return f"refused: {refusal}"
+    if not policy.checks_addresses:
+        return None
+    for host in hosts:
+        if policy.host_allowed(host):
+            continue
+        addresses = _resolved(host)
+        if addresses is None:
+            if host in given and not fixed:
+                return f"refused: unresolvable: {host} does not resolve, so where it connects cannot be checked"
+            continue  # a token in the host's place: the service's fixed endpoint is what is reached
+        if (refusal := policy.addresses_refusal(iter_ips(addresses), host)) is not None:
             return f"refused: {refusal}"
     return None
 
