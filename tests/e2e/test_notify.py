@@ -16,7 +16,8 @@ from changewatch.store import RoutingStore, open_store
 from ..conditional.servers import OddServer, Page
 from ..conditional.test_odd_servers import html
 from ..notify.servers import ScriptedServer, webhook
-from .crawl import Crawler, scrapy_env
+from .crawl import Crawler, scrapy_crawl, scrapy_env
+from .hostile import HostileSite, good_page, page
 
 FAST = ("-s", "CHANGEWATCH_NOTIFY_TIMEOUT=2", "-s", "CHANGEWATCH_NOTIFY_RETRIES=2",
         "-s", "CHANGEWATCH_NOTIFY_RETRY_TIME=20")
@@ -196,3 +197,29 @@ def test_a_huge_diff_is_cut_and_says_so(odd_server: tuple[OddServer, str], recei
     crawler.run(*notify)
     body = receiver.received[0].json["message"]
     assert len(body) <= 4000 and "more diff lines" in body
+
+
+def test_destinations_of_a_watchlist_fetched_by_url_go_through_the_ssrf_guard(site: HostileSite,
+                                                                               tmp_path: Path) -> None:
+    """The pages and the watchlist are on 127.0.0.1, allowlisted; one receiver is there too, the
+    other on 127.0.0.2, which nothing allows: the watchlist's destination there is refused, naming
+    the rule, while the operator's own destination there (CHANGEWATCH_NOTIFY) is the operator's."""
+    near, far, operator = ScriptedServer(), ScriptedServer(host="127.0.0.2"), ScriptedServer(host="127.0.0.2")
+    try:
+        site.good["/page"] = page(good_page("page one"))
+        watchlist = {"watches": [{"url": site.base + "/page", "key": "p",
+                                  "notify": [webhook(near), webhook(far)]}]}
+        site.good["/w.json"] = page(json.dumps(watchlist).encode(), ctype="application/json")
+        args = ("-a", f"watchlist={site.base}/w.json", "-s", f"CHANGEWATCH_STORE=sqlite:///{tmp_path / 'state.db'}",
+                "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.1/32", "-s", f"CHANGEWATCH_NOTIFY={webhook(operator)}",
+                *FAST)
+        assert scrapy_crawl(tmp_path, "watch", 1, *args).returncode == 0
+        site.good["/page"] = page(good_page("page two"))
+        second = scrapy_crawl(tmp_path, "watch", 2, *args)
+        assert second.returncode == 1, second.stderr[-3000:]
+        assert len(near.received) == 1 and len(operator.received) == 1 and far.received == []
+        assert f"could not notify {webhook(far)} of 1 change(s) (1 attempt(s)): refused: loopback: 127.0.0.2" \
+            in second.stderr
+    finally:
+        for server in (near, far, operator):
+            server.stop()

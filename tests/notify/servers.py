@@ -33,6 +33,7 @@ class ScriptedServer:
 
     script: Script = field(default=lambda n: (200, b"{}", 0.0))
     received: list[Received] = field(default_factory=list)
+    host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -64,13 +65,13 @@ class ScriptedServer:
         class Server(ThreadingHTTPServer):
             daemon_threads = True
 
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = Server((self.host, 0), Handler)
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True, name="scripted-server").start()
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def stop(self) -> None:
         self._server.shutdown()
@@ -79,7 +80,7 @@ class ScriptedServer:
 
 def webhook(server: ScriptedServer, path: str = "/hook") -> str:
     """The Apprise URL that posts to *server* (``json://``: a JSON object with title and message)."""
-    return f"json://127.0.0.1:{server.port}{path}"
+    return f"json://{server.host}:{server.port}{path}"
 
 
 def completion(text: str, tokens: int | None = 60) -> bytes:
