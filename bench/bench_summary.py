@@ -74,8 +74,10 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in variants}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for r in range(args.rounds):  # interleaved: load on the machine moves every variant alike
-                for name, extra in variants.items():
+            names = list(variants)
+            for r in range(args.rounds):  # interleaved, the order rotated: load moves every variant alike
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    extra = variants[name]
                     seconds, summarised = second_crawl(Path(tmp) / f"{r}-{list(variants).index(name)}", server, base,
                                                        args.pages, extra)
                     expected = 0 if name == "off" else args.pages
@@ -94,7 +96,8 @@ def main() -> None:
         concurrency = int(name.rsplit(" ", 1)[1]) if name != "off" else 0
         ideal = off + (serial / concurrency if concurrency else 0)
         print(f"{name:<22} {median:>11.2f} {median / off:>6.2f}x {serial if concurrency else 0:>9.1f} "
-              f"{(median / serial if concurrency else 0):>8.2f}x {ideal:>8.2f}")
+              f"{(median / serial if concurrency else 0):>8.2f}x {ideal:>8.2f}   "
+              f"({', '.join(f'{v:.2f}' for v in values)})")
 
 
 if __name__ == "__main__":

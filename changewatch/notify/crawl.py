@@ -77,8 +77,11 @@ class CrawlNotifications:
             return ()
         kinds = obs.options.get("kinds") if isinstance(obs.options, Mapping) else None
         chosen = self.router.route(record, FieldValues(record, obs.fields, kinds))
-        self.stats.inc(_NOTIFY_STATS["routed"], len(chosen))
         return tuple((d.id, d.shown) for d in chosen)
+
+    def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:
+        """Count the notifications a commit wrote (a recomputed outcome is counted once)."""
+        self.stats.inc(_NOTIFY_STATS["routed"], len(outcome_notify))
 
     async def _spider_closed(self) -> None:
         runtime = self.runtime

@@ -189,6 +189,7 @@ class ChangewatchPipeline:
                 self.stats.inc("error_repeated")
             raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
         self.stats.inc("exported")
+        self.runtime.notifications.committed(outcome.notify)
         record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
         return record, change_id
 
