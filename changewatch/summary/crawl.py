@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.crawler import Crawler
 
-from ..guard.policy import AddressPolicy
+from ..guard.policy import AddressPolicy, parse_network
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from .client import ChatClient
@@ -31,11 +31,20 @@ _SUMMARY_STATS = {"requested": "requested", "added": "added", "failed": "failed"
                   "unfunded": "unfunded", "skipped": "skipped", "over_budget": "over_budget"}
 
 
+#: what CHANGEWATCH_SUMMARY_ALLOW_PRIVATE allows: loopback and private networks, never link-local
+#: (cloud metadata lives there) or the other non-global ranges
+_LOCAL_NETWORKS = tuple(parse_network(n) for n in ("127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+                                                    "::1/128", "fc00::/7"))
+
+
 def summary_policy(config: ChangewatchConfig) -> AddressPolicy:
-    """The SSRF policy of the summary endpoint: the crawl's, with private addresses allowed by
-    CHANGEWATCH_SUMMARY_ALLOW_PRIVATE (a model server on this machine or network)."""
+    """The SSRF policy of the summary endpoint: the crawl's, and with CHANGEWATCH_SUMMARY_ALLOW_PRIVATE
+    also loopback and private addresses (a model server on this machine or network; ``localhost``)."""
     policy = config.guard.policy
-    return dataclasses.replace(policy, allow_private=True) if config.summary_allow_private else policy
+    if not config.summary_allow_private:
+        return policy
+    return dataclasses.replace(policy, allowed_hosts=(*policy.allowed_hosts, "localhost"),
+                               allowed_networks=(*policy.allowed_networks, *_LOCAL_NETWORKS))
 
 
 def _why_not(config: ChangewatchConfig, key: str) -> str | None:
