@@ -16,7 +16,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from ..runtime.stats import Stats
-from ..store import RoutingStore
+from ..store import RoutingStore, StoreError
 from ..store.options import redact
 from .notifier import Notifier
 from .routing import FieldValues, NotifyRule, Router
@@ -98,7 +98,12 @@ class CrawlNotifications:
                             config.guard.policy)
         notifier = Notifier(store, runtime.runner.call, self.router.destinations, policy, runtime.lease.owner,
                             max_chars=config.notify_max_chars, store_name=redact(config.store))
-        report = await notifier.run(spider=runtime.spider)
+        try:
+            report = await notifier.run(spider=runtime.spider)
+        except StoreError as exc:  # the changes stay pending in whatever state the store kept
+            logger.error("changewatch: notifications not sent: the store cannot be used: %s", exc)
+            runtime.exit_nonzero(f"notifications not sent: {exc}")
+            return
         self.stats.inc(_NOTIFY_STATS["messages"], len(report.sent))
         self.stats.inc(_NOTIFY_STATS["changes"], sum(report.sent.values()))
         self.stats.inc(_NOTIFY_STATS["failed"], len(report.failed))

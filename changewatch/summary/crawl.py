@@ -61,7 +61,6 @@ class CrawlSummaries:
         self.crawler = crawler
         self.runtime = runtime
         self.summariser = summariser
-        self.stats = Stats(crawler, "summary")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> CrawlSummaries | None:
@@ -85,14 +84,15 @@ class CrawlSummaries:
         """*record* with its summary, written into the change log too; as it was on any failure."""
         if not Summariser.wants(record):
             return record
-        summary = await self.summariser.summarise(record)
-        if summary is None:
-            return record
         try:
+            summary = await self.summariser.summarise(record)  # it counts the day's spend in the store
+            if summary is None:
+                return record
             await self.runtime.runner.call(self.summariser.store.record_summary, self.runtime.spider, change_id,
                                            summary)
-        except StoreError as exc:
+        except StoreError as exc:  # the change is logged already: it ships, and the crawl stops
             self.runtime.fail(f"the store cannot be written: {exc}")
+            return record
         return {**record, "summary": summary}
 
     async def close(self) -> None:
