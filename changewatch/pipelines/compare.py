@@ -68,16 +68,16 @@ class ChangewatchPipeline:
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
         pipeline = cls(crawler, ChangewatchRuntime.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
+            crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)
         return pipeline
 
     async def open_spider(self) -> None:
         await self.runtime.open()
         self.runtime.pool.start(wait=False)
 
-    async def close_spider(self) -> None:
+    def close_spider(self) -> None:
         self.runtime.pool.stop()
-        if self.summaries is not None:
-            await self.summaries.close()
 
     # -- hooks ------------------------------------------------------------------------------------
 
