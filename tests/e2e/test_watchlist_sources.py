@@ -102,8 +102,8 @@ def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
     assert "url must not contain spaces (encode them as %20)" in message[0], message
     assert message[1].endswith("watch #1 (" + site.base + "/a page): unknown option regoin (did you mean region?); "
                                "known: accept_language, conditional, cookies, drop_params, entities, fields, "
-                               "headers, ignore, include, json, jsonld, keep_params, key, kinds, proxy, region, "
-                               "sort_lines, threshold, type, url")
+                               "headers, ignore, include, json, jsonld, keep_params, key, kinds, notify, proxy, "
+                               "region, sort_lines, threshold, type, url")
     assert message[2].endswith(": watch #2 (" + site.base + "/page): threshold must be a whole number of bits from 0 "
                                "to 64, not 99"), message
     assert run.stderr.count("The watch spider cannot start") == 1 and run.stderr.count("regoin") == 1
