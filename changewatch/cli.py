@@ -1,5 +1,6 @@
 """The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
-write a report of it, migrate a store, or print the watchlist's JSON Schema."""
+write a report of it, migrate a store, list or resend notifications, or print the watchlist's JSON
+Schema."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes, cli_migrate, cli_report
+from . import cli_changes, cli_migrate, cli_notify, cli_report
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_changes.add_parser(sub)
     cli_migrate.add_parser(sub)
     cli_report.add_parser(sub)
+    cli_notify.add_parser(sub)
     schema = sub.add_parser("schema", help="print the JSON Schema of a watchlist, for editors that check it as it is "
                                            "typed (the package ships it as changewatch/watchlist.schema.json)")
     schema.set_defaults(func=_schema)

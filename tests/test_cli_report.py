@@ -130,6 +130,7 @@ def test_an_older_schema_is_refused_without_upgrade(tmp_path: Path, capsys: pyte
     store.close()
     db = sqlite3.connect(tmp_path / "state.db")
     db.executescript("DROP TABLE health_history; DROP TABLE health_conditions; "
+                     "ALTER TABLE validators DROP COLUMN render; DROP TABLE notifications; DROP TABLE summary_spend; "
                      "UPDATE changewatch_meta SET value='3' WHERE name='schema_version';")
     db.close()
     uri = f"sqlite:///{tmp_path / 'state.db'}"

@@ -16,7 +16,7 @@ def _code() -> dict[Path, str]:
 
 
 def used_settings() -> set[str]:
-    return {m for text in _code().values() for m in re.findall(r"\bCHANGEWATCH_[A-Z_]+\b", text)}
+    return {m for text in _code().values() for m in re.findall(r"\bCHANGEWATCH_[A-Z0-9_]+\b", text)}
 
 
 def used_stats() -> set[str]:

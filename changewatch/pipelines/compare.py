@@ -18,6 +18,10 @@ Subclasses may override the hooks, as with Scrapy's FilesPipeline:
   :mod:`changewatch.pipelines.lifecycle`);
 - :meth:`change_record`: the record of a reported observation (None: not reported);
 - :meth:`exported`: the item that leaves the crawl for a logged change.
+
+A change's notification destinations are decided before its commit and written with it
+(:mod:`changewatch.notify`); the optional AI summary (:mod:`changewatch.summary`) is the last step
+before a record leaves, for this run's records and for redeliveries that have none yet.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ..runtime.offload import Judged, ObserveTask, judge
 from ..runtime.stats import Stats
 from ..store import Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
+from ..summary.crawl import CrawlSummaries
 from .lifecycle import reclassified
 from .records import change_record, repeated_error
 
@@ -56,11 +61,15 @@ class ChangewatchPipeline:
         self.runtime = runtime
         self.stats = Stats(crawler, "commit")
         self.kinds: Counter[str] = Counter()
+        #: None when summaries are off: nothing of them on the way of an item then
+        self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
         pipeline = cls(crawler, ChangewatchRuntime.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
+            crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)
         return pipeline
 
     async def open_spider(self) -> None:
@@ -110,6 +119,8 @@ class ChangewatchPipeline:
         origin = self.runtime.origins.pop(item)  # for every item: the others need no origin either
         obs = self.observation(item)
         if obs is None:
+            if self.summaries is not None and isinstance(item, dict) and isinstance(item.get("change_id"), int):
+                return await self.summaries.summarised(item, item["change_id"])  # a redelivery not summarised yet
             return item
         if self.runtime.failure is not None:
             raise DropItem(f"changewatch: not compared, the crawl is stopping ({self.runtime.failure})",
@@ -134,8 +145,11 @@ class ChangewatchPipeline:
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
         self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
                                         obs.options.get("canary"))
-        return self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
-                            update.committed.clamped)
+        record, change_id = self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
+                                         update.committed.clamped)
+        if self.summaries is not None:
+            record = await self.summaries.summarised(record, change_id)  # type: ignore[arg-type,assignment]
+        return self.exported(record, change_id)
 
     async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
@@ -153,13 +167,15 @@ class ChangewatchPipeline:
         # A failure says nothing about where the page is: the key keeps the URL it was last seen
         # at, which tells the next good observation whether it moved (and was reported moved).
         url = state.url if error and state is not None else obs.url
+        logged = dict(record) if record is not None else None
         return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
-                       record=dict(record) if record is not None else None, error=judged.error,
-                       http=None if error else _validators(obs, origin), not_modified=obs.not_modified,
+                       record=logged, error=judged.error, http=None if error else _validators(obs, origin),
+                       not_modified=obs.not_modified, notify=self.runtime.notifications.targets(obs, logged),
                        distance=_distance(judged))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
-                clamped: bool) -> Any:
+                clamped: bool) -> tuple[ChangeRecord, int]:
+        """The record of a logged change, and its id; DropItem for an observation not reported."""
         kind = outcome.kind.value
         self.kinds[kind] += 1
         self.stats.inc(kind)
@@ -176,8 +192,9 @@ class ChangewatchPipeline:
                 self.stats.inc("error_repeated")
             raise DropItem(f"changewatch: {kind}", log_level="DEBUG")
         self.stats.inc("exported")
+        self.runtime.notifications.committed(outcome.notify)
         record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
-        return self.exported(record, change_id)
+        return record, change_id
 
     def _log_summary(self) -> None:
         if self.kinds:

@@ -24,6 +24,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_instal
 from ..core.comparisons import BUILTIN_COMPARISONS
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
+from ..notify.destinations import NotifyRoutes, NotifySetting
 from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
 from .parsers import (
     SCHEME,
@@ -35,10 +36,12 @@ from .parsers import (
     Duration,
     Executable,
     Float,
+    HttpUrl,
     Int,
     ListOf,
     Name,
     StoreUri,
+    Text,
     json_mapping,
 )
 
@@ -140,6 +143,9 @@ class Setting:
     parse: Parser
     default: Any
     error: type[ConfigError] = ConfigError
+    #: False: a bad value's message does not quote it (Apprise URLs hold tokens and passwords);
+    #: the parser's detail names the part that is wrong, without its secrets
+    quoted: bool = True
 
     @property
     def accepts(self) -> str:
@@ -158,6 +164,8 @@ class Setting:
         try:
             return self.parse(raw)
         except BadValue as exc:
+            if not self.quoted:
+                raise self.error(f"{self.name}: {exc}; expected {self.accepts}") from None
             raise self.error(error_message(self.name, raw, self.accepts, str(exc))) from None
 
 
@@ -216,6 +224,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_RENDER_TIMEOUT", Float(minimum=0, above=True), 30),
     Setting("CHANGEWATCH_RENDER_FULL_RUNS", Int(minimum=0), 24),
     Setting("CHANGEWATCH_RENDER_CONCURRENCY", Int(minimum=1, maximum=64), 4),
+    # notifications after the crawl (changewatch.notify, docs/notifications.md)
+    Setting("CHANGEWATCH_NOTIFY", NotifySetting(), None, quoted=False),
+    Setting("CHANGEWATCH_NOTIFY_TIMEOUT", Float(minimum=0, above=True), 10),
+    Setting("CHANGEWATCH_NOTIFY_RETRIES", Int(minimum=0, maximum=10), 3),
+    Setting("CHANGEWATCH_NOTIFY_RETRY_TIME", Float(minimum=0), 60),
+    Setting("CHANGEWATCH_NOTIFY_MAX_CHARS", Int(minimum=500), 4000),
+    # the optional AI summary (changewatch.summary); its API key is the environment's CHANGEWATCH_SUMMARY_API_KEY
+    Setting("CHANGEWATCH_SUMMARY_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_SUMMARY_URL", HttpUrl(), None),
+    Setting("CHANGEWATCH_SUMMARY_MODEL", Text(), None),
+    Setting("CHANGEWATCH_SUMMARY_TIMEOUT", Float(minimum=0, above=True), 20),
+    Setting("CHANGEWATCH_SUMMARY_CONCURRENCY", Int(minimum=1, maximum=64), 4),
+    Setting("CHANGEWATCH_SUMMARY_DAILY_BUDGET", Float(minimum=0, optional=True), None),
+    Setting("CHANGEWATCH_SUMMARY_PRICE_PER_1K", Float(minimum=0), 0),
+    Setting("CHANGEWATCH_SUMMARY_ALLOW_PRIVATE", Bool(), False),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -269,7 +292,25 @@ class ChangewatchConfig:
     render_timeout: float = 30.0  # seconds, a whole render
     render_full_runs: int = 24  # skipped renders in a row before one is rendered anyway
     render_concurrency: int = 4  # pages (each in its own context) at once
+    notify: NotifyRoutes = field(default_factory=NotifyRoutes)
+    notify_timeout: float = 10.0  # seconds, each attempt to send one message
+    notify_retries: int = 3  # attempts after the first, per destination and run
+    notify_retry_time: float = 60.0  # seconds, all attempts to one destination in one run
+    notify_max_chars: int = 4000  # characters of one message
+    summary_enabled: bool = True
+    summary_url: str | None = None  # None: no summaries
+    summary_model: str | None = None
+    summary_timeout: float = 20.0  # seconds
+    summary_concurrency: int = 4
+    summary_daily_budget: float | None = None  # None: no limit
+    summary_price_per_1k: float = 0.0
+    summary_allow_private: bool = False
     guard: GuardConfig = field(default_factory=GuardConfig)
+
+    @property
+    def summaries(self) -> bool:
+        """Whether records are to be summarised (the URL is set and the kill switch is not off)."""
+        return self.summary_enabled and self.summary_url is not None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ChangewatchConfig:
@@ -278,12 +319,14 @@ class ChangewatchConfig:
         *settings* only: cheap enough for every component to call."""
         values = {spec.member: spec.read(settings) for spec in SETTINGS}
         _check_store_scheme(values["store"], values["store_schemes"])
+        _check_summary(values)
         if values["workers"] is None:
             values["workers"] = default_workers()
         allow_private, enabled, hosts, networks, nameservers = (values.pop(f) for f in _GUARD_FIELDS)
         guard = GuardConfig(AddressPolicy.build(enabled=enabled, allow_private=allow_private, allowed_hosts=hosts,
                                                 allowed_networks=networks), nameservers)
         config = cls(**values, guard=guard)
+        _check_summary_url(config)
         check_reactor(settings)
         return config
 
@@ -294,6 +337,32 @@ def _check_store_scheme(uri: str, schemes: Mapping[str, str]) -> None:
         known = ", ".join(sorted(schemes))
         raise ConfigError(error_message("CHANGEWATCH_STORE", uri, f"a store URI whose scheme is one of: {known} "
                                         "(CHANGEWATCH_STORE_SCHEMES adds others)"))
+
+
+def _check_summary(values: dict[str, Any]) -> None:
+    """The summary settings that only make sense together."""
+    if values["summary_url"] is not None and values["summary_model"] is None:
+        raise ConfigError("CHANGEWATCH_SUMMARY_MODEL = None: expected the model to ask (gpt-4o-mini, llama3.2…) "
+                          "when CHANGEWATCH_SUMMARY_URL is set")
+    budget, price = values["summary_daily_budget"], values["summary_price_per_1k"]
+    if budget is not None and budget > 0 and not price:
+        raise ConfigError(f"CHANGEWATCH_SUMMARY_PRICE_PER_1K = {price!r}: expected a price > 0 per 1,000 tokens when "
+                          f"CHANGEWATCH_SUMMARY_DAILY_BUDGET is set ({budget:g}): a budget cannot be counted without "
+                          "one")
+
+
+def _check_summary_url(config: ChangewatchConfig) -> None:
+    """The summary endpoint's URL against the SSRF policy (its addresses are checked as it is
+    resolved): a model server on this machine or network needs CHANGEWATCH_SUMMARY_ALLOW_PRIVATE."""
+    if config.summary_url is None:
+        return
+    from ..summary.crawl import summary_policy
+
+    refusal = summary_policy(config).url_refusal(config.summary_url)
+    if refusal is not None:
+        raise ConfigError(error_message("CHANGEWATCH_SUMMARY_URL", config.summary_url, "a URL the SSRF policy allows",
+                                        f"refused: {refusal}; a model server on this machine or network needs "
+                                        "CHANGEWATCH_SUMMARY_ALLOW_PRIVATE = True"))
 
 
 def check_reactor(settings: BaseSettings) -> None:

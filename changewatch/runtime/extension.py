@@ -27,7 +27,8 @@ from scrapy.utils.misc import load_object
 from ..core.comparisons import Comparison, ComparisonError, load_comparisons
 from ..core.diff import DiffOptions
 from ..health.activity import Activity
-from ..store import StoreError, store_from_uri
+from ..notify.crawl import CrawlNotifications
+from ..store import RoutingStore, StoreError, store_from_uri
 from ..store.base import Lease
 from ..store.leases import new_owner
 from ..store.runner import StoreRunner, spider_name
@@ -124,6 +125,7 @@ class ChangewatchRuntime:
         self._retries_counted = 0
         #: what this process committed, for the health check (changewatch.health)
         self.activity = Activity()
+        self.notifications = CrawlNotifications.from_crawler(crawler, self)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -189,6 +191,11 @@ class ChangewatchRuntime:
             self.failure = str(cannot_start)
             self.stats.inc("failed")
             raise CloseSpider("changewatch_failed")
+        if why := self._cannot_follow_up():
+            self.failure = why
+            self.stats.inc("failed")
+            logger.critical("changewatch: stopping the crawl: %s", why)
+            raise CloseSpider("changewatch_failed")
         try:
             await self.runner.acquire()
         except StoreError as exc:
@@ -197,6 +204,22 @@ class ChangewatchRuntime:
             logger.critical("changewatch: stopping the crawl: %s", self.failure)
             raise CloseSpider("changewatch_failed") from None
         self._open = True
+
+    def _cannot_follow_up(self) -> str | None:
+        """Why the store cannot serve the notifications or summaries configured (None: it can)."""
+        if why := self.notifications.prepare():
+            return why
+        if self.config.summaries and not isinstance(self.runner.store, RoutingStore):
+            return (f"the store {self.runner.store!r} cannot keep summaries: its backend does not implement "
+                    "changewatch.store.RoutingStore (CHANGEWATCH_SUMMARY_URL is set)")
+        return None
+
+    def exit_nonzero(self, why: str) -> None:
+        """Make the crawl exit non-zero once it has ended, for a failure already logged (a
+        notification that could not be sent) that does not stop it."""
+        if self.failure is None:
+            self.failure = why
+            self.stats.inc("failed")
 
     @classmethod
     def of(cls, crawler: Crawler) -> ChangewatchRuntime:

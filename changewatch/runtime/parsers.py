@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 from ..core.durations import parse_duration
 
 __all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Executable", "Float",
-           "Int", "ListOf", "Name", "StoreUri", "json_mapping"]
+           "HttpUrl", "Int", "ListOf", "Name", "StoreUri", "Text", "json_mapping"]
 
 T = TypeVar("T")
 
@@ -95,16 +95,21 @@ class Int:
 
 @dataclass(frozen=True, slots=True)
 class Float:
-    """A finite number (int, float or its text); *above*: strictly more than *minimum*."""
+    """A finite number (int, float or its text); *above*: strictly more than *minimum*.
+    *optional*: None and an empty string mean None."""
 
     minimum: float | None = None
     above: bool = False
+    optional: bool = False
 
     @property
     def accepts(self) -> str:
-        return "a number" + _range_text(self.minimum, None, self.above)
+        return "a number" + _range_text(self.minimum, None, self.above) + (
+            ", or None (an empty value)" if self.optional else "")
 
-    def __call__(self, raw: Any) -> float:
+    def __call__(self, raw: Any) -> float | None:
+        if self.optional and (raw is None or (isinstance(raw, str) and not raw.strip())):
+            return None
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             try:
                 number = float(raw)
@@ -325,3 +330,48 @@ class Executable:
         if os.path.isdir(found) or not os.access(found, os.X_OK):
             raise BadValue("not an executable file")
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A one-line string of up to 200 characters (a model's name); None and an empty string mean None."""
+
+    @property
+    def accepts(self) -> str:
+        return "one line of text (up to 200 characters), or None (an empty value)"
+
+    def __call__(self, raw: Any) -> str | None:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or len(raw.strip()) > 200 or any(c in raw for c in "\r\n\x00"):
+            raise BadValue()
+        return raw.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class HttpUrl:
+    """An absolute http(s) URL with a host and no credentials in it; None and an empty string mean None."""
+
+    @property
+    def accepts(self) -> str:
+        return "an http:// or https:// URL (such as https://api.openai.com/v1), or None (an empty value)"
+
+    def __call__(self, raw: Any) -> str | None:
+        from urllib.parse import urlsplit
+
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or any(c.isspace() for c in raw.strip()):
+            raise BadValue()
+        try:
+            parts = urlsplit(raw.strip())
+            parts.port  # noqa: B018  (a bad port raises here)
+        except ValueError as exc:
+            raise BadValue(str(exc)) from None
+        if parts.scheme.lower() not in ("http", "https"):
+            raise BadValue(f"the scheme is {parts.scheme or 'missing'}")
+        if not parts.hostname:
+            raise BadValue("no host")
+        if "@" in parts.netloc:
+            raise BadValue("credentials belong in CHANGEWATCH_SUMMARY_API_KEY, not in the URL")
+        return raw.strip().rstrip("/")

@@ -25,7 +25,7 @@ from ..guard.fetch import FetchError, fetch_once
 from ..guard.policy import AddressPolicy, shown_url
 from .watchlist import INLINE, Watch, WatchlistError, load_watchlist, parse_watchlist_text
 
-__all__ = ["WatchlistSource", "read_watchlist"]
+__all__ = ["WatchlistSource", "is_fetched", "read_watchlist"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -43,6 +43,13 @@ class WatchlistSource:
     def path(self, argument: str) -> Path:
         path = Path(argument)
         return path if path.is_absolute() else Path(self.directory or os.getcwd()) / path
+
+
+def is_fetched(argument: str) -> bool:
+    """Whether ``-a watchlist=`` names a watchlist fetched by URL: its ``notify:`` destinations
+    are reached only as the SSRF policy allows."""
+    text = argument.strip()
+    return not text.startswith(("{", "[")) and bool(_URL.match(text))
 
 
 def read_watchlist(argument: str, source: WatchlistSource) -> list[Watch]:

@@ -26,7 +26,7 @@ from ..items import Observation
 from ..render.browser import find_browser, how_to_install
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
-from .sources import WatchlistSource, read_watchlist
+from .sources import WatchlistSource, is_fetched, read_watchlist
 from .watchlist import Watch, WatchlistError
 
 __all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
@@ -175,6 +175,8 @@ class WatchSpider(scrapy.Spider):
     changewatch_cannot_start: str | None = None
     #: some watch is rendered in a browser (RenderMiddleware)
     changewatch_renders: bool = False
+    #: the watchlist came from an http(s) URL: its notify destinations go through the SSRF guard
+    watchlist_fetched: bool = False
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -197,6 +199,7 @@ class WatchSpider(scrapy.Spider):
             spider.changewatch_renders = any(w.render is not None for w in spider.watches)
             if spider.changewatch_renders and find_browser(config.render_browser) is None:
                 raise WatchlistError(f"watches with render need a browser and there is none: {how_to_install()}")
+            spider.watchlist_fetched = is_fetched(spider.watchlist)
         except WatchlistError as exc:
             # Said once, here, and nothing else: raised from from_crawler, it also came out as a
             # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads

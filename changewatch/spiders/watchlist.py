@@ -17,6 +17,9 @@ from ..core.comparisons.content import NORMALISER_VERSION
 from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
+from ..notify.conditions import parse_condition
+from ..notify.destinations import destination
+from ..notify.routing import NotifyRule
 from ..render.options import RenderOptions, parse_render
 from .watchlist_errors import describe_watch, problems
 from .watchlist_model import (
@@ -27,6 +30,7 @@ from .watchlist_model import (
     IgnoreModel,
     JsonLdModel,
     JsonModel,
+    NotifyModel,
     RenderModel,
     WatchlistModel,
     WatchModel,
@@ -119,6 +123,16 @@ class Watch:
     canary: tuple[str, float] | None = None
     #: rendered in a browser before it is read (None: fetched as it is)
     render: RenderOptions | None = None
+    #: where its changes are sent after the crawl (not part of :meth:`spec`: it reads nothing)
+    notify: tuple[NotifyRule, ...] = ()
+
+    @property
+    def tracked_fields(self) -> frozenset[str]:
+        """The fields its changes carry (a ``when:`` condition may name them)."""
+        names = set(self.fields) | set(self.json.fields if self.json is not None else ())
+        if self.jsonld is not None and self.jsonld.key is None:
+            names |= set(self.jsonld.fields)
+        return frozenset(names)
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
@@ -192,6 +206,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         ignore_text=tuple(ignore.text or ()) if ignore else (),
         type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),
         canary=(model.canary.expect, model.canary.within) if model.canary is not None else None,
+        notify=_notify_rules(o.get("notify")),
     )
 
 
@@ -199,6 +214,26 @@ def _render(model: RenderModel | bool | None) -> RenderOptions | None:
     if isinstance(model, RenderModel):
         return parse_render(model.model_dump(exclude_none=True))
     return parse_render(model)
+
+
+def _notify_rules(models: list[NotifyModel] | None) -> tuple[NotifyRule, ...]:
+    return tuple(NotifyRule(tuple({d.id: d for d in (destination(u) for u in m.urls)}.values()),
+                            parse_condition(m.when) if m.when is not None else None,
+                            frozenset(m.kinds) if m.kinds is not None else None)
+                 for m in models or ())
+
+
+def _unknown_fields(watch: Watch) -> str | None:
+    """Why a ``when:`` of *watch* cannot be told (it names a field the watch does not track)."""
+    tracked = watch.tracked_fields
+    for rule in watch.notify:
+        missing = [f for f in (rule.when.fields if rule.when is not None else ()) if f not in tracked]
+        if missing:
+            has = (f"its fields: {', '.join(sorted(tracked))}" if tracked
+                   else "it has none: a condition compares fields of jsonld, fields or json")
+            return (f"notify.when {str(rule.when)!r} names {', '.join(map(repr, missing))}, which this watch does "
+                    f"not track ({has})")
+    return None
 
 
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
@@ -224,6 +259,8 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
         if why := html_options_conflict(watch.type, watch.json is not None, html_given):  # with the defaults' options
             found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
             continue
+        if why := _unknown_fields(watch):
+            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
         if watch.key in seen:
             found.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
                          f"(also watch #{seen[watch.key] + 1}); give one of them its own key")

@@ -5,6 +5,7 @@ and no library jargon."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from .watchlist_model import (
     JsonEntitiesModel,
     JsonLdModel,
     JsonModel,
+    NotifyModel,
     RenderModel,
 )
 
@@ -60,12 +62,19 @@ ACCEPTS = {
     "render.wait_for": "a CSS selector", "render.timeout": "a number of seconds above 0",
     "render.block": f"a resource type or a list of them ({', '.join(BLOCKABLE)})",
     "render.block.[]": f"one of {', '.join(BLOCKABLE)}",
+    "notify": "an Apprise URL, a list of them, or a mapping with urls, when and kinds",
+    "notify.[]": "an Apprise URL or a mapping with urls, when and kinds",
+    "notify.[].urls": "an Apprise URL or a non-empty list of them", "notify.[].urls.[]": "an Apprise URL",
+    "notify.[].when": "a condition such as 'offers.price < 80'",
+    "notify.[].kinds": "field, entities, content, error, moved or recovered, or a list of them",
+    "notify.[].kinds.[]": "one of field, entities, content, error, moved, recovered",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
           "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields),
           "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields),
-          "canary": sorted(CanaryModel.model_fields), "render": sorted(RenderModel.model_fields)}
+          "canary": sorted(CanaryModel.model_fields), "render": sorted(RenderModel.model_fields),
+          "notify": sorted(NotifyModel.model_fields)}
 
 
 def describe_watch(index: int, raw: Any) -> str:
@@ -150,7 +159,8 @@ def _unknown(path: str, scope: str) -> str:
     parent, _, name = path.rpartition(".")
     if scope == "defaults" and not parent and name in WATCH_OPTIONS:
         return f"{name} is given per watch, not here"
-    known = sorted(DEFAULT_OPTIONS) if scope == "defaults" and not parent else _KNOWN.get(parent, [])
+    known = (sorted(DEFAULT_OPTIONS) if scope == "defaults" and not parent
+             else _KNOWN.get(re.sub(r"\.\d+(?=\.|$)", "", parent), []))  # notify.0: a rule of notify
     where = f"{parent}: " if parent else ""
     return f"{where}unknown option {name}{_did_you_mean(name, known)}; known: {', '.join(known)}"
 

@@ -17,7 +17,9 @@ region; a jsonld.key needs a jsonld.type), except these, which only the crawl ch
 - a mapping's names are text: a YAML name read as a boolean, null or decimal number (``yes:``,
   ``1.5:``) is refused, and any number as a header or cookie name (a whole number is a field or kind
   name: ``1:`` is "1"); JSON, and so the schema, has only text names;
-- a host in brackets, in ``url`` or ``proxy``, is an IP address (``[::1]``, not ``[shop]``).
+- a host in brackets, in ``url`` or ``proxy``, is an IP address (``[::1]``, not ``[shop]``);
+- a ``notify`` URL is one Apprise can send to (the schema checks only its ``scheme://`` shape), and
+  its ``when`` condition parses and names only fields the watch tracks.
 
 tests/test_watchlist_schema.py holds the crawl and the schema to this, both ways."""
 
@@ -61,7 +63,8 @@ from ..middlewares.vantage import (
 from ..render.options import BLOCKABLE
 
 __all__ = ["HTML_OPTIONS", "CanaryModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel",
-           "JsonModel", "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel", "html_options_conflict",
+           "JsonModel", "NotifyModel", "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel",
+           "html_options_conflict",
            "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -340,6 +343,71 @@ class RenderModel(BaseModel):
         {"anyOf": [_BLOCKABLE_SCHEMA, {"type": "array", "items": _BLOCKABLE_SCHEMA}]})] | None = Field(
         None, description="Resource types not loaded (default: image, font, media; [] loads everything)",
         examples=[["image", "font", "media"]])
+def _apprise_url(value: str) -> str:
+    from ..notify.destinations import DestinationError, destination
+
+    try:
+        destination(value)
+    except DestinationError as exc:
+        raise ValueError(str(exc)) from None  # it names the URL without its secrets
+    return value.strip()
+
+
+def _condition(value: str) -> str:
+    from ..notify.conditions import ConditionError, parse_condition
+
+    try:
+        parse_condition(value)
+    except ConditionError as exc:
+        raise ValueError(f"when: {exc}") from None
+    return value
+
+
+def _notify_rules(value: Any) -> Any:
+    # one URL, a list of URLs and rules, or one rule: always a list of rules
+    if isinstance(value, str):
+        return [{"urls": [value]}]
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value):
+            return [{"urls": value}]
+        return [{"urls": [v]} if isinstance(v, str) else v for v in value]
+    return value
+
+
+#: an Apprise URL's shape (the crawl also asks Apprise whether it can send to it)
+APPRISE_URL_PATTERN = r"^\s*[A-Za-z][A-Za-z0-9+.-]*://\S*\s*$"
+_APPRISE_URL_SCHEMA = {"type": "string", "pattern": APPRISE_URL_PATTERN}
+_NOTIFY_KINDS = ["field", "entities", "content", "error", "moved", "recovered"]
+AppriseUrl = Annotated[StrictStr, AfterValidator(_apprise_url), WithJsonSchema(_APPRISE_URL_SCHEMA)]
+
+
+class NotifyModel(BaseModel):
+    """Where this watch's changes are sent (Apprise URLs), which kinds, and on what condition."""
+
+    model_config = _strict("Notification")
+    urls: Annotated[list[AppriseUrl], BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
+        {"anyOf": [_APPRISE_URL_SCHEMA, {"type": "array", "items": _APPRISE_URL_SCHEMA, "minItems": 1}]})] = Field(
+        description="Apprise URLs: mailto://, slack://, msteams://, discord://, json:// (a webhook)…",
+        examples=[["mailto://alerts:password@example.com", "json://hooks.example/changewatch"]])
+    when: Annotated[StrictStr, AfterValidator(_condition), WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})
+                    ] | None = Field(None, description="Send only changes whose field values satisfy this: "
+                                     "comparisons (< <= > >= == !=) joined by and/or",
+                                     examples=["offers.price < 80", "availability == InStock"])
+    kinds: Annotated[list[Literal["field", "entities", "content", "error", "moved", "recovered"]],
+                     BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
+                         {"anyOf": [{"type": "string", "enum": _NOTIFY_KINDS},
+                                    {"type": "array", "items": {"type": "string", "enum": _NOTIFY_KINDS},
+                                     "minItems": 1}]})] | None = Field(
+        None, description="Only these kinds of change (default: every kind)", examples=[["field"]])
+
+
+_NOTIFY_MODEL_SCHEMA = NotifyModel.model_json_schema()  # no models inside it: no $defs
+_NOTIFY_RULE_SCHEMA = {"anyOf": [_APPRISE_URL_SCHEMA, _NOTIFY_MODEL_SCHEMA]}
+Notify = Annotated[list[NotifyModel], BeforeValidator(_notify_rules), Field(min_length=1), WithJsonSchema(
+    {"anyOf": [_APPRISE_URL_SCHEMA, _NOTIFY_MODEL_SCHEMA,
+               {"type": "array", "items": _NOTIFY_RULE_SCHEMA, "minItems": 1}]})]
 
 
 #: options that read an HTML page (selectors, structured data): not for another declared type
@@ -424,6 +492,9 @@ class WatchOptionsModel(BaseModel):
         None, json_schema_extra=_or_boolean, description="Render the page in a browser (JavaScript) before reading "
         "it: true, or how (docs/rendering.md); re-checked first, rendered only when it may have changed",
         examples=[True, {"wait_for": "#price", "timeout": 20}])
+    notify: Notify | None = Field(None, description="Send this watch's changes after the crawl: an Apprise URL, a "
+                                  "list of them, or rules with urls, when and kinds", examples=[
+                                      {"urls": "mailto://alerts:password@example.com", "when": "offers.price < 80"}])
 
 
 class WatchModel(WatchOptionsModel):

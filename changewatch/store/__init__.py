@@ -20,8 +20,11 @@ from .base import (
     LogEntry,
     LoggedChange,
     NoSuchStore,
+    NotificationState,
     OlderSchema,
     Outcome,
+    PendingNotification,
+    RoutingStore,
     StaleObservation,
     Store,
     StoreCounts,
@@ -38,9 +41,9 @@ from .options import redact
 
 __all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeLogStore",
            "ChangeQuery", "Committed", "HttpValidators", "Lease", "LogEntry", "LoggedChange", "NoSuchStore",
-           "OlderSchema", "Outcome", "StaleObservation", "Store", "StoreCounts", "StoreError", "StoreFactory",
-           "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore", "VersionConflict",
-           "open_store", "store_from_uri"]
+           "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore", "StaleObservation",
+           "Store", "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
+           "TransferBatch", "TransferableStore", "VersionConflict", "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 

@@ -28,7 +28,10 @@ tests against every backend).
 Two optional protocols serve the command line, and a store without them still crawls:
 :class:`ChangeLogStore` (``changewatch changes``: open only a store that exists, list the change
 log filtered in the database) and :class:`TransferableStore` (``changewatch migrate``: every
-row out in batches, and into an empty store in one transaction).
+row out in batches, and into an empty store in one transaction). A third, :class:`RoutingStore`,
+is what notifications and summaries need (a crawl with either refuses a store without it): each
+destination's delivery state per change, written in the commit's transaction with the change
+(``Outcome.notify``), a summary written into a logged record, and the day's spend on summaries.
 """
 
 from __future__ import annotations
@@ -42,9 +45,10 @@ from ..core.comparisons import Kind
 from ..core.validators import HttpValidators
 
 __all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeLogStore", "ChangeQuery", "Committed", "HttpValidators",
-           "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "OlderSchema", "Outcome", "StaleObservation", "Store",
-           "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
-           "TransferBatch", "TransferableStore", "VersionConflict"]
+           "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "NotificationState", "OlderSchema", "Outcome",
+           "PendingNotification", "RoutingStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
+           "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
+           "VersionConflict"]
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
@@ -111,6 +115,9 @@ class Outcome:
     not_modified: bool = False
     #: the simhash distance a noise or content observation measured (the health history sums it)
     distance: int | None = None
+    #: destinations to notify of ``record``, as (id, shown): a pending notification each, written
+    #: with the change-log row (a :class:`RoutingStore` does; other stores ignore it)
+    notify: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +300,9 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     # the watcher's own health (store/health.py): the history it is judged by, its open conditions
     "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),
     "health_conditions": ("spider", "site", "condition", "since", "error", "change_id"),
+    # claims are not copied either: they name a process of the old store's crawls
+    "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error"),
+    "summary_spend": ("day", "cost", "calls"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
@@ -339,3 +349,81 @@ class TransferableStore(ChangeLogStore, Protocol):
         ...
 
     def counts(self) -> StoreCounts: ...
+
+
+# -- optional: notifications and summaries ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PendingNotification:
+    """A change one destination has not been sent yet (claimed for sending)."""
+
+    change_id: int
+    destination: str
+    spider: str
+    key: str
+    kind: str
+    observed_at: str
+    record: dict[str, Any]
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationState:
+    """One destination's delivery state of one change, as ``changewatch notify`` lists it."""
+
+    change_id: int
+    destination: str
+    shown: str
+    spider: str
+    key: str
+    kind: str
+    observed_at: str
+    sent_at: str | None
+    attempts: int
+    last_error: str | None
+
+
+@runtime_checkable
+class RoutingStore(Protocol):
+    """Optional: what notifications and AI summaries need. The built-in stores have it; a crawl that
+    notifies or summarises refuses, saying so, a store that has not.
+
+    Notifications: :meth:`Store.commit` writes a pending notification per ``Outcome.notify``
+    destination with the change-log row, in its transaction (a crash can lose neither without the
+    other). Sending claims them (an owner and an expiry, as change-log leases: two processes never
+    send one at the same time, a dead sender's claims expire) and settles them: sent, or failed
+    with the attempt counted and the error kept; a failed one stays pending for the next try."""
+
+    def claim_notifications(self, destinations: Collection[str], owner: str, seconds: float, *,
+                            spider: str | None = None, since: str | None = None,
+                            limit: int = 1000) -> list[PendingNotification]:
+        """Atomically claim, for *owner* and *seconds* of the store's clock, up to *limit* unsent
+        notifications to *destinations* (of *spider*'s changes, fetched at *since* or later, when
+        given) that nobody else holds; oldest change first."""
+        ...
+
+    def settle_notifications(self, destination: str, ids: Sequence[int], owner: str, *, sent_at: str | None,
+                             error: str | None = None) -> None:
+        """Record the outcome of sending *ids* to *destination*: sent at *sent_at*, or (None) failed
+        with *error*; the attempt is counted and *owner*'s claim released either way."""
+        ...
+
+    def notification_states(self, *, spider: str | None = None, since: str | None = None,
+                            pending: bool = True) -> list[NotificationState]:
+        """Each destination's state of each change (only the unsent ones when *pending*), by change."""
+        ...
+
+    def record_summary(self, spider: str, change_id: int, summary: str) -> bool:
+        """Write *summary* into the logged record of change *change_id* (its ``summary`` member), so
+        that notifications and redeliveries carry it; False when there is no such change."""
+        ...
+
+    def add_spend(self, day: str, cost: float, budget: float | None, *, calls: int = 1) -> bool:
+        """Add *cost* (and *calls*) to the spend of *day* (``2026-11-30``, UTC), atomically, unless
+        that would take it past *budget* (None: no limit): then add nothing and return False.
+        Every process sharing the store shares the day's spend."""
+        ...
+
+    def spend(self, day: str) -> tuple[float, int]:
+        """The cost and the number of calls counted for *day*."""
+        ...

@@ -60,7 +60,8 @@ def paged(fetch: Callable[[int, int], list[LogEntry]], after_id: int, batch_size
 #: the order :meth:`~.base.TransferableStore.export_rows` reads each table in (its primary key)
 EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",),
                 "health_history": ("spider", "site", "day", "kind"),
-                "health_conditions": ("spider", "site", "condition")}
+                "health_conditions": ("spider", "site", "condition"),
+                "notifications": ("change_id", "destination"), "summary_spend": ("day",)}
 
 
 def insert_sql(table: str, mark: str) -> str:

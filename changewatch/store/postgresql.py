@@ -38,6 +38,7 @@ from .base import (
 from .options import Option, redact, resolve_options, seconds, split_query
 from .postgresql_health import PostgreSQLHealth
 from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
+from .postgresql_routing import PostgreSQLRouting, write_notifications
 from .postgresql_schema import SCHEMA_VERSION, prepare
 from .postgresql_transfer import PostgreSQLTransfer
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
@@ -85,7 +86,7 @@ OPTIONS: dict[str, Option] = {
 _OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
-class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
+class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting):
     """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
@@ -398,6 +399,7 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer):
                             (spider, key, outcome.kind.value, observed_at, dumps(record),
                              lease.owner if lease else None, lease.seconds if lease else None))
                 change_id = cur.fetchone()[0]
+                write_notifications(cur, self._quoted, spider, change_id, outcome)
             return Committed(version, change_id, observed_at, clamped), now
 
         committed, now = self._retrying(f"commit an observation of key {key!r}", work, once=True)

@@ -62,8 +62,28 @@ CREATE TABLE {s}.validators (
     render text,
     PRIMARY KEY (spider, url, key)
 );
-CREATE INDEX validators_by_key ON {s}.validators (spider, key)
+CREATE INDEX validators_by_key ON {s}.validators (spider, key);
 """
+
+# -- schema 2: notifications and summaries (issue 16) -- one self-contained step --------------------------------
+_NOTIFY_TABLES = """
+CREATE TABLE {s}.notifications (
+    change_id bigint NOT NULL,
+    destination text NOT NULL,
+    spider text NOT NULL,
+    shown text NOT NULL,
+    sent_at text,
+    attempts integer NOT NULL DEFAULT 0,
+    last_error text,
+    claim_owner text,
+    claim_expires timestamptz,
+    PRIMARY KEY (change_id, destination)
+);
+CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) WHERE sent_at IS NULL;
+CREATE TABLE {s}.summary_spend (day text PRIMARY KEY, cost double precision NOT NULL DEFAULT 0,
+                                calls integer NOT NULL DEFAULT 0)
+"""
+# -- end of schema 2 ---------------------------------------------------------------------------------------------
 
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
 #: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
@@ -74,6 +94,7 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     # -- schema 3 (issue 13, rendering): a rendered page's dependency set beside its validators --
     "ALTER TABLE {s}.validators ADD COLUMN render text",
     # -- end of schema 3 ---------------------------------------------------------------------------
+    _NOTIFY_TABLES,  # 3 → 4: notifications and summary spend (issue 16)
 ]
 
 #: the schema this code creates and writes
@@ -82,7 +103,8 @@ SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 def schema_sql(quoted: str) -> list[str]:
     """The statements that create the current schema in the schema *quoted*."""
-    script = _SCHEMA.format(s=quoted) + ";" + HEALTH_TABLES.format(s=f"{quoted}.", without_rowid="")
+    script = ((_SCHEMA + _NOTIFY_TABLES).format(s=quoted) + ";"
+              + HEALTH_TABLES.format(s=f"{quoted}.", without_rowid=""))
     return [s for s in script.split(";") if s.strip()]
 
 

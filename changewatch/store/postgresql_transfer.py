@@ -72,7 +72,8 @@ class PostgreSQLTransfer:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
                 for table, columns in TRANSFER_TABLES.items():
-                    order = ", ".join(c if c == "id" else f'{c} COLLATE "C"' for c in EXPORT_ORDER[table])
+                    order = ", ".join(c if c in ("id", "change_id") else f'{c} COLLATE "C"'  # text in byte order
+                                      for c in EXPORT_ORDER[table])
                     with conn.cursor(name=f"changewatch_export_{table}") as cur:  # server-side: memory stays flat
                         cur.execute(f"SELECT {', '.join(columns)} FROM {self._quoted}.{table} ORDER BY {order}")
                         while rows := cur.fetchmany(batch_size):
@@ -91,7 +92,7 @@ class PostgreSQLTransfer:
                 cur.execute(f"SELECT count(*) FROM {table}")
                 held.append(cur.fetchone()[0])
             if any(held):
-                raise not_empty(self._where, *held)
+                raise not_empty(self._where, *held[:3])
             for table, rows in batches:
                 if table not in TRANSFER_TABLES:
                     raise ValueError(f"not a table a store transfers: {table!r}")

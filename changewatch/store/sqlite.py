@@ -34,6 +34,7 @@ from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty
 from .options import Option, choice, resolve_options, seconds, split_query
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 from .sqlite_health import SQLiteHealth
+from .sqlite_routing import SQLiteRouting, write_notifications
 from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
@@ -48,7 +49,7 @@ OPTIONS: dict[str, Option] = {
 _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 
 
-class SQLiteStore(SQLiteHealth):
+class SQLiteStore(SQLiteHealth, SQLiteRouting):
     """Keyed store in one SQLite file. A file that is not a changewatch store is refused with
     a :class:`StoreError` and left untouched."""
 
@@ -221,6 +222,8 @@ class SQLiteStore(SQLiteHealth):
                     "VALUES (?,?,?,?,?,?,?)",
                     (spider, key, outcome.kind.value, observed_at, dumps(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
+                if change_id is not None:
+                    write_notifications(db, spider, change_id, outcome)
         self._counted(spider, outcome, observed_at)
         if clamped:
             report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
@@ -359,7 +362,7 @@ class SQLiteStore(SQLiteHealth):
         with self._transaction("import a migrated store") as db:
             held = [db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TRANSFER_TABLES]
             if any(held):
-                raise not_empty(f"store {self.path}", *held)
+                raise not_empty(f"store {self.path}", *held[:3])
             for table, rows in batches:
                 db.executemany(insert_sql(table, "?"), rows)
 

@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 5), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 6), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -71,6 +71,36 @@ CREATE TABLE validators (
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
 """ + HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
+
+# -- schema 6: notifications and summaries (issue 16) -- one self-contained step --------------------------------
+# Each destination's delivery state per change (written with the change in the commit's transaction),
+# and the day's spend on AI summaries shared by every process of the day.
+_NOTIFY_TABLES = """
+CREATE TABLE notifications (
+    change_id INTEGER NOT NULL,
+    destination TEXT NOT NULL,
+    spider TEXT NOT NULL,
+    shown TEXT NOT NULL,
+    sent_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    claim_owner TEXT,
+    claim_expires REAL,
+    PRIMARY KEY (change_id, destination)
+);
+CREATE INDEX notifications_pending ON notifications (destination, change_id) WHERE sent_at IS NULL;
+CREATE TABLE summary_spend (day TEXT PRIMARY KEY, cost REAL NOT NULL DEFAULT 0, calls INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def _migrate_5_to_6(db: sqlite3.Connection) -> None:
+    """Notifications (none pending: changes logged before had no destinations) and summary spend."""
+    for statement in _statements(_NOTIFY_TABLES):
+        db.execute(statement)
+    db.execute("UPDATE changewatch_meta SET value='6' WHERE name='schema_version'")
+# -- end of schema 6 ---------------------------------------------------------------------------------------------
+
+SCHEMA += ";" + _NOTIFY_TABLES
 
 # Schema 2: validators per (URL, key), and when each logged change was confirmed as exported.
 _V1_TO_V2 = """
@@ -177,7 +207,8 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5)):
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5),
+                         (5, _migrate_5_to_6)):
         if version == old:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)

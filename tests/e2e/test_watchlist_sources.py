@@ -17,6 +17,13 @@ from .crawl import ROOT, scrapy_crawl
 from .hostile import HostileSite, good_page, hang, page
 
 
+def known_options() -> list[str]:
+    """The watch options an unknown one's message lists (every option of a watch, as the model has them)."""
+    from changewatch.spiders.watchlist_errors import _KNOWN
+
+    return list(_KNOWN[""])
+
+
 def store_args(tmp_path: Path, *extra: str) -> tuple[str, ...]:
     return ("-s", f"CHANGEWATCH_STORE=sqlite:///{tmp_path / 'state.db'}", *extra)
 
@@ -101,9 +108,7 @@ def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
     message = run.stderr[start:].splitlines()[:3]
     assert "url must not contain spaces (encode them as %20)" in message[0], message
     assert message[1].endswith("watch #1 (" + site.base + "/a page): unknown option regoin (did you mean region?); "
-                               "known: accept_language, conditional, cookies, drop_params, entities, fields, "
-                               "headers, ignore, include, json, jsonld, keep_params, key, kinds, proxy, region, "
-                               "sort_lines, threshold, type, url")
+                               "known: " + ", ".join(known_options()))
     assert message[2].endswith(": watch #2 (" + site.base + "/page): threshold must be a whole number of bits from 0 "
                                "to 64, not 99"), message
     assert run.stderr.count("The watch spider cannot start") == 1 and run.stderr.count("regoin") == 1

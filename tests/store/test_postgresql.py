@@ -157,6 +157,7 @@ def test_a_schema_2_store_gains_the_dependency_sets_of_rendered_pages(fresh: tup
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"INSERT INTO {store._quoted}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
     _sql(store, f"ALTER TABLE {store._quoted}.validators DROP COLUMN render")
+    _sql(store, f"DROP TABLE {store._quoted}.notifications; DROP TABLE {store._quoted}.summary_spend")
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '2' WHERE name = 'schema_version'")
     store.close()
     upgraded = _pg(uri)
@@ -215,6 +216,7 @@ def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"DROP TABLE {store._quoted}.health_history; DROP TABLE {store._quoted}.health_conditions; "
                 f"ALTER TABLE {store._quoted}.validators DROP COLUMN render; "
+                f"DROP TABLE {store._quoted}.notifications; DROP TABLE {store._quoted}.summary_spend; "
                 f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
     store.close()
     upgraded = _pg(uri)
@@ -224,5 +226,27 @@ def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str
         upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
         assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [(T1[:10], "none")]
         assert upgraded.conditions("spider") == []
+    finally:
+        upgraded.close()
+
+
+def test_a_schema_3_store_gains_notifications_and_keeps_its_changes(fresh: tuple[str, str]) -> None:
+    """3 → 4 (issue 16): the notification and spend tables; changes logged before have none pending."""
+    _, uri = fresh
+    store = _pg(uri)
+    store.open()
+    store.commit("spider", "k", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
+    _sql(store, f"DROP TABLE {store._quoted}.notifications")
+    _sql(store, f"DROP TABLE {store._quoted}.summary_spend")
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '3' WHERE name = 'schema_version'")
+    store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        assert [c.record for c in upgraded.changes("spider")] == [{"kind": "field"}]
+        assert upgraded.notification_states() == [] and upgraded.spend("2024-01-01") == (0.0, 0)
+        with upgraded._cursor("test") as cur:
+            cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
+            assert cur.fetchone() == ("4",)
     finally:
         upgraded.close()

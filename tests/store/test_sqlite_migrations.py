@@ -94,13 +94,14 @@ def test_a_schema_4_store_gains_the_dependency_sets_of_rendered_pages(tmp_path: 
     store.close()
     db = sqlite3.connect(path)  # back to schema 4 as that version shipped it: no render column
     db.execute("ALTER TABLE validators DROP COLUMN render")
+    db.executescript("DROP TABLE notifications; DROP TABLE summary_spend;")
     db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
     db.commit()
     db.close()
     upgraded = SQLiteStore(path)
     upgraded.open()
     try:
-        assert _schema_version(upgraded) == "5" == str(SCHEMA_VERSION)
+        assert _schema_version(upgraded) == str(SCHEMA_VERSION)
         [v] = upgraded.validators("spider", "https://s.example/p")
         assert (v.key, v.etag, v.render) == ("page", '"e1"', None)
     finally:
@@ -203,7 +204,7 @@ def test_a_store_of_schema_3_gains_an_empty_health_history(tmp_path: Path) -> No
     store.close()
     db = sqlite3.connect(path)  # as schema 3 left it: no health tables
     db.executescript("DROP TABLE health_history; DROP TABLE health_conditions; "
-                     "ALTER TABLE validators DROP COLUMN render; "
+                     "ALTER TABLE validators DROP COLUMN render; DROP TABLE notifications; DROP TABLE summary_spend; "
                      "UPDATE changewatch_meta SET value='3' WHERE name='schema_version';")
     db.close()
     upgraded = SQLiteStore(path)
@@ -215,3 +216,26 @@ def test_a_store_of_schema_3_gains_an_empty_health_history(tmp_path: Path) -> No
         assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [("2024-01-02", "none")]
     finally:
         upgraded.close()
+
+
+def test_a_schema_5_store_gains_notifications_and_keeps_its_changes(tmp_path: Path) -> None:
+    """Schema 5 → 6 (issue 16): the notification and spend tables, nothing else touched; a change
+    logged before has no destinations, so nothing is pending."""
+    path = tmp_path / "state.db"
+    store = SQLiteStore(path)
+    store.open()
+    store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", "2024-01-01T00:00:00Z",
+                                              record={"kind": "field"}))
+    store.close()
+    with sqlite3.connect(path) as db:  # as schema 5 left it
+        db.execute("DROP TABLE notifications")
+        db.execute("DROP TABLE summary_spend")
+        db.execute("UPDATE changewatch_meta SET value='5' WHERE name='schema_version'")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _schema_version(store) == "6" == str(SCHEMA_VERSION)
+        assert [c.record for c in store.changes("spider")] == [{"kind": "field"}]
+        assert store.notification_states() == [] and store.spend("2024-01-01") == (0.0, 0)
+    finally:
+        store.close()

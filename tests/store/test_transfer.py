@@ -4,6 +4,7 @@ target is refused, and a failed import leaves the target empty."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from changewatch.store import (
     HttpValidators,
     Lease,
     Outcome,
+    RoutingStore,
     StoreCounts,
     StoreError,
     TransferableStore,
@@ -82,10 +84,17 @@ def fill(store: TransferableStore) -> list[int]:
                                                                 error="blocked: 403"), lease=Lease("host:x:1:2:n", 60))
         assert committed.change_id is not None
         ids.append(committed.change_id)
-    committed = store.commit("news", "ünï ' \"", None, outcome(Kind.FIELD, encoded(), {"kind": "field", "v": "€"}))
+    news = dataclasses.replace(outcome(Kind.FIELD, encoded(), {"kind": "field", "v": "€"}),
+                               notify=(("d1", "json://h.example/x"), ("d2", "mailto://u:****@m.example")))
+    committed = store.commit("news", "ünï ' \"", None, news)
     assert committed.change_id is not None
     ids.append(committed.change_id)
     store.mark_delivered("shop", ids[:1], "2024-06-01T00:00:00Z")
+    assert isinstance(store, RoutingStore)
+    store.claim_notifications(["d1", "d2"], "host:x:1:2:n", 60)
+    store.settle_notifications("d1", ids[-1:], "host:x:1:2:n", sent_at="2024-06-02T00:00:00Z")
+    store.settle_notifications("d2", ids[-1:], "host:x:1:2:n", sent_at=None, error="http: 500")
+    store.add_spend("2024-06-02", 0.125, None)
     return ids
 
 
@@ -157,7 +166,8 @@ def test_a_row_postgresql_cannot_hold_fails_the_whole_import(fresh: Fresh, tmp_p
 def test_every_column_is_transferred_or_deliberately_not(fresh: Fresh, backend: str) -> None:
     """A column added to a schema must be added to TRANSFER_TABLES (or here, with its reason)."""
     store = fresh(backend)
-    not_transferred = {"changes": {"lease_owner", "lease_expires"}}  # a lease names a process of the old store
+    # a lease or a claim names a process of the old store's crawls
+    not_transferred = {"changes": {"lease_owner", "lease_expires"}, "notifications": {"claim_owner", "claim_expires"}}
     for table, columns in TRANSFER_TABLES.items():
         assert set(columns) | not_transferred.get(table, set()) == _columns(store, table), table
 
@@ -212,11 +222,17 @@ def _stores(draw: st.DrawFn) -> Dump:
     conditions = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _TEXT, st.sampled_from(["noise", "stale"]),
                                          _TIME.filter(bool), _TEXT, st.one_of(st.none(), st.integers(1, 10_000))),
                                max_size=4, unique_by=lambda r: r[:3]))
+    notifications = [(i, destination, spider, f"json://{destination}.example/x", draw(_TIME), draw(st.integers(0, 9)),
+                      draw(st.none() | _TEXT))
+                     for i, spider, *_ in changes for destination in ("d1", "d2") if draw(st.booleans())]
+    spend = [(day, draw(st.sampled_from([0.0, 0.125, 3.5])), draw(st.integers(0, 99)))
+             for day in ("2024-05-01", "2024-05-02") if draw(st.booleans())]
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
             "changes": changes,
             "health_history": sorted(history, key=lambda r: tuple(v.encode() for v in r[:4])),
-            "health_conditions": sorted(conditions, key=lambda r: tuple(v.encode() for v in r[:3]))}
+            "health_conditions": sorted(conditions, key=lambda r: tuple(v.encode() for v in r[:3])),
+            "notifications": notifications, "summary_spend": spend}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,0 +1,138 @@
+"""``changewatch notify``: each destination's delivery state of the changes in a store, and with
+``--resend``, sending what a destination has not been sent (a crawl's notification failed, or it
+was killed before it sent them).
+
+The destinations' URLs are never stored (only a digest and their form without secrets): they come
+from the configuration, as a crawl's do: the project's settings (``CHANGEWATCH_NOTIFY``, with ``-s
+NAME=VALUE`` over them) and, with ``--watchlist``, its watches' ``notify:``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from .cli_changes import UsageError, open_existing_store, parse_since
+from .notify.crawl import watch_rules
+from .notify.destinations import Destination
+from .notify.notifier import Notifier
+from .notify.routing import Router
+from .notify.sender import SendPolicy
+from .store import ChangeLogStore, RoutingStore, Store, StoreError
+from .store.leases import new_owner
+from .store.options import redact
+
+__all__ = ["add_parser"]
+
+
+class _NotifyStore(Store, ChangeLogStore, RoutingStore, Protocol):
+    """A store whose notifications can be listed and sent."""
+
+
+def _error(message: str) -> None:
+    print(f"changewatch notify: {message}", file=sys.stderr)
+
+
+def _settings(pairs: list[str]) -> Any:
+    from scrapy.utils.project import get_project_settings
+
+    settings = get_project_settings()
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"-s {pair!r}: expected NAME=VALUE")
+        settings.set(name.strip(), value, priority="cmdline")
+    return settings
+
+
+def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destination]:
+    rules: dict[str, Any] = {}
+    if args.watchlist:
+        from .spiders.sources import WatchlistSource, is_fetched, read_watchlist
+        from .spiders.watchlist import WatchlistError
+
+        source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
+                                 config.watchlist_maxsize)
+        try:
+            watches = read_watchlist(args.watchlist, source)
+        except WatchlistError as exc:
+            raise UsageError(f"--watchlist: {exc}") from None
+        holder = argparse.Namespace(watches=watches, watchlist_fetched=is_fetched(args.watchlist))
+        rules = watch_rules(holder)
+    return Router(config.notify, rules).destinations
+
+
+def _state_json(state: Any, known: dict[str, Destination]) -> str:
+    return json.dumps({"change_id": state.change_id, "spider": state.spider, "key": state.key, "kind": state.kind,
+                       "observed_at": state.observed_at, "destination": state.shown, "sent_at": state.sent_at,
+                       "attempts": state.attempts, "last_error": state.last_error,
+                       "configured": state.destination in known}, ensure_ascii=False)
+
+
+def notify(args: argparse.Namespace) -> int:
+    """Exit 0: listed, or every destination sent to; 1: a destination failed; 2: a bad argument,
+    setting or watchlist, or a store that cannot be opened."""
+    from .runtime.config import ChangewatchConfig, ConfigError
+
+    try:
+        since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
+        config = ChangewatchConfig.from_settings(_settings(args.set))
+        known = _destinations(args, config)
+        store: _NotifyStore = open_existing_store(args.store or config.store, upgrade=False, protocol=RoutingStore,
+                                                  purpose="keep notifications")
+    except (UsageError, ConfigError, StoreError) as exc:
+        _error(str(exc))
+        return 2
+    try:
+        if not args.resend:
+            for state in store.notification_states(spider=args.spider, since=since, pending=not args.all):
+                print(_state_json(state, known))
+            return 0
+        return _resend(store, config, known, args.spider, since, redact(args.store or config.store))
+    except StoreError as exc:
+        _error(str(exc))
+        return 1
+    finally:
+        store.close()
+
+
+def _resend(store: _NotifyStore, config: Any, known: dict[str, Destination], spider: str | None, since: str | None,
+            shown_store: str) -> int:
+    if not known:
+        _error("no destinations are configured (CHANGEWATCH_NOTIFY in the project's settings or -s, or --watchlist)")
+        return 2
+
+    async def call(fn: Any, *a: Any, **k: Any) -> Any:
+        return fn(*a, **k)
+
+    policy = SendPolicy(config.notify_timeout, config.notify_retries, config.notify_retry_time, config.guard.policy)
+    notifier = Notifier(store, call, known, policy, new_owner(), max_chars=config.notify_max_chars,
+                        store_name=shown_store)
+    report = asyncio.run(notifier.run(spider=spider, since=since))
+    for shown, count in report.sent.items():
+        print(f"sent {count} change(s) to {shown}")
+    for shown, why in report.failed.items():
+        print(f"failed: {shown}: {why} (still pending)")
+    if not report.sent and not report.failed:
+        print("nothing to send")
+    return 0 if report.ok else 1
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("notify", help="list notifications' delivery state; --resend sends what was missed",
+                            description=__doc__.split("\n\n")[0])
+    parser.add_argument("--resend", action="store_true",
+                        help="send each configured destination the changes it has not been sent, one message each")
+    parser.add_argument("--store", metavar="URI", help="the store (default: CHANGEWATCH_STORE of the settings)")
+    parser.add_argument("--since", metavar="WHEN", help="only changes fetched at WHEN or later: an ISO 8601 time, "
+                                                        "a date, or 30m, 12h, 1d, 2w ago")
+    parser.add_argument("--spider", metavar="NAME", help="only this spider's changes")
+    parser.add_argument("--watchlist", metavar="W", help="also the destinations of this watchlist's notify: "
+                                                         "(a path, an http(s) URL or inline JSON)")
+    parser.add_argument("--all", action="store_true", help="list sent notifications too (without --resend)")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting over the project's (as scrapy crawl -s), e.g. -s CHANGEWATCH_NOTIFY=json://…")
+    parser.set_defaults(func=notify)

@@ -1,0 +1,93 @@
+"""Which destinations a change goes to: CHANGEWATCH_NOTIFY (every kind, or per kind) and the watch's
+own ``notify:`` rules (its destinations, the kinds they want, a ``when:`` condition on field values).
+Decided in the crawl when the change is committed, so that its pending notifications are written
+with it. No Scrapy imports."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.values import normalise_field
+from .conditions import Condition
+from .destinations import Destination, NotifyRoutes
+
+__all__ = ["FieldValues", "NotifyRule", "Router"]
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyRule:
+    """One ``notify:`` entry of a watch: *destinations* are sent its changes of *kinds* (None:
+    every kind) for which *when* holds (None: always; a condition makes a change without the
+    field values it names not match)."""
+
+    destinations: tuple[Destination, ...]
+    when: Condition | None = None
+    kinds: frozenset[str] | None = None
+
+    def guarded(self) -> NotifyRule:
+        """The rule with its destinations under the SSRF policy (a watchlist fetched by URL)."""
+        return dataclasses.replace(self, destinations=tuple(dataclasses.replace(d, guarded=True)
+                                                            for d in self.destinations))
+
+
+class FieldValues:
+    """The field values a change's conditions compare, normalised as the fields comparison
+    normalises them (each by its kind), computed only for the fields a condition names: the new
+    value of a changed field from the record, any other from the observation's own fields."""
+
+    def __init__(self, record: Mapping[str, Any], fields: Mapping[str, Any] | None, kinds: Mapping[str, str] | None):
+        self.record = record
+        self.fields = fields or {}
+        self.kinds = kinds or {}
+
+    def normalise(self, name: str, value: Any) -> Any:
+        try:
+            return normalise_field(value, self.kinds.get(name, "auto"))
+        except ValueError:  # an unknown kind: the fields comparison reports that as an error
+            return value
+
+    def of(self, names: Iterable[str]) -> dict[str, Any]:
+        changes = self.record.get("changes")
+        values: dict[str, Any] = {}
+        for name in names:
+            change = changes.get(name) if isinstance(changes, Mapping) else None
+            if isinstance(change, Mapping) and "new" in change:
+                values[name] = self.normalise(name, change["new"])
+            elif name in self.fields:
+                values[name] = self.normalise(name, self.fields[name])
+        return values
+
+
+class Router:
+    """Destinations by change: CHANGEWATCH_NOTIFY's, then the watch's (by key)."""
+
+    def __init__(self, routes: NotifyRoutes, rules: Mapping[str, tuple[NotifyRule, ...]] | None = None):
+        self.routes = routes
+        self.rules = dict(rules or {})
+        known: dict[str, Destination] = {d.id: d for d in routes.all}
+        for key_rules in self.rules.values():
+            for rule in key_rules:
+                for d in rule.destinations:
+                    # one the operator configured is the operator's, whatever a fetched watchlist says
+                    if d.id not in known or (known[d.id].guarded and not d.guarded):
+                        known[d.id] = d
+        #: every destination this crawl may send to, by id
+        self.destinations = known
+
+    def __bool__(self) -> bool:
+        return bool(self.destinations)
+
+    def route(self, record: Mapping[str, Any], values: FieldValues) -> tuple[Destination, ...]:
+        """The destinations of a change record (each once, in the order configured)."""
+        kind = str(record.get("kind"))
+        chosen: dict[str, Destination] = {d.id: d for d in self.routes.for_kind(kind)}
+        for rule in self.rules.get(str(record.get("key")), ()):
+            if rule.kinds is not None and kind not in rule.kinds:
+                continue
+            if rule.when is not None and not rule.when.holds(values.of(rule.when.fields), values.normalise):
+                continue
+            chosen.update((d.id, d) for d in rule.destinations if d.id not in chosen)
+        return tuple(self.destinations[i] for i in chosen)

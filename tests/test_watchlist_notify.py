@@ -1,0 +1,84 @@
+"""A watch's ``notify:``: the forms it takes, what is refused when the watchlist is read (with a
+message that never quotes a destination's secrets), and how a change is routed by it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from changewatch.core.observation import Observation
+from changewatch.notify.destinations import NotifySetting
+from changewatch.notify.routing import FieldValues, Router
+from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
+
+from .e2e.crawl import schema_problems
+
+PRODUCT = {"url": "https://shop.example/p/1", "jsonld": {"type": "Product", "fields": ["name", "offers.price",
+                                                                                       "offers.availability"]}}
+
+
+def watch(**options: Any) -> dict[str, Any]:
+    return {**PRODUCT, **options}
+
+
+@pytest.mark.parametrize("notify", [
+    "json://hooks.example/x",
+    ["json://hooks.example/x", "mailto://u:p@mail.example"],
+    {"urls": "json://hooks.example/x", "when": "offers.price < 80", "kinds": "field"},
+    [{"urls": ["json://hooks.example/x"], "kinds": ["field", "error"]}, "json://hooks.example/y"],
+])
+def test_the_forms_notify_takes(notify: Any) -> None:
+    document = {"watches": [watch(notify=notify)]}
+    assert schema_problems(document) == []
+    [w] = parse_watchlist(document)
+    assert w.notify and all(rule.destinations for rule in w.notify)
+
+
+@pytest.mark.parametrize(("notify", "says"), [
+    ("slakc://T000/B000/secret", "notify.0.urls.0: slakc://…: Apprise knows no scheme 'slakc'"),
+    ({"urls": "slack://onlysecret"}, "Apprise cannot send to it"),
+    ({"urls": "json://h.example/x", "when": "offers.price = 80"}, "notify.0.when: unexpected '='"),
+    ({"urls": "json://h.example/x", "when": "price < 80"}, "names 'price', which this watch does not track"),
+    ({"urls": "json://h.example/x", "kinds": ["noise"]}, "notify.0.kinds.0"),
+    ({"urls": []}, "notify.0.urls"),
+    ({"url": "json://h.example/x"}, "unknown option url"),
+    (5, "notify"),
+])
+def test_what_is_refused_and_how_it_is_said(notify: Any, says: str) -> None:
+    with pytest.raises(WatchlistError) as caught:
+        parse_watchlist({"watches": [watch(notify=notify)]}, "w.yaml")
+    assert says in str(caught.value), str(caught.value)
+    assert "secret" not in str(caught.value)
+
+
+def test_a_condition_on_a_text_watch_or_under_defaults_names_each_watch() -> None:
+    document = {"defaults": {"notify": {"urls": "json://h.example/x", "when": "offers.price < 80"}},
+                "watches": [PRODUCT, {"url": "https://shop.example/terms"}]}
+    with pytest.raises(WatchlistError) as caught:
+        parse_watchlist(document, "w.yaml")
+    assert str(caught.value) == ("w.yaml: watch #2 (https://shop.example/terms): notify.when 'offers.price < 80' "
+                                 "names 'offers.price', which this watch does not track (it has none: a condition "
+                                 "compares fields of jsonld, fields or json)")
+
+
+def test_routing_by_kind_watch_and_condition() -> None:
+    [w] = parse_watchlist({"watches": [watch(key="p1", notify=[
+        {"urls": "json://deals.example/x", "when": "offers.price < 80 and offers.availability == InStock"},
+        {"urls": "json://errors.example/x", "kinds": "error"}])]})
+    router = Router(NotifySetting()({"field": "json://prices.example/x"}), {"p1": w.notify})
+    kinds = {"offers.price": "price", "offers.availability": "availability"}
+
+    def route(record: dict[str, Any], fields: dict[str, Any] | None = None) -> list[str]:
+        obs = Observation(key="p1", url="u", fields=fields)
+        return [d.shown.split("//")[1].split(".")[0] for d in router.route(record, FieldValues(record, obs.fields,
+                                                                                                 kinds))]
+
+    cheaper = {"key": "p1", "kind": "field", "changes": {"offers.price": {"old": "€ 89,00", "new": "€ 79,00"}}}
+    assert route(cheaper, {"offers.price": "€ 79,00", "offers.availability": "http://schema.org/InStock"}) == [
+        "prices", "deals"]
+    assert route(cheaper, {"offers.price": "€ 79,00", "offers.availability": "OutOfStock"}) == ["prices"]
+    assert route(cheaper) == ["prices"]  # the availability is not known: the condition does not hold
+    assert route({"key": "p1", "kind": "error", "error": "blocked: HTTP 403"}) == ["errors"]
+    assert route({"key": "other", "kind": "field", "changes": {}}) == ["prices"]
+    assert len(router.destinations) == 3
