@@ -19,7 +19,7 @@ from changewatch.cli import main
 from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, Lease, open_store
 from changewatch.store.semantics import format_time
-from changewatch.store.sqlite import SQLiteStore
+from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 from .services import require
 from .store._support import LOGGED, T1, encoded, log_changes, outcome
@@ -180,12 +180,12 @@ def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys:
     _old_store(path, SCHEMA_2, 2)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     err = refused(capsys, "--store", f"sqlite:///{path}")
-    assert "has store schema 2, older than this changewatch's (3)" in err and "add --upgrade" in err
+    assert f"has store schema 2, older than this changewatch's ({SCHEMA_VERSION})" in err and "add --upgrade" in err
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     code, lines, _ = changes(capsys, "--store", f"sqlite:///{path}", "--upgrade")
     assert code == 0 and [line["key"] for line in lines] == ["fields-only", "page"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone() == ("3",)
+        assert db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
 
 
 def test_a_newer_store_is_refused(tmp_path: Path, capsys: Capture) -> None:

@@ -39,12 +39,15 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.comparisons import Kind
+from ..core.evidence import KeptBody
+from ..core.schedule import DueEntry, ScheduleUpdate
 from ..core.validators import HttpValidators
 
-__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeLogStore", "ChangeQuery", "Committed", "HttpValidators",
-           "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "OlderSchema", "Outcome", "StaleObservation", "Store",
-           "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
-           "TransferBatch", "TransferableStore", "VersionConflict"]
+__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeEvidence", "ChangeLogStore", "ChangeQuery", "Committed",
+           "Evidence", "HttpValidators", "KeptVersion", "Lease", "LogEntry", "LoggedChange", "MaintainedStore",
+           "NoSuchStore", "OlderSchema", "Outcome", "StaleObservation", "Store", "StoreCounts", "StoreError",
+           "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
+           "VersionConflict"]
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
@@ -91,6 +94,21 @@ class StoredState:
     last_changed: str | None = None
     last_error: str | None = None
     error_streak: int = 0
+    #: the adaptive schedule's estimate of how often the key changes (changewatch.core.schedule;
+    #: None: never estimated)
+    schedule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The response an observation came from, as served: kept with it when it is a version a
+    change is judged between (changewatch.core.evidence). *headers* is JSON, without cookies or
+    credentials; *url* has no user name or password."""
+
+    url: str
+    status: int
+    headers: str
+    body: KeptBody
 
 
 @dataclass(slots=True)
@@ -109,6 +127,11 @@ class Outcome:
     http: HttpValidators | None = None
     #: a 304 answered the conditional request for ``url``: count it against the safety net
     not_modified: bool = False
+    #: what the observation tells the adaptive schedule: the commit writes the key's estimate and
+    #: due time from the fetch time it stores (None: leave them as they are)
+    schedule: ScheduleUpdate | None = None
+    #: the body and headers to keep, in the same transaction (None: keep nothing)
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +299,8 @@ class StoreCounts:
     validators: int
     changes: int
     undelivered: int
+    #: versions kept as evidence (their bodies are counted with them)
+    evidence: int = 0
 
 
 #: what a migration copies, table by table in this order, with the columns of each in the order
@@ -283,9 +308,14 @@ class StoreCounts:
 #: store's crawls, and an undelivered change without one is claimed by the next crawl at once.
 TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
-                     "last_good", "last_changed", "last_error", "error_streak"),
+                     "last_good", "last_changed", "last_error", "error_streak",
+                     # -- issue 15: adaptive revisits and forgetting
+                     "schedule", "due_at", "due_interval", "listed_at"),
     "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
+    # -- issue 15: evidence
+    "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
+    "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
@@ -332,3 +362,74 @@ class TransferableStore(ChangeLogStore, Protocol):
         ...
 
     def counts(self) -> StoreCounts: ...
+
+
+# -- optional: running for months (adaptive revisits, evidence, retention, forgetting) ----------------------------
+
+@dataclass(frozen=True, slots=True)
+class KeptVersion:
+    """One version kept as evidence: the response as served (*body* compressed as *compression*
+    says; None when the body row is gone), and the change it was judged a change of (None: a
+    baseline or a re-baseline)."""
+
+    id: int
+    spider: str
+    key: str
+    change_id: int | None
+    observed_at: str
+    url: str
+    status: int
+    headers: str
+    digest: str
+    compression: str | None
+    body: bytes | None
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvidence:
+    """A logged change with the versions it was judged between: *after* the one it was found
+    at, *before* the kept version before it (None: never kept, or gone by retention)."""
+
+    change: LogEntry
+    before: KeptVersion | None
+    after: KeptVersion | None
+
+
+@runtime_checkable
+class MaintainedStore(Protocol):
+    """Optional: what the adaptive schedule, evidence, retention and forgetting need besides
+    :class:`Store` (the built-in stores have it). Every purge deletes at most *limit* rows, in one
+    short transaction of its own, and says how many it deleted: the caller repeats it until
+    fewer come back."""
+
+    def due_table(self, spider: str) -> dict[str, DueEntry]:
+        """Every key of *spider* with its last fetch, due time and interval, and when it was last
+        listed without being fetched (one read)."""
+        ...
+
+    def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
+        """Note that *keys* are still watched (listed, though not fetched: not due) at *at*."""
+        ...
+
+    def forget(self, spider: str, before: str, limit: int) -> list[str]:
+        """Delete every key of *spider* neither fetched nor listed since *before*: its state,
+        schedule, validators and evidence (not its logged changes). The keys forgotten."""
+        ...
+
+    def purge_evidence(self, spider: str, before: str, limit: int) -> int:
+        """Delete *spider*'s kept versions fetched before *before*, except each key's latest
+        (the version its next change will be judged against)."""
+        ...
+
+    def purge_bodies(self, spider: str, before: str, limit: int) -> int:
+        """Delete *spider*'s bodies no kept version refers to, stored before *before*."""
+        ...
+
+    def purge_changes(self, spider: str, before: str, limit: int) -> int:
+        """Delete *spider*'s delivered changes fetched before *before* (never an undelivered one)."""
+        ...
+
+    def change_evidence(self, change_id: int) -> ChangeEvidence | None:
+        """The change *change_id* with its kept versions; None when the log has no such change."""
+        ...

@@ -58,7 +58,8 @@ def paged(fetch: Callable[[int, int], list[LogEntry]], after_id: int, batch_size
 
 
 #: the order :meth:`~.base.TransferableStore.export_rows` reads each table in (its primary key)
-EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",)}
+EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",),
+                "evidence_bodies": ("spider", "digest"), "evidence": ("id",)}
 
 
 def insert_sql(table: str, mark: str) -> str:
@@ -75,7 +76,9 @@ def older_schema(subject: str, found: int, supported: int) -> OlderSchema:
                        "left untouched: open it once for writing (a crawl does) to upgrade it in place")
 
 
-def not_empty(subject: str, keys: int, validators: int, changes: int) -> StoreNotEmpty:
-    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes): a "
-                      "migration writes only into an empty store, never merges two; name a new one (another "
-                      "file, or another ?schema=)")
+def not_empty(subject: str, keys: int, validators: int, changes: int, *kept: int) -> StoreNotEmpty:
+    """*kept*: the rows of the other tables (evidence and its bodies), named only when there are some."""
+    others = f", {sum(kept)} evidence rows" if sum(kept) else ""
+    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes{others}): a "
+                         "migration writes only into an empty store, never merges two; name a new one (another "
+                         "file, or another ?schema=)")

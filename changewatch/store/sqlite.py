@@ -34,6 +34,7 @@ from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty
 from .options import Option, choice, resolve_options, seconds, split_query
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
+from .sqlite_upkeep import SQLiteUpkeep
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
@@ -47,7 +48,7 @@ OPTIONS: dict[str, Option] = {
 _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteUpkeep):
     """Keyed store in one SQLite file. A file that is not a changewatch store is refused with
     a :class:`StoreError` and left untouched."""
 
@@ -159,7 +160,7 @@ class SQLiteStore:
             snapshot=None if row["snapshot"] is None else bytes(row["snapshot"]),
             counters=json.loads(row["counters"]), first_seen=row["first_seen"], last_seen=row["last_seen"],
             last_good=row["last_good"], last_changed=row["last_changed"], last_error=row["last_error"],
-            error_streak=row["error_streak"],
+            error_streak=row["error_streak"], schedule=row["schedule"],
         )
 
     @staticmethod
@@ -217,6 +218,8 @@ class SQLiteStore:
                     "VALUES (?,?,?,?,?,?,?)",
                     (spider, key, outcome.kind.value, observed_at, dumps(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
+            if outcome.evidence is not None:
+                self._write_evidence(db, spider, key, change_id, observed_at, outcome.evidence, now)
         if clamped:
             report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
             self._clamp_reported = True
@@ -361,7 +364,8 @@ class SQLiteStore:
             keys = dict(db.execute("SELECT spider, count(*) FROM observations GROUP BY spider ORDER BY spider"))
             validators = db.execute("SELECT count(*) FROM validators").fetchone()[0]
             changes, undelivered = db.execute("SELECT count(*), count(*) - count(delivered_at) FROM changes").fetchone()
-        return StoreCounts(keys, validators, changes, undelivered)
+            evidence = db.execute("SELECT count(*) FROM evidence").fetchone()[0]
+        return StoreCounts(keys, validators, changes, undelivered, evidence)
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:

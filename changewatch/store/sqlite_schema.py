@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 3), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 4), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: the schema a new store is created at; the migrations after it bring it to SCHEMA_VERSION
+_CREATED_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -88,6 +90,53 @@ _V2_TO_V3 = """
 ALTER TABLE changes ADD COLUMN lease_owner TEXT;
 ALTER TABLE changes ADD COLUMN lease_expires REAL;
 """ + _OBSERVATIONS.replace("CREATE TABLE observations", "CREATE TABLE observations_v3")
+
+# -- issue 15, schema 4: adaptive revisits, evidence, forgetting (one self-contained step) ----------------------
+# Per key: the schedule's estimate and due time, and when it was last listed without being
+# fetched (a key neither fetched nor listed for CHANGEWATCH_FORGET_AFTER is forgotten). Evidence:
+# the versions kept as served, and their bodies, compressed, once per spider and digest. A body's
+# small columns come before it: reading them does not walk its overflow pages.
+_V3_TO_V4 = """
+ALTER TABLE observations ADD COLUMN schedule TEXT;
+ALTER TABLE observations ADD COLUMN due_at TEXT;
+ALTER TABLE observations ADD COLUMN due_interval REAL;
+ALTER TABLE observations ADD COLUMN listed_at TEXT;
+CREATE INDEX changes_by_time ON changes (spider, observed_at);
+CREATE TABLE evidence_bodies (
+    spider TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    compression TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    stored_at TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (spider, digest)
+);
+CREATE TABLE evidence (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    spider TEXT NOT NULL,
+    key TEXT NOT NULL,
+    change_id INTEGER,
+    observed_at TEXT NOT NULL,
+    url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    digest TEXT NOT NULL
+);
+CREATE INDEX evidence_by_key ON evidence (spider, key, id);
+CREATE INDEX evidence_by_change ON evidence (change_id) WHERE change_id IS NOT NULL;
+CREATE INDEX evidence_by_digest ON evidence (spider, digest);
+CREATE INDEX evidence_by_time ON evidence (spider, observed_at)
+"""
+
+
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """Schedule columns (empty: every key is due, as it always was), evidence tables (empty:
+    versions observed before are not kept)."""
+    for statement in _statements(_V3_TO_V4):
+        db.execute(statement)
+    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+# -- end of issue 15's step ---------------------------------------------------------------------------------------
+
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
@@ -159,7 +208,7 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3)):
+    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4)):
         if version == old:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
@@ -231,8 +280,9 @@ def _create(db: sqlite3.Connection) -> None:
         return  # another crawl created it since we looked
     for statement in _statements(SCHEMA):
         db.execute(statement)
+    # created at schema 3, then brought up to date by the same steps that upgrade an older store
     db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",
-                   [("app", APP_ID), ("schema_version", str(SCHEMA_VERSION))])
+                   [("app", APP_ID), ("schema_version", str(_CREATED_VERSION))])
 
 
 def _migrate_1_to_2(db: sqlite3.Connection) -> None:

@@ -96,8 +96,8 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
     store.close()
-    with pytest.raises(StoreError, match=r"has store schema 99, newer than this changewatch understands \(1\): "
-                                         "upgrade changewatch"):
+    with pytest.raises(StoreError, match=rf"has store schema 99, newer than this changewatch understands "
+                                         rf"\({schema.SCHEMA_VERSION}\): upgrade changewatch"):
         _pg(uri).open()
     import psycopg
 
@@ -131,14 +131,16 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(schema, "MIGRATIONS", ["ALTER TABLE {s}.observations ADD COLUMN note text", backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    shipped = schema.SCHEMA_VERSION
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
+                                               backfill])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", shipped + 2)
     upgraded = _pg(uri)
     upgraded.open()
     try:
         with upgraded._cursor("test") as cur:
             cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == ("3",)
+            assert cur.fetchone() == (str(shipped + 2),)
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2

@@ -90,7 +90,7 @@ def test_an_old_store_is_upgraded_in_place(tmp_path: Path, version: int) -> None
     store = SQLiteStore(path)
     store.open()
     try:
-        assert _schema_version(store) == str(SCHEMA_VERSION) == "3"
+        assert _schema_version(store) == str(SCHEMA_VERSION) == "4"
         fields = store.read("spider", "fields-only")
         assert fields is not None and fields.version == 1 and fields.snapshot is not None
         assert decoded(fields.snapshot).part("fields") == FieldsPart({"a": "1.00"}, {"a": "1"})
@@ -145,14 +145,14 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     store.open()
     store.close()
     db = sqlite3.connect(path)
-    db.execute("UPDATE changewatch_meta SET value='4' WHERE name='schema_version'")
+    db.execute("UPDATE changewatch_meta SET value='5' WHERE name='schema_version'")
     db.commit()
     db.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as caught:
         SQLiteStore(path).open()
     message = str(caught.value)
-    assert str(path) in message and "schema 4" in message and "(3)" in message and "newer" in message
+    assert str(path) in message and "schema 5" in message and "(4)" in message and "newer" in message
     assert path.read_bytes() == before
 
 
@@ -164,6 +164,6 @@ def test_crawls_opening_an_old_store_at_once_upgrade_it_once(tmp_path: Path) -> 
         store = SQLiteStore(path)
         store.open()
         try:
-            assert _schema_version(store) == "3" and len(store.keys("spider")) == 2
+            assert _schema_version(store) == str(SCHEMA_VERSION) and len(store.keys("spider")) == 2
         finally:
             store.close()

@@ -191,7 +191,9 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 _TIME = st.sampled_from([T0, T1, T2, None])
 _KEY_ROW = st.tuples(st.sampled_from(["a", "b", "ä"]), _TEXT, _TEXT, st.integers(1, 2**40),
                      st.one_of(st.none(), st.binary(max_size=40)), st.just('{"none":1}'), _TIME, _TIME, _TIME, _TIME,
-                     st.one_of(st.none(), _TEXT), st.integers(0, 1000))
+                     st.one_of(st.none(), _TEXT), st.integers(0, 1000),
+                     # schedule, due_at, due_interval, listed_at
+                     st.one_of(st.none(), _TEXT), _TIME, st.one_of(st.none(), st.floats(1, 1e7)), _TIME)
 
 
 @st.composite
@@ -203,9 +205,17 @@ def _stores(draw: st.DrawFn) -> Dump:
     ids = sorted(draw(st.sets(st.integers(1, 10_000), max_size=8)))
     changes = [(i, draw(st.sampled_from(["a", "b"])), draw(_TEXT), draw(st.sampled_from(["field", "error"])), T0,
                 '{"v":' + str(i) + "}", draw(_TIME)) for i in ids]
+    bodies = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.text("0123456789abcdef", min_size=1, max_size=8),
+                                     st.just("zlib"), st.integers(0, 2**40), st.sampled_from([T0, T1]),
+                                     st.binary(min_size=1, max_size=40)), max_size=4, unique_by=lambda r: (r[0], r[1])))
+    versions = [(i, spider, draw(_TEXT), draw(st.one_of(st.none(), st.integers(1, 10_000))), T0, draw(_TEXT),
+                 draw(st.integers(100, 599)), '{"Content-Type":["text/html"]}', digest)
+                for i, (spider, digest, *_) in enumerate(bodies, start=1)]
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
-            "changes": changes}
+            "changes": changes,
+            "evidence_bodies": sorted(bodies, key=lambda r: (r[0].encode(), r[1].encode())),
+            "evidence": versions}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
