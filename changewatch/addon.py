@@ -15,6 +15,8 @@ PIPELINE_ORDER = {
 }
 EXTENSION_ORDER = {
     "changewatch.runtime.ChangewatchRuntime": 0,
+    # a line of progress on long runs, beside Scrapy's LogStats (CHANGEWATCH_PROGRESS_INTERVAL)
+    "changewatch.runtime.ProgressLog": 0,
 }
 DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
@@ -29,6 +31,8 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
 }
 SPIDER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
+    # requests of keys that are not due are never made (docs/schedule.md)
+    "changewatch.middlewares.ScheduleMiddleware": 955,
     "changewatch.middlewares.RedeliveryMiddleware": 960,
 }
 

@@ -12,13 +12,16 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`NOT_MODIFIED`: set by changewatch on a 304 that answered its validators
   (:class:`changewatch.middlewares.NotModified`).
 - :data:`WATCH`: the watchlist entry a request of the ``watch`` spider observes.
+- :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
+  seconds): a request made sooner after the key's last observation is dropped
+  (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "KEY", "NOT_MODIFIED", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -26,6 +29,7 @@ SPEC = "changewatch_spec"
 VANTAGE = "changewatch_vantage"
 NOT_MODIFIED = "changewatch_not_modified"
 WATCH = "changewatch_watch"
+EVERY = "changewatch_every"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"

@@ -21,6 +21,7 @@ from twisted.python.failure import Failure
 from . import meta as meta_keys
 from ._deprecated import module_getattr
 from .core.comparisons.content import NORMALISER_VERSION
+from .core.durations import parse_duration
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page, count_undecodable_page
@@ -102,15 +103,27 @@ class ChangewatchSpider(scrapy.Spider):
         return Page(response, owner=f"spider {self.name!r}")
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
-              conditional: bool = True, meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
+              conditional: bool = True, every: str | float | None = None, meta: Mapping[str, Any] | None = None,
+              **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
         of that key. Without it, failures are keyed by the page's canonical URL.
 
         *conditional* False: always fetch in full. For pages that lead to others (a category
         page yields its products and next page: a 304 would skip them) and for pages that are
-        one part of an observation assembled over several (a 304 would drop the other parts)."""
+        one part of an observation assembled over several (a 304 would drop the other parts).
+
+        *every*: a duration (``"6h"``, seconds): the request is made only when the key's last
+        observation is at least this old (it needs *key*; docs/schedule.md). With
+        ``CHANGEWATCH_SCHEDULE_ENABLED``, a keyed request without it is made when its key is due."""
         request_meta = dict(meta or {})
+        if every is not None:
+            if key is None:
+                raise ValueError(f"spider {self.name!r}: watch({url!r}, every=...) needs key=: the schedule is per key")
+            try:
+                request_meta[meta_keys.EVERY] = parse_duration(every)
+            except ValueError as exc:
+                raise ValueError(f"spider {self.name!r}: watch({url!r}, every={every!r}): {exc}") from None
         if not conditional:
             request_meta[meta_keys.CONDITIONAL] = False
         # a new spec_version, or a version of changewatch that reads pages differently, forces one

@@ -1,4 +1,4 @@
-"""Downloader and spider middlewares: the vantage point, conditional requests, redelivery.
+"""Downloader and spider middlewares: the vantage point, conditional requests, redelivery, the schedule.
 
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
@@ -6,7 +6,8 @@ The SSRF guard has its own package (:mod:`changewatch.guard`).
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
 from .notmodified import NotModified
+from .schedule import ScheduleMiddleware
 from .vantage import Vantage, VantageMiddleware
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
-           "Vantage", "VantageMiddleware"]
+           "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -22,6 +22,8 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from ..core.comparisons import BUILTIN_COMPARISONS
+from ..core.durations import format_duration
+from ..core.schedule import Bounds
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
 from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
@@ -202,6 +204,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_WATCHLIST_DIR", Directory(), None),
     Setting("CHANGEWATCH_WATCHLIST_TIMEOUT", Float(minimum=0, above=True), 30),
     Setting("CHANGEWATCH_WATCHLIST_MAXSIZE", Int(minimum=1), 10 * 1024 * 1024),
+    # -- issue 15: running for months (docs/schedule.md, docs/evidence.md)
+    Setting("CHANGEWATCH_SCHEDULE_ENABLED", Bool(), False),
+    Setting("CHANGEWATCH_SCHEDULE_MIN_INTERVAL", Duration(minimum=1.0), "15m"),
+    Setting("CHANGEWATCH_SCHEDULE_MAX_INTERVAL", Duration(minimum=1.0), "7d"),
+    Setting("CHANGEWATCH_EVIDENCE_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_EVIDENCE_RETENTION", Duration(minimum=1.0, optional=True), "90d"),
+    Setting("CHANGEWATCH_CHANGES_RETENTION", Duration(minimum=1.0, optional=True), None),
+    # at least a day: a typo (30 for 30d) would forget the keys of a watchlist crawled less often
+    Setting("CHANGEWATCH_FORGET_AFTER", Duration(minimum=86400.0, optional=True), "90d"),
+    Setting("CHANGEWATCH_PROGRESS_INTERVAL", Duration(minimum=1.0, zero=True), 60),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -244,7 +256,19 @@ class ChangewatchConfig:
     watchlist_dir: str | None = None  # None: the working directory
     watchlist_timeout: float = 30.0  # seconds
     watchlist_maxsize: int = 10 * 1024 * 1024  # bytes
+    schedule_enabled: bool = False
+    schedule_min_interval: float = 900.0  # seconds
+    schedule_max_interval: float = 7 * 86400.0  # seconds
+    evidence_enabled: bool = True
+    evidence_retention: float | None = 90 * 86400.0  # seconds; None: kept for ever
+    changes_retention: float | None = None  # seconds; None: kept for ever
+    forget_after: float | None = 90 * 86400.0  # seconds; None: never forgotten
+    progress_interval: float = 60.0  # seconds; 0: no progress line
     guard: GuardConfig = field(default_factory=GuardConfig)
+
+    @property
+    def schedule_bounds(self) -> Bounds:
+        return Bounds(self.schedule_min_interval, self.schedule_max_interval)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ChangewatchConfig:
@@ -253,6 +277,7 @@ class ChangewatchConfig:
         *settings* only: cheap enough for every component to call."""
         values = {spec.member: spec.read(settings) for spec in SETTINGS}
         _check_store_scheme(values["store"], values["store_schemes"])
+        _check_bounds(values["schedule_min_interval"], values["schedule_max_interval"])
         if values["workers"] is None:
             values["workers"] = default_workers()
         allow_private, enabled, hosts, networks, nameservers = (values.pop(f) for f in _GUARD_FIELDS)
@@ -269,6 +294,13 @@ def _check_store_scheme(uri: str, schemes: Mapping[str, str]) -> None:
         known = ", ".join(sorted(schemes))
         raise ConfigError(error_message("CHANGEWATCH_STORE", uri, f"a store URI whose scheme is one of: {known} "
                                         "(CHANGEWATCH_STORE_SCHEMES adds others)"))
+
+
+def _check_bounds(minimum: float, maximum: float) -> None:
+    if minimum > maximum:
+        raise ConfigError(error_message("CHANGEWATCH_SCHEDULE_MIN_INTERVAL", format_duration(minimum),
+                                        f"a duration no longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL "
+                                        f"({format_duration(maximum)})"))
 
 
 def check_reactor(settings: BaseSettings) -> None:

@@ -113,6 +113,9 @@ class Watch:
     #: the declared content type (None: from the response, extract/content_types.py)
     type: str | None = None
     json: JsonSpec | None = None
+    #: fetched once this many seconds after its last fetch, not sooner (None: whenever crawled, or
+    #: when the adaptive schedule says); not part of the spec: it does not change how a page is read
+    every: float | None = None
 
     def spec(self) -> str:
         """A digest of how this watch fetches and reads its page: when it changes (a new field,
@@ -178,7 +181,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         conditional=o.get("conditional", True), include=include,
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
-        type=o.get("type"), json=_json_spec(o.get("json_")),
+        type=o.get("type"), json=_json_spec(o.get("json_")), every=o.get("every"),
     )
 
 

@@ -42,6 +42,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..core.durations import parse_duration
 from ..core.json_paths import check_path
 from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
@@ -113,6 +114,24 @@ def _url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or not re.match(URL_PATTERN, url):
         raise ValueError(f"url must be an absolute http(s) URL, not {short_repr(value)}")
     return url
+
+
+#: a duration as core/durations.py reads it: a number of seconds, or numbers with units largest
+#: first, each once (the crawl also refuses 0, which the second schema below spells out)
+_N = r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
+DURATION_PATTERN = rf"^\s*(?:{_N}|(?={_N}[dhms])(?:{_N}d)?(?:{_N}h)?(?:{_N}m)?(?:{_N}s)?)\s*$"
+_EVERY_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                           {"type": "string", "pattern": DURATION_PATTERN, "not": {"pattern": "^[\\s0.dhms]*$"}}]}
+
+
+def _every(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or (
+            isinstance(value, str) and not value.isascii()):
+        raise ValueError(f"every: {short_repr(value)} is not a duration (seconds, or 90s, 10m, 6h, 7d, 1h30m)")
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"every: {exc}") from None
 
 
 def _one_or_more(value: Any) -> Any:
@@ -345,6 +364,10 @@ class WatchOptionsModel(BaseModel):
         "og:title, og:description, canonical link; links: a[href], img[src], form[action] targets, as a set)",
         examples=[["title", "links"]])
     ignore: IgnoreModel | None = Field(None, description="Text watches: elements and lines of text to leave out")
+    every: Annotated[Any, AfterValidator(_every), WithJsonSchema(_EVERY_SCHEMA)] | None = Field(
+        None, description="Fetch the page once this long after its last fetch, and not sooner (a duration: seconds, "
+        "or 90s, 10m, 6h, 7d, 1h30m), whether or not CHANGEWATCH_SCHEDULE_ENABLED schedules the others; not bounded "
+        "by the schedule's intervals", examples=["6h"])
 
 
 class WatchModel(WatchOptionsModel):
