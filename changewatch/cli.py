@@ -1,5 +1,5 @@
 """The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
-migrate a store, or print the watchlist's JSON Schema."""
+write a change's evidence out, migrate a store, or print the watchlist's JSON Schema."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes, cli_migrate
+from . import cli_changes, cli_evidence, cli_migrate
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -92,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", metavar="DIR", help="keep the demo's store, watchlist and feeds in DIR")
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
+    cli_evidence.add_parser(sub)
     cli_migrate.add_parser(sub)
     schema = sub.add_parser("schema", help="print the JSON Schema of a watchlist, for editors that check it as it is "
                                            "typed (the package ships it as changewatch/watchlist.schema.json)")

@@ -12,6 +12,9 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`NOT_MODIFIED`: set by changewatch on a 304 that answered its validators
   (:class:`changewatch.middlewares.NotModified`).
 - :data:`WATCH`: the watchlist entry a request of the ``watch`` spider observes.
+- :data:`SCHEDULE`: ``False``: the schedule never skips the request (a page that leads to others,
+  or one part of an observation assembled over several). ``ChangewatchSpider.watch`` sets it
+  with ``conditional=False`` unless told otherwise.
 - :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
   seconds): a request made sooner after the key's last observation is dropped
   (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
@@ -21,7 +24,7 @@ The private keys (leading underscore) are changewatch's own bookkeeping between 
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -30,6 +33,7 @@ VANTAGE = "changewatch_vantage"
 NOT_MODIFIED = "changewatch_not_modified"
 WATCH = "changewatch_watch"
 EVERY = "changewatch_every"
+SCHEDULE = "changewatch_schedule"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"

@@ -103,8 +103,8 @@ class ChangewatchSpider(scrapy.Spider):
         return Page(response, owner=f"spider {self.name!r}")
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
-              conditional: bool = True, every: str | float | None = None, meta: Mapping[str, Any] | None = None,
-              **kwargs: Any) -> Request:
+              conditional: bool = True, every: str | float | None = None, scheduled: bool | None = None,
+              meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
         of that key. Without it, failures are keyed by the page's canonical URL.
@@ -115,8 +115,12 @@ class ChangewatchSpider(scrapy.Spider):
 
         *every*: a duration (``"6h"``, seconds): the request is made only when the key's last
         observation is at least this old (it needs *key*; docs/schedule.md). With
-        ``CHANGEWATCH_SCHEDULE_ENABLED``, a keyed request without it is made when its key is due."""
+        ``CHANGEWATCH_SCHEDULE_ENABLED``, a keyed request without it is made when its key is due.
+        *scheduled* False: made on every run, due or not; by default, it is False with
+        *conditional* False (a page fetched in full because it leads to others must be fetched)."""
         request_meta = dict(meta or {})
+        if not (conditional if scheduled is None else scheduled):
+            request_meta[meta_keys.SCHEDULE] = False
         if every is not None:
             if key is None:
                 raise ValueError(f"spider {self.name!r}: watch({url!r}, every=...) needs key=: the schedule is per key")

@@ -94,7 +94,8 @@ def test_a_crawl_carries_on_after_moving_to_postgresql(odd_server: tuple[OddServ
     code, out, err = migrate(capsys, sqlite_uri, pg_uri)
     assert (code, err) == (0, "")
     assert out.splitlines()[1:] == ["  keys: 4 (watch: 4)", "  validators: 4",
-                                    "  changes: 1 (1 undelivered; leases dropped)"]
+                                    "  changes: 1 (1 undelivered; leases dropped)",
+                                    "  evidence: 5 kept versions"]  # 4 baselines and the change
     assert counts(pg_uri) == counts(sqlite_uri)
 
     on_postgresql = Crawler(tmp_path, None, store=pg_uri)

@@ -6,7 +6,9 @@ from ``start()`` and from callbacks alike, that names its key (``meta["changewat
 request of the ``watch`` spider, and those of ``ChangewatchSpider.watch(key=...)``); a request
 without one (a category page leading to products) is always made. A key is due by its watch's
 ``every`` (``meta["changewatch_every"]``), else, with ``CHANGEWATCH_SCHEDULE_ENABLED``, by the due
-time its change rate gives it (core/schedule.py); ``-a force=1`` makes every key due.
+time its change rate gives it (core/schedule.py); ``-a force=1`` makes every key due, and
+``meta["changewatch_schedule"] = False`` makes a request always made (a page leading to others:
+``ChangewatchSpider.watch(conditional=False)`` sets it).
 
 A skipped key is not a missing page: nothing is observed, so nothing about it changes (its
 error streak, validators, pending deliveries); it is noted as still watched, so that
@@ -72,7 +74,7 @@ class ScheduleMiddleware:
                 yield item
 
     async def _keep(self, item: Any) -> bool:
-        if not isinstance(item, Request) or item.meta.get(meta.KEY) is None:
+        if not isinstance(item, Request) or item.meta.get(meta.KEY) is None or item.meta.get(meta.SCHEDULE) is False:
             return True
         every = self._every(item)
         adaptive = self.runtime.config.schedule_enabled

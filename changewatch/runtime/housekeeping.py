@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from ..core import clock
 from ..store import MaintainedStore, StoreError
 from ..store.semantics import format_time
 from ..store.upkeep import BODY_WINDOW
@@ -67,7 +68,9 @@ class Housekeeper:
 
     async def _purge(self, store: MaintainedStore) -> None:
         runner, config, spider = self.runtime.runner, self.runtime.config, self.runtime.spider
-        now = await runner.call(runner.store.now)  # the store's clock: the one every writer's times are clamped to
+        # the earlier of the store's clock (every writer's fetch times are clamped to it) and the
+        # crawl's: a machine whose clock runs ahead must not purge what is not old yet
+        now = min(await runner.call(runner.store.now), clock.now())
         listed = sorted(self.listed)
         for start in range(0, len(listed), BATCH):
             await runner.call(store.mark_listed, spider, listed[start:start + BATCH], format_time(now))

@@ -14,9 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from changewatch.core.comparisons import Kind
+from changewatch.core.evidence import keep_body
+from changewatch.core.schedule import Bounds, ScheduleUpdate
 from changewatch.store import (
     TRANSFER_TABLES,
     ChangeQuery,
+    Evidence,
     HttpValidators,
     Lease,
     Outcome,
@@ -74,7 +77,10 @@ def fill(store: TransferableStore) -> list[int]:
     ids = []
     store.commit("shop", "p1", None, Outcome(Kind.BASELINE, "https://s.example/1", T0, snapshot=encoded(),
                  http=HttpValidators(url="https://s.example/1", key="", etag='W/"é1"', last_modified="Wed, "
-                                     "01 May 2024 00:00:00 GMT", size=1234, spec="s1")))
+                                     "01 May 2024 00:00:00 GMT", size=1234, spec="s1"),
+                 schedule=ScheduleUpdate(False, Bounds(900, 86400)),
+                 evidence=Evidence("https://s.example/1", 200, '{"Content-Type":["text/html"]}',
+                                   keep_body("<p>prix: 89,00 €</p>".encode()))))
     store.commit("shop", "p1", 1, Outcome(Kind.NONE, "https://s.example/1", T1, not_modified=True))
     for at, version in ((T1, None), (T2, 1)):
         committed = store.commit("shop", "p2", version, outcome(Kind.ERROR, None, {"kind": "error", "at": at}, at=at,
@@ -89,7 +95,7 @@ def fill(store: TransferableStore) -> list[int]:
 
 
 def expected_counts() -> StoreCounts:
-    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2)
+    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2, 1)
 
 
 @pytest.mark.parametrize("source", BACKENDS)
@@ -111,6 +117,9 @@ def test_everything_arrives(fresh: Fresh, source: str, target: str) -> None:
     later = b.commit("news", "new", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
     assert later.change_id is not None and later.change_id > max(ids)
     assert b.read("news", "new") is not None and b.read("shop", "p2").version == 2  # type: ignore[union-attr]
+    assert b.due_table("shop") == a.due_table("shop")  # type: ignore[attr-defined]
+    evidence = b.change_evidence(ids[2])  # type: ignore[attr-defined]
+    assert evidence is not None and evidence.after is None  # (a change of news: the kept version is shop's)
 
 
 @pytest.mark.parametrize("target", BACKENDS)
