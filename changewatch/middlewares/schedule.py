@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from scrapy import Request, signals
@@ -53,7 +53,7 @@ class ScheduleMiddleware:
         self.runtime = runtime
         self.stats = Stats(crawler, "schedule")
         self.counts: Counter[str] = Counter()
-        self._table: dict[str, DueEntry] | None = None
+        self._table: Mapping[str, DueEntry] | None = None
         self._loading = asyncio.Lock()
         self._next_due: float | None = None
 
@@ -116,7 +116,7 @@ class ScheduleMiddleware:
                          value, exc)
             return None
 
-    async def _due_table(self) -> dict[str, DueEntry] | None:
+    async def _due_table(self) -> Mapping[str, DueEntry] | None:
         """Every key's due state, read once (at the first request that needs it)."""
         async with self._loading:
             if self._table is None:

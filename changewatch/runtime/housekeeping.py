@@ -2,7 +2,7 @@
 still watched but not fetched (not due) are noted as listed; keys neither fetched nor listed for
 ``CHANGEWATCH_FORGET_AFTER`` are forgotten; kept versions older than
 ``CHANGEWATCH_EVIDENCE_RETENTION`` are deleted (each key's latest stays: its next change is judged
-against it), then the bodies no version refers to; delivered changes older than
+against it), with the bodies no other version refers to; delivered changes older than
 ``CHANGEWATCH_CHANGES_RETENTION`` are deleted (an undelivered one never is).
 
 Each step deletes at most :data:`BATCH` rows per transaction, each its own short store call
@@ -34,10 +34,8 @@ logger = logging.getLogger(__name__)
 
 #: rows deleted (or keys noted) per transaction
 BATCH = 500
-#: each purge's stat (changewatch/housekeeping/<event>), in the order they run: the bodies after
-#: the versions, so that the bodies of versions just deleted go too
-_PURGE_STATS = {"forget": "forgotten", "evidence": "evidence_purged", "bodies": "bodies_purged",
-                "changes": "changes_purged"}
+#: each purge's stat (changewatch/housekeeping/<event>), in the order they run
+_PURGE_STATS = {"forget": "forgotten", "evidence": "evidence_purged", "changes": "changes_purged"}
 
 
 class Housekeeper:
@@ -79,20 +77,20 @@ class Housekeeper:
         def before(seconds: float) -> str:
             return format_time(now - timedelta(seconds=seconds))
 
+        bodies_before = before(BODY_WINDOW)
+
         async def forget(cutoff: str) -> int:
-            keys = await runner.call(store.forget, spider, cutoff, BATCH)
+            keys = await runner.call(store.forget, spider, cutoff, BATCH, bodies_before)
             if keys:
                 logger.debug("changewatch: forgot %d key(s) no longer watched: %s", len(keys), ", ".join(keys))
             return len(keys)
 
-        def purge(method: Callable[[str, str, int], int]) -> Callable[[str], Awaitable[int]]:
-            return lambda cutoff: runner.call(method, spider, cutoff, BATCH)
-
         steps: dict[str, tuple[float | None, Callable[[str], Awaitable[int]]]] = {
             "forget": (config.forget_after, forget),
-            "evidence": (config.evidence_retention, purge(store.purge_evidence)),
-            "bodies": (BODY_WINDOW, purge(store.purge_bodies)),
-            "changes": (config.changes_retention, purge(store.purge_changes)),
+            "evidence": (config.evidence_retention,
+                         lambda cutoff: runner.call(store.purge_evidence, spider, cutoff, BATCH, bodies_before)),
+            "changes": (config.changes_retention,
+                        lambda cutoff: runner.call(store.purge_changes, spider, cutoff, BATCH)),
         }
         done: dict[str, int] = {}
         for name, (age, step) in steps.items():

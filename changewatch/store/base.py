@@ -315,7 +315,8 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
     # -- issue 15: evidence
     "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
-    "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest"),
+    "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest",
+                 "superseded"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
@@ -401,9 +402,10 @@ class MaintainedStore(Protocol):
     """Optional: what the adaptive schedule, evidence, retention and forgetting need besides
     :class:`Store` (the built-in stores have it). Every purge deletes at most *limit* rows, in one
     short transaction of its own, and says how many it deleted: the caller repeats it until
-    fewer come back."""
+    fewer come back. None scans what it keeps: retention looks only at superseded versions (a
+    version is superseded in the commit that writes its key's next one)."""
 
-    def due_table(self, spider: str) -> dict[str, DueEntry]:
+    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         """Every key of *spider* with its last fetch, due time and interval, and when it was last
         listed without being fetched (one read)."""
         ...
@@ -412,18 +414,16 @@ class MaintainedStore(Protocol):
         """Note that *keys* are still watched (listed, though not fetched: not due) at *at*."""
         ...
 
-    def forget(self, spider: str, before: str, limit: int) -> list[str]:
+    def forget(self, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
         """Delete every key of *spider* neither fetched nor listed since *before*: its state,
-        schedule, validators and evidence (not its logged changes). The keys forgotten."""
+        schedule, validators and evidence (not its logged changes), and the bodies no version
+        refers to any more that were not stored again since *bodies_before*. The keys forgotten."""
         ...
 
-    def purge_evidence(self, spider: str, before: str, limit: int) -> int:
-        """Delete *spider*'s kept versions fetched before *before*, except each key's latest
-        (the version its next change will be judged against)."""
-        ...
-
-    def purge_bodies(self, spider: str, before: str, limit: int) -> int:
-        """Delete *spider*'s bodies no kept version refers to, stored before *before*."""
+    def purge_evidence(self, spider: str, before: str, limit: int, bodies_before: str) -> int:
+        """Delete *spider*'s kept versions fetched before *before* that a later version of their key
+        superseded (never a key's latest: its next change is judged against it), and their bodies
+        as :meth:`forget` does. How many versions."""
         ...
 
     def purge_changes(self, spider: str, before: str, limit: int) -> int:

@@ -92,12 +92,13 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
         url text NOT NULL,
         status integer NOT NULL,
         headers text NOT NULL,
-        digest text NOT NULL
+        digest text NOT NULL,
+        superseded integer NOT NULL DEFAULT 0
     );
     CREATE INDEX evidence_by_key ON {s}.evidence (spider, key, id);
     CREATE INDEX evidence_by_change ON {s}.evidence (change_id) WHERE change_id IS NOT NULL;
     CREATE INDEX evidence_by_digest ON {s}.evidence (spider, digest);
-    CREATE INDEX evidence_by_time ON {s}.evidence (spider, observed_at)
+    CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE superseded = 1
     """,
     # -- end of issue 15's step
 ]

@@ -120,12 +120,13 @@ CREATE TABLE evidence (
     url TEXT NOT NULL,
     status INTEGER NOT NULL,
     headers TEXT NOT NULL,
-    digest TEXT NOT NULL
+    digest TEXT NOT NULL,
+    superseded INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX evidence_by_key ON evidence (spider, key, id);
 CREATE INDEX evidence_by_change ON evidence (change_id) WHERE change_id IS NOT NULL;
 CREATE INDEX evidence_by_digest ON evidence (spider, digest);
-CREATE INDEX evidence_by_time ON evidence (spider, observed_at)
+CREATE INDEX evidence_superseded ON evidence (spider, observed_at) WHERE superseded = 1
 """
 
 

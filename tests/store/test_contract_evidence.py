@@ -77,24 +77,43 @@ def test_the_evidence_of_an_error_change_is_the_version_before_it(store: Store) 
 
 def test_retention_keeps_each_keys_latest_version(store: Store) -> None:
     upkeep = maintained(store)
-    store.commit("spider", "k", None, kept(Kind.BASELINE, T0, b"<p>v0</p>"))
+    shared = b"<p>v0, and the page of another key</p>"
+    store.commit("spider", "k", None, kept(Kind.BASELINE, T0, shared))
     first = store.commit("spider", "k", 1, kept(Kind.FIELD, T1, b"<p>v1</p>", record=True))
     second = store.commit("spider", "k", 2, kept(Kind.FIELD, T2, b"<p>v2</p>", record=True))
     store.commit("spider", "still", None, kept(Kind.BASELINE, T0, b"<p>still</p>"))
-    assert upkeep.purge_evidence("spider", T3, 500) == 2  # v0 and v1: k's v2 and still's only version stay
-    assert upkeep.purge_evidence("spider", T3, 500) == 0
+    store.commit("spider", "twin", None, kept(Kind.BASELINE, T0, shared))
+    late = "2999-01-01T00:00:00Z"
+    assert upkeep.purge_evidence("spider", T3, 500, bodies_before=late) == 2  # k's v0 and v1; v2 and the others stay
+    assert upkeep.purge_evidence("spider", T3, 500, bodies_before=late) == 0
+    assert _bodies(store) == 3  # v1's went with it; v0's stays: twin refers to it
     later = upkeep.change_evidence(second.change_id or 0)
-    assert later is not None and later.after is not None and later.before is None  # its before expired
+    assert later is not None and later.after is not None and later.after.body is not None
+    assert later.before is None  # its before expired
     earlier = upkeep.change_evidence(first.change_id or 0)
     assert earlier is not None and earlier.after is None and earlier.before is None
-    # their bodies go once no version refers to them, and only once stored before the cutoff
-    assert upkeep.purge_bodies("spider", "2000-01-01T00:00:00Z", 500) == 0
-    assert upkeep.purge_bodies("spider", "2999-01-01T00:00:00Z", 1) == 1
-    assert upkeep.purge_bodies("spider", "2999-01-01T00:00:00Z", 500) == 1
+
+
+def test_a_body_stored_again_meanwhile_is_never_purged(store: Store) -> None:
+    """A purge deletes a body only if it was last stored before *bodies_before*: a commit in
+    flight that refers to it again moved its stored_at on (PostgreSQL: the purge waits for it)."""
+    upkeep = maintained(store)
+    store.commit("spider", "k", None, kept(Kind.BASELINE, T0, b"<p>v0</p>"))
+    store.commit("spider", "k", 1, kept(Kind.FIELD, T1, b"<p>v1</p>", record=True))
+    assert upkeep.purge_evidence("spider", T3, 500, bodies_before="2000-01-01T00:00:00Z") == 1
     assert _bodies(store) == 2
-    assert later.after.body is not None  # the kept version's body is still there
-    found = upkeep.change_evidence(second.change_id or 0)
-    assert found is not None and found.after is not None and found.after.body is not None
+
+
+def test_a_body_goes_with_the_last_version_that_refers_to_it(store: Store) -> None:
+    upkeep = maintained(store)
+    store.commit("spider", "k", None, kept(Kind.BASELINE, T0, b"<p>v0</p>"))
+    store.commit("spider", "k", 1, kept(Kind.FIELD, T1, b"<p>v1</p>", record=True))
+    store.commit("spider", "twin", None, kept(Kind.BASELINE, T0, b"<p>v0</p>"))  # the same bytes
+    late = "2999-01-01T00:00:00Z"
+    assert upkeep.purge_evidence("spider", late, 500, bodies_before=late) == 1  # k's v0: twin still refers to it
+    assert _bodies(store) == 2
+    assert upkeep.forget("spider", late, 500, bodies_before=late) == ["k", "twin"]
+    assert _bodies(store) == 0
 
 
 def test_only_delivered_changes_are_purged(store: Store) -> None:

@@ -83,7 +83,8 @@ def test_forgetting_deletes_a_key_neither_fetched_nor_listed_since(store: Store)
     store.mark_listed("spider", ["skipped", "not-stored"], T2)
     assert store.due_table("spider")["skipped"].listed_at == epoch(T2)
 
-    assert store.forget("spider", T2, 500) == ["removed"]  # last fetched at T1, never listed
+    late = "2999-01-01T00:00:00Z"
+    assert store.forget("spider", T2, 500, bodies_before=late) == ["removed"]  # last fetched at T1, never listed
     assert store.read("spider", "removed") is None and store.validators("spider", URL) != []
     assert {v.key for v in store.validators("spider", URL)} == {"skipped", "fresh"}
     assert sorted(store.due_table("spider")) == ["fresh", "skipped"]
@@ -91,7 +92,7 @@ def test_forgetting_deletes_a_key_neither_fetched_nor_listed_since(store: Store)
     assert [c.id for c in store.changes("spider")] == [committed.change_id]  # its logged change stays
     found = store.change_evidence(committed.change_id or 0)
     assert found is not None and found.before is None and found.after is None  # its evidence went with it
-    assert store.forget("spider", T2, 500) == []
+    assert store.forget("spider", T2, 500, bodies_before=late) == []
     # added back: a fresh baseline
     assert store.commit("spider", "removed", None, _with_evidence(T2, b"<p>new</p>")).version == 1
 
@@ -101,7 +102,7 @@ def test_forgetting_goes_in_bounded_batches(store: Store) -> None:
     for n in range(7):
         store.commit("spider", f"k{n}", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encoded()))
     batches = []
-    while forgotten := store.forget("spider", T1, 3):
+    while forgotten := store.forget("spider", T1, 3, bodies_before=T1):
         batches.append(len(forgotten))
     assert batches == [3, 3, 1] and store.keys("spider") == []
 

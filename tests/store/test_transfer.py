@@ -218,7 +218,7 @@ def _stores(draw: st.DrawFn) -> Dump:
                                      st.just("zlib"), st.integers(0, 2**40), st.sampled_from([T0, T1]),
                                      st.binary(min_size=1, max_size=40)), max_size=4, unique_by=lambda r: (r[0], r[1])))
     versions = [(i, spider, draw(_TEXT), draw(st.one_of(st.none(), st.integers(1, 10_000))), T0, draw(_TEXT),
-                 draw(st.integers(100, 599)), '{"Content-Type":["text/html"]}', digest)
+                 draw(st.integers(100, 599)), '{"Content-Type":["text/html"]}', digest, draw(st.integers(0, 1)))
                 for i, (spider, digest, *_) in enumerate(bodies, start=1)]
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
