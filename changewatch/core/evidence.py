@@ -1,6 +1,10 @@
 """Evidence (docs/evidence.md): the body and headers of a page as served, kept for the versions a
 change is judged between (a baseline, a change, a re-baseline), compressed, without cookies or
-credentials. Pure functions: no Scrapy, no I/O."""
+credentials. Pure functions: no Scrapy, no I/O.
+
+Bodies are compressed with zstd, level 3: on the real-page corpus (232 KB a page) 0.84 ms a page
+to 17 % of the size, where zlib took 4.9 ms (level 6) for the same size, or 2.0 ms (level 1) for
+20 %. A first crawl compresses every page (all are baselines), in the worker processes."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+import zstandard
+
 from .comparisons import Kind
 
 __all__ = ["COMPRESSION", "STRIPPED_HEADERS", "KeptBody", "decompress", "extension", "headers_json", "keep_body",
@@ -18,9 +24,9 @@ __all__ = ["COMPRESSION", "STRIPPED_HEADERS", "KeptBody", "decompress", "extensi
 
 #: response headers never kept (compared in lower case): what would let someone act as the crawl
 STRIPPED_HEADERS = frozenset({"set-cookie", "set-cookie2", "cookie", "authorization", "proxy-authorization"})
-#: how bodies are compressed (the ``compression`` the store keeps beside each)
-COMPRESSION = "zlib"
-_LEVEL = 6
+#: how bodies are compressed (the ``compression`` the store keeps beside each; "zlib" is read too)
+COMPRESSION = "zstd"
+_LEVEL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,18 +40,22 @@ class KeptBody:
 
 
 def keep_body(body: bytes) -> KeptBody:
-    return KeptBody(hashlib.sha256(body).hexdigest(), zlib.compress(body, _LEVEL), len(body))
+    # a compressor of its own per call: one is not to be shared between threads (~10 µs)
+    return KeptBody(hashlib.sha256(body).hexdigest(), zstandard.ZstdCompressor(level=_LEVEL).compress(body),
+                    len(body))
 
 
 def decompress(compression: str, data: bytes) -> bytes:
     """A kept body as served; ValueError for a compression this version does not know, or data
     that does not decompress."""
-    if compression != COMPRESSION:
-        raise ValueError(f"unknown compression {compression!r}")
     try:
-        return zlib.decompress(data)
-    except zlib.error as exc:
+        if compression == "zstd":
+            return zstandard.ZstdDecompressor().decompress(data)
+        if compression == "zlib":
+            return zlib.decompress(data)
+    except (zstandard.ZstdError, zlib.error) as exc:
         raise ValueError(f"the kept body does not decompress: {exc}") from None
+    raise ValueError(f"unknown compression {compression!r}")
 
 
 def keeps_evidence(kind: Kind, counters: Mapping[str, int]) -> bool:
