@@ -42,12 +42,19 @@ def _content_type(version: KeptVersion) -> str | None:
     return None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _write(path: Path, data: bytes) -> None:
-    """*data* into *path*, whole or not at all."""
+    """*data* into *path*, whole or not at all, with the permissions a new file gets (mkstemp's are 0600)."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+            os.fchmod(out.fileno(), 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -5,6 +5,7 @@ not exist, a body never kept or expired, a record of an error, a folder that can
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,9 @@ def test_both_versions_are_written_as_served(store: Store, uri: str, tmp_path: P
     logged = json.loads((out / "change.json").read_text(encoding="utf-8"))
     assert logged["id"] == change and logged["record"]["change_id"] == change
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+    mask = os.umask(0)
+    os.umask(mask)
+    assert {p.stat().st_mode & 0o777 for p in out.iterdir()} == {0o666 & ~mask}  # as any new file
 
 
 def test_no_such_change(store: Store, uri: str, tmp_path: Path, capsys: Capture) -> None:
