@@ -38,6 +38,10 @@ Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant
 
   ``--durability`` and ``--profile`` go with the throughput modes; ``--durability --real`` runs
   the durability comparison on the corpus.
+* ``--against PYTHON`` (throughput modes): the two watch crawls again, in the same runs, by a Python
+  whose ``import changewatch`` is another checkout (main: e.g. a venv with ``git archive main``
+  unpacked first on its path), each pair on a store of its own; the report ends with this tree's
+  rate as a ratio to it (what a change costs, measured against the code it changes).
 
 What it does, all on 127.0.0.1 and in a temporary directory it removes at the end:
 
@@ -505,6 +509,8 @@ class Variant:
     results: list[dict[str, Any]] = field(default_factory=list)
     store_uri: str | None = None  # instead of a fresh SQLite file per run
     extra: dict[str, Any] = field(default_factory=dict)  # more settings for this variant
+    #: the Python that runs this variant's crawls (--against: one whose changewatch is another checkout's)
+    python: str | None = None
 
     def rate(self, r: dict[str, Any]) -> float:
         if self.spider == "urlwatch":  # URLs / wall seconds of the whole urlwatch process
@@ -559,7 +565,7 @@ class Workbench:
         if self.profile_dir is not None and variant.changewatch:
             profile = ["--profile", str(self.profile_dir / f"{re.sub(r'[^a-z0-9]+', '_', variant.label)}-{run}.prof")]
         urls = self.workdir / ("watchlist.yaml" if variant.spider == "watch" else "urls.txt")
-        return [sys.executable, __file__, "crawl", "--spider", variant.spider, "--urls", str(urls),
+        return [variant.python or sys.executable, __file__, "crawl", "--spider", variant.spider, "--urls", str(urls),
                 "--settings-json", json.dumps(overrides), "--out", str(out), *profile,
                 *(["--sample-rss"] if self.sample_rss else [])]
 
@@ -809,8 +815,24 @@ def report_per_page(variants: list[Variant], pages: int) -> None:
             print(f"  {v.label}, last run: changewatch/conditional/ {conditional} (nginx answers 200 regardless)")
 
 
+def against_variants(python: str) -> list[Variant]:
+    """--against: the watch crawls again, run by *python* (whose ``import changewatch`` is the
+    reference checkout: main), each pair on a store of its own, in the same runs as this tree's."""
+    return [Variant("against, 1st crawl", "watch", True, python=python),
+            Variant("against, 2nd crawl", "watch", True, python=python)]
+
+
+def report_against(variants: list[Variant]) -> None:
+    ours = {v.label.removeprefix("watch, "): v for v in variants if v.label.startswith("watch, ") and v.changewatch}
+    for theirs in (v for v in variants if v.label.startswith("against, ")):
+        mine = ours[theirs.label.removeprefix("against, ")]
+        print(f"Ratio this tree / against, {theirs.label.removeprefix('against, ')}: "
+              f"{mine.median_rate() / theirs.median_rate():.3f}x (ratio of the medians); "
+              f"{_paired(mine, theirs):.3f}x (median of each run's ratio)")
+
+
 def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = False, source: str = "synthetic",
-          corpus: Path = CORPUS) -> int:
+          corpus: Path = CORPUS, against: str | None = None) -> int:
     with_urlwatch = source == "corpus" and not durability
     urlwatch: Path | None = None
     if with_urlwatch:  # first: a benchmark that cannot run urlwatch fails before any crawl
@@ -828,6 +850,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
             Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
         if with_urlwatch:
             variants += [Variant(URLWATCH_FIRST, "urlwatch", False), Variant(URLWATCH_SECOND, "urlwatch", False)]
+        if against is not None:
+            variants += against_variants(against)
         workbench = Workbench(server, tmp, QuietGate(), profile_dir, pages if source == "corpus" else None,
                               urlwatch=urlwatch)
         for run in range(runs):
@@ -837,7 +861,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                     f"{s['wall']:.2f} s" for s in workbench.startups[-3:]) + " wall (an empty job list)", flush=True)
             for v in variants:
                 # a fresh store per variant and run in the durability comparison: first crawls only
-                folder = f"store-{run}-{v.label.replace(' ', '-')}" if durability else f"store-{run}"
+                folder = (f"store-{run}-{v.label.replace(' ', '-')}" if durability
+                          else f"store-{run}-against" if v.python else f"store-{run}")
                 store = tmp / folder / "state.db"
                 r = workbench.run(v, store, run)
                 print(f"  run {run + 1}: {v.label:<20} {v.rate(r):7.1f} pages/s  ({_kinds(r['stats'])}; other "
@@ -845,6 +870,8 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                 if r["stderr"].strip():
                     print(f"    stderr of that crawl: {r['stderr'].strip()[-600:]}")
         report(variants, pages)
+        if against is not None:
+            report_against(variants)
         if with_urlwatch:
             report_urlwatch(variants, workbench, pages)
         if source == "corpus":
@@ -977,6 +1004,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the real-page corpus (default {CORPUS})")
     parser.add_argument("--urlwatch-filter", choices=urlwatchrun.METHODS, default="re",
                         help="the method of urlwatch's html2text filter (default re: what 'filter: html2text' does)")
+    parser.add_argument("--against", metavar="PYTHON",
+                        help="also run the watch crawls with this Python, whose changewatch is another checkout "
+                             "(main), in the same runs, and report this tree's rate as a ratio to it")
     parser.add_argument("--memory", action="store_true", help="peak RSS over long crawls instead of throughput")
     parser.add_argument("--memory-pages", type=_sizes, default=[2000, 20000], metavar="N,M",
                         help="page counts of the memory mode (default 2000,20000)")
@@ -993,7 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
         args.profile.mkdir(parents=True, exist_ok=True)
     urlwatchrun.FILTER["html2text"] = args.urlwatch_filter
     pages = args.pages if args.pages is not None else (1500 if args.source == "corpus" else 2000)
-    return bench(pages, args.runs, args.profile, args.durability, args.source, args.corpus)
+    return bench(pages, args.runs, args.profile, args.durability, args.source, args.corpus, args.against)
 
 
 if __name__ == "__main__":

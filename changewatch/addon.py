@@ -19,6 +19,8 @@ EXTENSION_ORDER = {
     "changewatch.runtime.ChangewatchRuntime": 0,
     # watching the watcher: the health check when the crawl has done its work (docs/health.md)
     "changewatch.health.monitor.HealthMonitor": 10,
+    # a line of progress on long runs, beside Scrapy's LogStats (CHANGEWATCH_PROGRESS_INTERVAL)
+    "changewatch.runtime.ProgressLog": 0,
 }
 DOWNLOADER_MIDDLEWARE_ORDER = {
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
@@ -37,6 +39,8 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
 RENDER_HANDLER = "changewatch.render.RenderDownloadHandler"
 SPIDER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
+    # requests of keys that are not due are never made (docs/schedule.md)
+    "changewatch.middlewares.ScheduleMiddleware": 955,
     "changewatch.middlewares.RedeliveryMiddleware": 960,
 }
 

@@ -1,6 +1,6 @@
 """The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
-write a report of it, migrate a store, list or resend notifications, or print the watchlist's JSON
-Schema."""
+write a report of it, write a change's evidence out, migrate a store, list or resend notifications,
+or print the watchlist's JSON Schema."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes, cli_migrate, cli_notify, cli_report
+from . import cli_changes, cli_evidence, cli_migrate, cli_notify, cli_report
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", metavar="DIR", help="keep the demo's store, watchlist and feeds in DIR")
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
+    cli_evidence.add_parser(sub)
     cli_migrate.add_parser(sub)
     cli_report.add_parser(sub)
     cli_notify.add_parser(sub)

@@ -55,7 +55,8 @@ class Tally:
 
     def counts(self) -> StoreCounts:
         return StoreCounts(dict(sorted(self.keys.items())), self.rows["validators"], self.rows["changes"],
-                           self.undelivered, self.rows["health_history"] + self.rows["health_conditions"])
+                           self.undelivered, self.rows["health_history"] + self.rows["health_conditions"],
+                           self.rows["evidence"])
 
 
 def _error(message: str) -> None:
@@ -79,8 +80,9 @@ def _open_target(uri: str) -> Any:
         else:
             held = store.counts()
             store.close()
-            if held.keys or held.validators or held.changes:
-                raise not_empty(f"store {redact(uri)}", sum(held.keys.values()), held.validators, held.changes)
+            if held.keys or held.validators or held.changes or held.evidence:
+                raise not_empty(f"store {redact(uri)}", sum(held.keys.values()), held.validators, held.changes,
+                                held.evidence)
     store.open()  # created when missing, as a crawl would
     return store
 
@@ -140,7 +142,7 @@ def _copy(source: TransferableStore, target: TransferableStore, args: argparse.N
 
 def _describe(counts: StoreCounts) -> str:
     return (f"{sum(counts.keys.values())} keys, {counts.validators} validators, {counts.changes} changes "
-            f"({counts.undelivered} undelivered)")
+            f"({counts.undelivered} undelivered), {counts.evidence} kept versions")
 
 
 def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
@@ -151,6 +153,7 @@ def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
         f"  validators: {counts.validators}",
         f"  changes: {counts.changes} ({counts.undelivered} undelivered; leases dropped)",
         f"  health: {counts.health} rows (history and open conditions)",
+        f"  evidence: {counts.evidence} kept versions",
     ])
 
 

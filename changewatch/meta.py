@@ -15,13 +15,19 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`RENDER`: render the page in a browser: ``True``, or a mapping of ``wait_for``,
   ``timeout`` and ``block`` (docs/watchlist.md, ``render``), or a
   :class:`changewatch.render.RenderOptions`.
+- :data:`SCHEDULE`: ``False``: the schedule never skips the request (a page that leads to others,
+  or one part of an observation assembled over several). ``ChangewatchSpider.watch`` sets it
+  with ``conditional=False`` unless told otherwise.
+- :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
+  seconds): a request made sooner after the key's last observation is dropped
+  (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "KEY", "NOT_MODIFIED", "RENDER", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -30,6 +36,8 @@ VANTAGE = "changewatch_vantage"
 NOT_MODIFIED = "changewatch_not_modified"
 WATCH = "changewatch_watch"
 RENDER = "changewatch_render"
+EVERY = "changewatch_every"
+SCHEDULE = "changewatch_schedule"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"

@@ -21,6 +21,7 @@ from twisted.python.failure import Failure
 from . import meta as meta_keys
 from ._deprecated import module_getattr
 from .core.comparisons.content import NORMALISER_VERSION
+from .core.durations import parse_duration
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page, count_undecodable_page
@@ -119,6 +120,7 @@ class ChangewatchSpider(scrapy.Spider):
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
               conditional: bool = True, render: bool | Mapping[str, Any] | None = None,
+              every: str | float | None = None, scheduled: bool | None = None,
               meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
@@ -129,11 +131,25 @@ class ChangewatchSpider(scrapy.Spider):
         one part of an observation assembled over several (a 304 would drop the other parts).
 
         *render*: render the page in a browser (True, or a mapping of ``wait_for``, ``timeout``,
-        ``block``); None: as the class's ``render`` says; False: not rendered."""
+        ``block``); None: as the class's ``render`` says; False: not rendered.
+        *every*: a duration (``"6h"``, seconds): the request is made only when the key's last
+        observation is at least this old (it needs *key*; docs/schedule.md). With
+        ``CHANGEWATCH_SCHEDULE_ENABLED``, a keyed request without it is made when its key is due.
+        *scheduled* False: made on every run, due or not; by default, it is False with
+        *conditional* False (a page fetched in full because it leads to others must be fetched)."""
         request_meta = dict(meta or {})
         options = self._render if render is None else parse_render(render)
         if options is not None:
             request_meta[meta_keys.RENDER] = options
+        if not (conditional if scheduled is None else scheduled):
+            request_meta[meta_keys.SCHEDULE] = False
+        if every is not None:
+            if key is None:
+                raise ValueError(f"spider {self.name!r}: watch({url!r}, every=...) needs key=: the schedule is per key")
+            try:
+                request_meta[meta_keys.EVERY] = parse_duration(every)
+            except ValueError as exc:
+                raise ValueError(f"spider {self.name!r}: watch({url!r}, every={every!r}): {exc}") from None
         if not conditional:
             request_meta[meta_keys.CONDITIONAL] = False
         # a new spec_version, or a version of changewatch that reads pages differently, forces one

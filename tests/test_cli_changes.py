@@ -185,8 +185,8 @@ def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys:
     code, lines, _ = changes(capsys, "--store", f"sqlite:///{path}", "--upgrade")
     assert code == 0 and [line["key"] for line in lines] == ["fields-only", "page"]
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone() == (
-            str(SCHEMA_VERSION),)
+        version = db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone()
+        assert version == (str(SCHEMA_VERSION),)
 
 
 def test_a_newer_store_is_refused(tmp_path: Path, capsys: Capture) -> None:

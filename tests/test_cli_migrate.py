@@ -95,7 +95,8 @@ def test_a_crawl_carries_on_after_moving_to_postgresql(odd_server: tuple[OddServ
     assert (code, err) == (0, "")
     assert out.splitlines()[1:] == ["  keys: 4 (watch: 4)", "  validators: 4",
                                     "  changes: 1 (1 undelivered; leases dropped)",
-                                    "  health: 3 rows (history and open conditions)"]  # baseline, none, content
+                                    "  health: 3 rows (history and open conditions)",  # baseline, none, content
+                                    "  evidence: 5 kept versions"]  # 4 baselines and the change
     assert counts(pg_uri) == counts(sqlite_uri)
 
     on_postgresql = Crawler(tmp_path, None, store=pg_uri)

@@ -12,7 +12,7 @@ import pytest
 
 from changewatch.cli import main
 from changewatch.core.comparisons import Kind
-from changewatch.store import Outcome
+from changewatch.store import Outcome, sqlite_schema
 from changewatch.store.sqlite import SQLiteStore
 
 from .report.stores import Filler, every_kind
@@ -125,14 +125,11 @@ def test_observations_from_a_clock_ahead(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_an_older_schema_is_refused_without_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = SQLiteStore(tmp_path / "state.db")
-    store.open()
-    store.close()
-    db = sqlite3.connect(tmp_path / "state.db")
-    db.executescript("DROP TABLE health_history; DROP TABLE health_conditions; "
-                     "ALTER TABLE validators DROP COLUMN render; DROP TABLE notifications; DROP TABLE summary_spend; "
-                     "UPDATE changewatch_meta SET value='3' WHERE name='schema_version';")
-    db.close()
+    with pytest.MonkeyPatch.context() as patch:  # a store as schema 3 created it
+        patch.setattr(sqlite_schema, "SCHEMA_VERSION", 3)
+        store = SQLiteStore(tmp_path / "state.db")
+        store.open()
+        store.close()
     uri = f"sqlite:///{tmp_path / 'state.db'}"
     code, _, err = run(capsys, "--store", uri, "-o", str(tmp_path / "r.html"))
     assert code == 2 and "older than this changewatch's" in err and "--upgrade" in err

@@ -215,6 +215,10 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "render": {"block": ["script"]}},
     {"url": "https://a.example/", "render": {"wait_for": " "}},
     {"url": "https://a.example/", "render": {"wait": "#p"}},
+    # every (issue 15): a duration as core/durations.py reads it, more than 0
+    *({"url": "https://a.example/", "every": bad} for bad in (
+        "soon", "", " ", "0", "0s", "0.0m", "0d0h", 0, 0.0, -5, "-5m", "10M", "30m1h", "1m1m", "6 h", "h", True,
+        [1], {"h": 6}, "1e3", "٣h")),
 ])
 def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]) -> None:
     """What an editor flags as typed is what the crawl refuses (only what watchlist_model's
@@ -260,6 +264,8 @@ def test_the_schema_and_the_crawl_refuse_the_same_mistakes(watch: dict[str, Any]
     {"defaults": {"render": {"wait_for": "#price", "timeout": 20, "block": []}},
      "watches": [{"url": "https://a.example/", "fields": {"p": "#price::text"}}]},
     {"watches": [{"url": "https://a.example/", "render": {"timeout": 2.5, "block": "image"}}]},
+    {"defaults": {"every": "1d"}, "watches": [{"url": f"https://a.example/{n}", "every": good} for n, good in enumerate(
+        ("6h", " 1h30m ", "90", "0.5s", ".5m", "1.5h30m", "7d", "1d2h3m4s", 90, 2.5, "05m", None))]},
 ])
 def test_the_schema_and_the_crawl_accept_the_same_watchlists(document: dict[str, Any]) -> None:
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator().iter_errors(document)]

@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import clock
+
 __all__ = ["Observation", "canonical_time", "utc_now"]
 
 _FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).strftime(_FORMAT)
+    return clock.now().astimezone(UTC).strftime(_FORMAT)
 
 
 def canonical_time(value: str) -> str:

@@ -1,4 +1,5 @@
-"""Downloader and spider middlewares: the vantage point, conditional requests, rendering, redelivery.
+"""Downloader and spider middlewares: the vantage point, conditional requests, rendering, redelivery,
+the schedule.
 
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
@@ -7,7 +8,8 @@ from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddlewa
 from .delivery import RedeliveryMiddleware
 from .notmodified import NotModified
 from .render import RenderMiddleware
+from .schedule import ScheduleMiddleware
 from .vantage import Vantage, VantageMiddleware
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
-           "RenderMiddleware", "Vantage", "VantageMiddleware"]
+           "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

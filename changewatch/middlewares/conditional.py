@@ -23,6 +23,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from .. import meta
+from ..core import clock
 from ..core.validators import HttpValidators, accept_validators, revalidation
 from ..items import Observation
 from ..runtime.extension import ChangewatchRuntime
@@ -145,7 +146,8 @@ class ConditionalRequestMiddleware:
             rows = [r for r in rows if r.key == key]
         if not rows:
             return
-        plan = revalidation(rows, now=datetime.now(UTC), spec=request.meta.get(meta.SPEC),
+        # the crawl's clock: a full fetch's age is measured on the clock its fetch time was taken with
+        plan = revalidation(rows, now=clock.now(), spec=request.meta.get(meta.SPEC),
                             max_runs=self.max_runs, max_age=self.max_age)
         if plan.full_fetch is not None:
             self.stats.inc(_FULL_FETCH_STATS[plan.full_fetch])
@@ -245,10 +247,11 @@ class ConditionalSpiderMiddleware:
         for key in notice.keys:
             yield Observation(key=key, url=notice.url, not_modified=True)
 
-    def _seen(self, origin: HttpValidators | None, item: Any, keys: set[str]) -> None:
+    def _seen(self, origin: HttpValidators | None, item: Any, keys: set[str], response: Response) -> None:
         if origin is None or isinstance(item, Request):
             return
-        self.origins.register(item, origin)
+        # the response too when its body may be kept as evidence (the pipeline decides)
+        self.origins.register(item, origin, response if self.runtime.config.evidence_enabled else None)
         key = ItemAdapter(item).get("key") if ItemAdapter.is_item(item) else None
         if key is not None:
             keys.add(str(key))
@@ -267,7 +270,7 @@ class ConditionalSpiderMiddleware:
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         origin, keys = self._origin(response), set[str]()
         for item in result:
-            self._seen(origin, item, keys)
+            self._seen(origin, item, keys, response)
             yield item
         self._forget_others(response, origin, keys)
         yield from self._unchanged(response)
@@ -275,7 +278,7 @@ class ConditionalSpiderMiddleware:
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
         origin, keys = self._origin(response), set[str]()
         async for item in result:
-            self._seen(origin, item, keys)
+            self._seen(origin, item, keys, response)
             yield item
         self._forget_others(response, origin, keys)
         for obs in self._unchanged(response):

@@ -34,15 +34,18 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
+from scrapy.http import Response
 
 from ..core.comparisons import CompareContext, Comparison, Kind
+from ..core.evidence import headers_json, without_credentials
 from ..core.observation import Observation
+from ..core.schedule import ScheduleUpdate
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, as_observation
 from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged, ObserveTask, judge
 from ..runtime.stats import Stats
-from ..store import Outcome, StoredState, StoreError
+from ..store import Evidence, Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
 from ..summary.crawl import CrawlSummaries
 from .lifecycle import reclassified
@@ -116,7 +119,8 @@ class ChangewatchPipeline:
     # -- the step ---------------------------------------------------------------------------------
 
     async def process_item(self, item: Any) -> Any:
-        origin = self.runtime.origins.pop(item)  # for every item: the others need no origin either
+        # for every item: the others need no origin either
+        origin, response = self.runtime.origins.take(item) or (None, None)
         obs = self.observation(item)
         if obs is None:
             if self.summaries is not None and isinstance(item, dict) and isinstance(item.get("change_id"), int):
@@ -130,9 +134,9 @@ class ChangewatchPipeline:
         async def compute(state: StoredState | None) -> Outcome | None:
             if state is not None and is_stale(obs.observed_at, state.last_seen):
                 return None  # fetched before the stored observation: it changes nothing
-            judged = self.reclassified(obs, await self._judge(obs, state), state)
+            judged = self.reclassified(obs, await self._judge(obs, state, response), state)
             judgement["last"] = judged
-            return self._outcome(obs, judged, state, origin)
+            return self._outcome(obs, judged, state, origin, response)
 
         try:
             update = await self.runtime.runner.update(self.runtime.spider, obs.key, compute, lease=self.runtime.lease)
@@ -151,27 +155,33 @@ class ChangewatchPipeline:
             record = await self.summaries.summarised(record, change_id)  # type: ignore[arg-type,assignment]
         return self.exported(record, change_id)
 
-    async def _judge(self, obs: Observation, state: StoredState | None) -> Judged:
+    async def _judge(self, obs: Observation, state: StoredState | None, response: Response | None) -> Judged:
         # A key seen only through errors has no snapshot: no baseline yet.
         old = state.snapshot if state is not None else None
         comparisons = self.comparisons_for(obs)
         table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
                  else comparison_table(comparisons))
-        task = ObserveTask(obs, old, table, self.compare_context(obs))
+        # the body to keep should the verdict make it evidence (the worker compresses it then)
+        body = response.body if response is not None and not obs.error and not obs.not_modified else None
+        task = ObserveTask(obs, old, table, self.compare_context(obs), body)
         return await judge(self.runtime.pool, task)
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,
-                 origin: HttpValidators | None) -> Outcome:
+                 origin: HttpValidators | None, response: Response | None) -> Outcome:
         record = self.change_record(obs, judged, state)
         error = judged.kind is Kind.ERROR
         # A failure says nothing about where the page is: the key keeps the URL it was last seen
         # at, which tells the next good observation whether it moved (and was reported moved).
         url = state.url if error and state is not None else obs.url
         logged = dict(record) if record is not None else None
+        config = self.runtime.config
+        schedule = ScheduleUpdate(None if error else judged.kind.changes_page, config.schedule_bounds) \
+            if config.schedule_enabled else None
         return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
                        record=logged, error=judged.error, http=None if error else _validators(obs, origin),
                        not_modified=obs.not_modified, notify=self.runtime.notifications.targets(obs, logged),
-                       distance=_distance(judged))
+                       distance=_distance(judged), schedule=schedule,
+                       evidence=None if error else _evidence(judged, response))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> tuple[ChangeRecord, int]:
@@ -212,6 +222,15 @@ def _distance(judged: Judged) -> int | None:
     """The simhash distance a noise or content verdict measured, for the health history."""
     value = judged.members.get("distance")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _evidence(judged: Judged, response: Response | None) -> Evidence | None:
+    """The response as served, to keep with its observation (the worker compressed its body)."""
+    if judged.kept is None or response is None:
+        return None
+    pairs = ((name.decode("latin-1"), value.decode("latin-1"))
+             for name, values in response.headers.items() for value in values)
+    return Evidence(without_credentials(response.url), response.status, headers_json(pairs), judged.kept)
 
 
 def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidators | None:

@@ -13,8 +13,9 @@ from .._deprecated import module_getattr
 
 if TYPE_CHECKING:
     from .extension import ChangewatchRuntime
+    from .progress import ProgressLog
 
-__all__ = ["ChangewatchRuntime"]
+__all__ = ["ChangewatchRuntime", "ProgressLog"]
 
 # ``changewatch.runtime`` was one module (StoreRunner, WorkerPool, spider_name): they still resolve.
 _moved = module_getattr(__name__)
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from .extension import ChangewatchRuntime
 
         return ChangewatchRuntime
+    if name == "ProgressLog":
+        from .progress import ProgressLog
+
+        return ProgressLog
     return _moved(name)

@@ -22,6 +22,8 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from ..core.comparisons import BUILTIN_COMPARISONS
+from ..core.durations import format_duration
+from ..core.schedule import Bounds
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
 from ..notify.destinations import NotifyRoutes, NotifySetting
@@ -239,6 +241,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_SUMMARY_DAILY_BUDGET", Float(minimum=0, optional=True), None),
     Setting("CHANGEWATCH_SUMMARY_PRICE_PER_1K", Float(minimum=0), 0),
     Setting("CHANGEWATCH_SUMMARY_ALLOW_PRIVATE", Bool(), False),
+    # -- issue 15: running for months (docs/schedule.md, docs/evidence.md)
+    Setting("CHANGEWATCH_SCHEDULE_ENABLED", Bool(), False),
+    Setting("CHANGEWATCH_SCHEDULE_MIN_INTERVAL", Duration(minimum=1.0), "15m"),
+    Setting("CHANGEWATCH_SCHEDULE_MAX_INTERVAL", Duration(minimum=1.0), "7d"),
+    Setting("CHANGEWATCH_EVIDENCE_ENABLED", Bool(), True),
+    Setting("CHANGEWATCH_EVIDENCE_RETENTION", Duration(minimum=1.0, optional=True), "90d"),
+    Setting("CHANGEWATCH_CHANGES_RETENTION", Duration(minimum=1.0, optional=True), None),
+    # at least a day: a typo (30 for 30d) would forget the keys of a watchlist crawled less often
+    Setting("CHANGEWATCH_FORGET_AFTER", Duration(minimum=86400.0, optional=True), "90d"),
+    Setting("CHANGEWATCH_PROGRESS_INTERVAL", Duration(minimum=1.0, zero=True), 60),
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
@@ -305,12 +317,24 @@ class ChangewatchConfig:
     summary_daily_budget: float | None = None  # None: no limit
     summary_price_per_1k: float = 0.0
     summary_allow_private: bool = False
+    schedule_enabled: bool = False
+    schedule_min_interval: float = 900.0  # seconds
+    schedule_max_interval: float = 7 * 86400.0  # seconds
+    evidence_enabled: bool = True
+    evidence_retention: float | None = 90 * 86400.0  # seconds; None: kept for ever
+    changes_retention: float | None = None  # seconds; None: kept for ever
+    forget_after: float | None = 90 * 86400.0  # seconds; None: never forgotten
+    progress_interval: float = 60.0  # seconds; 0: no progress line
     guard: GuardConfig = field(default_factory=GuardConfig)
 
     @property
     def summaries(self) -> bool:
         """Whether records are to be summarised (the URL is set and the kill switch is not off)."""
         return self.summary_enabled and self.summary_url is not None
+
+    @property
+    def schedule_bounds(self) -> Bounds:
+        return Bounds(self.schedule_min_interval, self.schedule_max_interval)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ChangewatchConfig:
@@ -320,6 +344,7 @@ class ChangewatchConfig:
         values = {spec.member: spec.read(settings) for spec in SETTINGS}
         _check_store_scheme(values["store"], values["store_schemes"])
         _check_summary(values)
+        _check_bounds(values["schedule_min_interval"], values["schedule_max_interval"])
         if values["workers"] is None:
             values["workers"] = default_workers()
         allow_private, enabled, hosts, networks, nameservers = (values.pop(f) for f in _GUARD_FIELDS)
@@ -363,6 +388,11 @@ def _check_summary_url(config: ChangewatchConfig) -> None:
         raise ConfigError(error_message("CHANGEWATCH_SUMMARY_URL", config.summary_url, "a URL the SSRF policy allows",
                                         f"refused: {refusal}; a model server on this machine or network needs "
                                         "CHANGEWATCH_SUMMARY_ALLOW_PRIVATE = True"))
+def _check_bounds(minimum: float, maximum: float) -> None:
+    if minimum > maximum:
+        raise ConfigError(error_message("CHANGEWATCH_SCHEDULE_MIN_INTERVAL", format_duration(minimum),
+                                        f"a duration no longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL "
+                                        f"({format_duration(maximum)})"))
 
 
 def check_reactor(settings: BaseSettings) -> None:

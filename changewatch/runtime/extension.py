@@ -33,7 +33,9 @@ from ..store.base import Lease
 from ..store.leases import new_owner
 from ..store.runner import StoreRunner, spider_name
 from .config import ChangewatchConfig, ConfigError
+from .housekeeping import Housekeeper
 from .origins import ResponseOrigins
+from .parsers import BadValue, Bool
 from .stats import Stats
 from .workers import WorkerPool
 
@@ -46,6 +48,7 @@ REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
     ("ITEM_PIPELINES", "changewatch.pipelines.ChangewatchPipeline", None),
     ("SPIDER_MIDDLEWARES", "changewatch.middlewares.RedeliveryMiddleware", None),
     ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ConditionalSpiderMiddleware", None),
+    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ScheduleMiddleware", None),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.VantageMiddleware", None),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
@@ -126,6 +129,9 @@ class ChangewatchRuntime:
         #: what this process committed, for the health check (changewatch.health)
         self.activity = Activity()
         self.notifications = CrawlNotifications.from_crawler(crawler, self)
+        #: ``-a force=1``: fetch every watch, due or not (read when the crawl opens)
+        self.force = False
+        self.housekeeper = Housekeeper(self)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -144,6 +150,7 @@ class ChangewatchRuntime:
         runtime = cls(crawler, config, StoreRunner(store), comparisons)
         crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
         crawler.signals.connect(runtime._spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(runtime.housekeeper.closed, signal=signals.spider_closed)
         return runtime
 
     def trust_origin(self, url: str) -> None:
@@ -183,7 +190,7 @@ class ChangewatchRuntime:
             return
         if self.failure is not None:
             raise CloseSpider("changewatch_failed")
-        cannot_start = getattr(self.crawler.spider, "changewatch_cannot_start", None)
+        cannot_start = getattr(self.crawler.spider, "changewatch_cannot_start", None) or self._read_force()
         if cannot_start:
             # The spider has said why, once (the watch spider: its watchlist is invalid); a spider
             # that raised from from_crawler instead came out as asyncio's "Task exception was never
@@ -220,6 +227,19 @@ class ChangewatchRuntime:
         if self.failure is None:
             self.failure = why
             self.stats.inc("failed")
+
+    def _read_force(self) -> str | None:
+        """Read the spider's ``-a force=`` into :attr:`force`; why the crawl cannot start, for a bad value."""
+        value = getattr(self.crawler.spider, "force", None)
+        if value is None:
+            return None
+        try:
+            self.force = bool(Bool()(value))
+        except BadValue:
+            why = f"-a force={value!r}: expected 1 (fetch every watch, due or not) or 0 (also true, false)"
+            logger.error("changewatch: %s", why)
+            return why
+        return None
 
     @classmethod
     def of(cls, crawler: Crawler) -> ChangewatchRuntime:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.comparisons import CompareContext, Kind, load_comparisons
+from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
 from ..core.verdict import Verdict, observe
@@ -39,6 +40,9 @@ class ObserveTask:
     old: bytes | None  # the stored snapshot, as stored
     comparisons: Mapping[str, str]  # the crawl's table (CHANGEWATCH_COMPARISONS merged over the built-ins)
     context: CompareContext
+    #: the response's body, compressed and returned when the verdict makes it evidence (a
+    #: baseline, a change): most often the very bytes of ``obs.html``, which cross only once
+    body: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -51,6 +55,8 @@ class Judged:
     error: str | None = None
     snapshot: bytes | None = None
     counters: dict[str, int] = field(default_factory=dict)
+    #: the task's body, compressed, when the verdict makes it evidence
+    kept: KeptBody | None = None
 
 
 def _judge(task: ObserveTask) -> Judged:
@@ -69,7 +75,10 @@ def _judge(task: ObserveTask) -> Judged:
     verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)
     snapshot = verdict.keep.encode(comparisons) if verdict.keep is not None else None
-    return Judged(verdict.kind, verdict.members, verdict.error, snapshot, verdict.counters)
+    kept = None
+    if task.body is not None and verdict.kind is not Kind.ERROR and keeps_evidence(verdict.kind, verdict.counters):
+        kept = keep_body(task.body)  # here, off the crawl's thread: only a baseline or a change pays for it
+    return Judged(verdict.kind, verdict.members, verdict.error, snapshot, verdict.counters, kept)
 
 
 def judge_in_worker(payload: bytes) -> bytes:

@@ -11,23 +11,31 @@ __all__ = ["ResponseOrigins"]
 
 class ResponseOrigins:
     """Which full response each item came from, until a changewatch pipeline adopts it: the
-    item itself is the user's (a dict, a scrapy.Item...) and must not grow private fields."""
+    item itself is the user's (a dict, a scrapy.Item...) and must not grow private fields.
+    With the response itself when its body may be kept as evidence (Scrapy holds a response
+    until its items are processed anyway: holding it here costs no memory)."""
 
     def __init__(self) -> None:
-        self._items: dict[int, tuple[Any, HttpValidators]] = {}
+        self._items: dict[int, tuple[Any, HttpValidators, Any]] = {}
 
-    def register(self, item: Any, origin: HttpValidators) -> None:
-        self._items[id(item)] = (item, origin)  # holding the item keeps its id unique
+    def register(self, item: Any, origin: HttpValidators, response: Any = None) -> None:
+        self._items[id(item)] = (item, origin, response)  # holding the item keeps its id unique
 
-    def pop(self, item: Any) -> HttpValidators | None:
+    def take(self, item: Any) -> tuple[HttpValidators, Any] | None:
+        """The validators of the response *item* came from, and the response when it was
+        registered with it; None for an item of no known response. Forgotten once taken."""
         entry = self._items.get(id(item))
         if entry is None or entry[0] is not item:
             return None
         del self._items[id(item)]
-        return entry[1]
+        return entry[1], entry[2]
+
+    def pop(self, item: Any) -> HttpValidators | None:
+        taken = self.take(item)
+        return None if taken is None else taken[0]
 
     def forget(self, item: Any) -> None:
-        self.pop(item)
+        self.take(item)
 
     def clear(self) -> None:
         self._items.clear()

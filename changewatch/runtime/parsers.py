@@ -172,25 +172,26 @@ class Name:
 @dataclass(frozen=True, slots=True)
 class Duration:
     """:func:`changewatch.core.durations.parse_duration`: seconds, or ``90s``, ``10m``, ``6h``, ``7d``;
-    at least *minimum* seconds."""
+    at least *minimum* seconds. *zero*: 0 is accepted too (it turns something off)."""
 
     minimum: float = 0.0
     optional: bool = False  # None and an empty string mean None
+    zero: bool = False
 
     @property
     def accepts(self) -> str:
         least = f"of at least {self.minimum:g} s" if self.minimum else "> 0"
         text = f"a duration {least}: seconds (90) or a number with a unit s, m, h or d (90s, 10m, 6h, 7d, 1h30m)"
-        return text + (", or None (an empty value)" if self.optional else "")
+        return text + (", or 0 (off)" if self.zero else "") + (", or None (an empty value)" if self.optional else "")
 
     def __call__(self, raw: Any) -> float | None:
         if self.optional and (raw is None or (isinstance(raw, str) and not raw.strip())):
             return None
         try:
-            seconds = parse_duration(raw)
+            seconds = parse_duration(raw, allow_zero=self.zero)
         except ValueError as exc:
             raise BadValue(str(exc)) from None
-        if seconds < self.minimum:
+        if seconds < self.minimum and not (self.zero and seconds == 0):
             raise BadValue(f"{seconds:g} s is less than {self.minimum:g} s")
         return seconds
 

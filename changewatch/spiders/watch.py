@@ -182,6 +182,11 @@ class WatchSpider(scrapy.Spider):
         super().__init__(**kwargs)
         self.watchlist = watchlist or ""  # none: from_crawler says so and the crawl stops
 
+    @property
+    def changewatch_listed(self) -> int:
+        """How many watches the watchlist has (the progress line's total)."""
+        return len(getattr(self, "watches", ()))
+
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WatchSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
@@ -226,6 +231,8 @@ class WatchSpider(scrapy.Spider):
                 await asyncio.sleep(0)
             request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
                                             meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
+            if watch.every is not None:  # the ScheduleMiddleware drops it until it is due
+                request_meta[meta.EVERY] = watch.every
             if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
                 request_meta[meta.VANTAGE] = watch.vantage
             if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first

@@ -119,6 +119,9 @@ class Watch:
     #: the declared content type (None: from the response, extract/content_types.py)
     type: str | None = None
     json: JsonSpec | None = None
+    #: fetched once this many seconds after its last fetch, not sooner (None: whenever crawled, or
+    #: when the adaptive schedule says); not part of the spec: it does not change how a page is read
+    every: float | None = None
     #: a canary: (expect, within in seconds) (docs/health.md); how the page is read does not depend on it
     canary: tuple[str, float] | None = None
     #: rendered in a browser before it is read (None: fetched as it is)
@@ -206,7 +209,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         ignore_text=tuple(ignore.text or ()) if ignore else (),
         type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),
         canary=(model.canary.expect, model.canary.within) if model.canary is not None else None,
-        notify=_notify_rules(o.get("notify")),
+        notify=_notify_rules(o.get("notify")), every=o.get("every"),
     )
 
 

@@ -142,6 +142,22 @@ def _or_boolean(schema: dict[str, Any]) -> None:
     alternatives = schema["anyOf"]
     assert isinstance(alternatives, list)
     alternatives.insert(0, {"type": "boolean"})
+#: a duration as core/durations.py reads it: a number of seconds, or numbers with units largest
+#: first, each once (the crawl also refuses 0, which the second schema below spells out)
+_N = r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
+DURATION_PATTERN = rf"^\s*(?:{_N}|(?={_N}[dhms])(?:{_N}d)?(?:{_N}h)?(?:{_N}m)?(?:{_N}s)?)\s*$"
+_EVERY_SCHEMA = {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                           {"type": "string", "pattern": DURATION_PATTERN, "not": {"pattern": "^[\\s0.dhms]*$"}}]}
+
+
+def _every(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or (
+            isinstance(value, str) and not value.isascii()):
+        raise ValueError(f"every: {short_repr(value)} is not a duration (seconds, or 90s, 10m, 6h, 7d, 1h30m)")
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"every: {exc}") from None
 
 
 def _one_or_more(value: Any) -> Any:
@@ -495,6 +511,10 @@ class WatchOptionsModel(BaseModel):
     notify: Notify | None = Field(None, description="Send this watch's changes after the crawl: an Apprise URL, a "
                                   "list of them, or rules with urls, when and kinds", examples=[
                                       {"urls": "mailto://alerts:password@example.com", "when": "offers.price < 80"}])
+    every: Annotated[Any, AfterValidator(_every), WithJsonSchema(_EVERY_SCHEMA)] | None = Field(
+        None, description="Fetch the page once this long after its last fetch, and not sooner (a duration: seconds, "
+        "or 90s, 10m, 6h, 7d, 1h30m), whether or not CHANGEWATCH_SCHEDULE_ENABLED schedules the others; not bounded "
+        "by the schedule's intervals", examples=["6h"])
 
 
 class WatchModel(WatchOptionsModel):

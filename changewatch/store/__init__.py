@@ -12,13 +12,17 @@ from typing import Any
 from .base import (
     CLOCK_TOLERANCE,
     TRANSFER_TABLES,
+    ChangeEvidence,
     ChangeLogStore,
     ChangeQuery,
     Committed,
+    Evidence,
     HttpValidators,
+    KeptVersion,
     Lease,
     LogEntry,
     LoggedChange,
+    MaintainedStore,
     NoSuchStore,
     NotificationState,
     OlderSchema,
@@ -39,11 +43,12 @@ from .base import (
 )
 from .options import redact
 
-__all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeLogStore",
-           "ChangeQuery", "Committed", "HttpValidators", "Lease", "LogEntry", "LoggedChange", "NoSuchStore",
-           "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore", "StaleObservation",
-           "Store", "StoreCounts", "StoreError", "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState",
-           "TransferBatch", "TransferableStore", "VersionConflict", "open_store", "store_from_uri"]
+__all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeEvidence",
+           "ChangeLogStore", "ChangeQuery", "Committed", "Evidence", "HttpValidators", "KeptVersion", "Lease",
+           "LogEntry", "LoggedChange", "MaintainedStore", "NoSuchStore", "NotificationState", "OlderSchema", "Outcome",
+           "PendingNotification", "RoutingStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
+           "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
+           "VersionConflict", "open_store", "store_from_uri"]
 
 DEFAULT_STORE_URI = "sqlite:///.changewatch/state.db"
 

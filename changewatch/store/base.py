@@ -42,11 +42,14 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.comparisons import Kind
+from ..core.evidence import KeptBody
+from ..core.schedule import DueEntry, ScheduleUpdate
 from ..core.validators import HttpValidators
 
-__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeLogStore", "ChangeQuery", "Committed", "HttpValidators",
-           "Lease", "LogEntry", "LoggedChange", "NoSuchStore", "NotificationState", "OlderSchema", "Outcome",
-           "PendingNotification", "RoutingStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
+__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeEvidence", "ChangeLogStore", "ChangeQuery", "Committed",
+           "Evidence", "HttpValidators", "KeptVersion", "Lease", "LogEntry", "LoggedChange", "MaintainedStore",
+           "NoSuchStore", "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore",
+           "StaleObservation", "Store", "StoreCounts", "StoreError",
            "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
            "VersionConflict"]
 
@@ -95,6 +98,21 @@ class StoredState:
     last_changed: str | None = None
     last_error: str | None = None
     error_streak: int = 0
+    #: the adaptive schedule's estimate of how often the key changes (changewatch.core.schedule;
+    #: None: never estimated)
+    schedule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The response an observation came from, as served: kept with it when it is a version a
+    change is judged between (changewatch.core.evidence). *headers* is JSON, without cookies or
+    credentials; *url* has no user name or password."""
+
+    url: str
+    status: int
+    headers: str
+    body: KeptBody
 
 
 @dataclass(slots=True)
@@ -118,6 +136,11 @@ class Outcome:
     #: destinations to notify of ``record``, as (id, shown): a pending notification each, written
     #: with the change-log row (a :class:`RoutingStore` does; other stores ignore it)
     notify: tuple[tuple[str, str], ...] = ()
+    #: what the observation tells the adaptive schedule: the commit writes the key's estimate and
+    #: due time from the fetch time it stores (None: leave them as they are)
+    schedule: ScheduleUpdate | None = None
+    #: the body and headers to keep, in the same transaction (None: keep nothing)
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +310,8 @@ class StoreCounts:
     undelivered: int
     #: rows of the health history and open health conditions (store/health.py)
     health: int = 0
+    #: versions kept as evidence (their bodies are counted with them)
+    evidence: int = 0
 
 
 #: what a migration copies, table by table in this order, with the columns of each in the order
@@ -294,7 +319,9 @@ class StoreCounts:
 #: store's crawls, and an undelivered change without one is claimed by the next crawl at once.
 TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
-                     "last_good", "last_changed", "last_error", "error_streak"),
+                     "last_good", "last_changed", "last_error", "error_streak",
+                     # -- issue 15: adaptive revisits and forgetting
+                     "schedule", "due_at", "due_interval", "listed_at"),
     "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
     # the watcher's own health (store/health.py): the history it is judged by, its open conditions
@@ -303,6 +330,10 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     # claims are not copied either: they name a process of the old store's crawls
     "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error"),
     "summary_spend": ("day", "cost", "calls"),
+    # -- issue 15: evidence
+    "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
+    "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest",
+                 "superseded"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
@@ -426,4 +457,71 @@ class RoutingStore(Protocol):
 
     def spend(self, day: str) -> tuple[float, int]:
         """The cost and the number of calls counted for *day*."""
+# -- optional: running for months (adaptive revisits, evidence, retention, forgetting) ----------------------------
+
+@dataclass(frozen=True, slots=True)
+class KeptVersion:
+    """One version kept as evidence: the response as served (*body* compressed as *compression*
+    says; None when the body row is gone), and the change it was judged a change of (None: a
+    baseline or a re-baseline)."""
+
+    id: int
+    spider: str
+    key: str
+    change_id: int | None
+    observed_at: str
+    url: str
+    status: int
+    headers: str
+    digest: str
+    compression: str | None
+    body: bytes | None
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvidence:
+    """A logged change with the versions it was judged between: *after* the one it was found
+    at, *before* the kept version before it (None: never kept, or gone by retention)."""
+
+    change: LogEntry
+    before: KeptVersion | None
+    after: KeptVersion | None
+
+
+@runtime_checkable
+class MaintainedStore(Protocol):
+    """Optional: what the adaptive schedule, evidence, retention and forgetting need besides
+    :class:`Store` (the built-in stores have it). Every purge deletes at most *limit* rows, in one
+    short transaction of its own, and says how many it deleted: the caller repeats it until
+    fewer come back. None scans what it keeps: retention looks only at superseded versions (a
+    version is superseded in the commit that writes its key's next one)."""
+
+    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
+        """Every key of *spider* with its last fetch, due time and interval, and when it was last
+        listed without being fetched (one read)."""
+        ...
+
+    def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
+        """Note that *keys* are still watched (listed, though not fetched: not due) at *at*."""
+        ...
+
+    def forget(self, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
+        """Delete every key of *spider* neither fetched nor listed since *before*: its state,
+        schedule, validators and evidence (not its logged changes), and the bodies no version
+        refers to any more that were not stored again since *bodies_before*. The keys forgotten."""
+        ...
+
+    def purge_evidence(self, spider: str, before: str, limit: int, bodies_before: str) -> int:
+        """Delete *spider*'s kept versions fetched before *before* that a later version of their key
+        superseded (never a key's latest: its next change is judged against it), and their bodies
+        as :meth:`forget` does. How many versions."""
+        ...
+
+    def purge_changes(self, spider: str, before: str, limit: int) -> int:
+        """Delete *spider*'s delivered changes fetched before *before* (never an undelivered one)."""
+        ...
+
+    def change_evidence(self, change_id: int) -> ChangeEvidence | None:
+        """The change *change_id* with its kept versions; None when the log has no such change."""
         ...

@@ -61,7 +61,8 @@ def paged(fetch: Callable[[int, int], list[LogEntry]], after_id: int, batch_size
 EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url", "key"), "changes": ("id",),
                 "health_history": ("spider", "site", "day", "kind"),
                 "health_conditions": ("spider", "site", "condition"),
-                "notifications": ("change_id", "destination"), "summary_spend": ("day",)}
+                "notifications": ("change_id", "destination"), "summary_spend": ("day",),
+                "evidence_bodies": ("spider", "digest"), "evidence": ("id",)}
 
 
 def insert_sql(table: str, mark: str) -> str:
@@ -78,10 +79,10 @@ def older_schema(subject: str, found: int, supported: int) -> OlderSchema:
                        "left untouched: open it once for writing (a crawl does) to upgrade it in place")
 
 
-def not_empty(subject: str, keys: int, validators: int, changes: int, *health: int) -> StoreNotEmpty:
-    held = f"{keys} keys, {validators} validators, {changes} changes"
-    if not (keys or validators or changes):  # only the health history: every commit also counts in it
-        held += f", {sum(health)} health rows"
-    return StoreNotEmpty(f"{subject} is not empty ({held}): a "
-                      "migration writes only into an empty store, never merges two; name a new one (another "
-                      "file, or another ?schema=)")
+def not_empty(subject: str, keys: int, validators: int, changes: int, *others: int) -> StoreNotEmpty:
+    """*others*: the rows of the other tables (health history, evidence…), named only when there are some
+    (every commit also counts in the health history)."""
+    held = f", {sum(others)} other rows (health history, evidence, notifications)" if sum(others) else ""
+    return StoreNotEmpty(f"{subject} is not empty ({keys} keys, {validators} validators, {changes} changes{held}): a "
+                         "migration writes only into an empty store, never merges two; name a new one (another "
+                         "file, or another ?schema=)")

@@ -41,6 +41,7 @@ from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
 from .postgresql_routing import PostgreSQLRouting, write_notifications
 from .postgresql_schema import SCHEMA_VERSION, prepare
 from .postgresql_transfer import PostgreSQLTransfer
+from .postgresql_upkeep import PostgreSQLUpkeep
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
@@ -86,7 +87,7 @@ OPTIONS: dict[str, Option] = {
 _OWN = ("schema", "pool_size", "timeout", "retry_time")
 
 
-class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting):
+class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, PostgreSQLUpkeep):
     """Keyed store in one schema of a PostgreSQL database. A schema holding other tables, or a
     store of a newer schema version, is refused with a :class:`StoreError` and left untouched."""
 
@@ -315,17 +316,17 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting):
     # -- reading ---------------------------------------------------------------------------------
 
     _STATE = ("key, url, version, snapshot, counters, first_seen, last_seen, last_good, last_changed, last_error, "
-              "error_streak")
+              "error_streak, schedule")
     _CHANGE = "id, spider, key, kind, observed_at, record, lease_owner"
 
     @staticmethod
     def _state(row: tuple[Any, ...] | None) -> StoredState | None:
         if row is None:
             return None
-        key, url, version, snapshot, counters, first, last, good, changed, error, streak = row
+        key, url, version, snapshot, counters, first, last, good, changed, error, streak, schedule = row
         return StoredState(key=key, url=url, version=version, snapshot=None if snapshot is None else bytes(snapshot),
                            counters=json.loads(counters), first_seen=first, last_seen=last, last_good=good,
-                           last_changed=changed, last_error=error, error_streak=streak)
+                           last_changed=changed, last_error=error, error_streak=streak, schedule=schedule)
 
     @staticmethod
     def _change(row: tuple[Any, ...]) -> LoggedChange:
@@ -400,6 +401,8 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting):
                              lease.owner if lease else None, lease.seconds if lease else None))
                 change_id = cur.fetchone()[0]
                 write_notifications(cur, self._quoted, spider, change_id, outcome)
+            if outcome.evidence is not None:
+                self._write_evidence(cur, spider, key, change_id, observed_at, outcome.evidence, now)
             return Committed(version, change_id, observed_at, clamped), now
 
         committed, now = self._retrying(f"commit an observation of key {key!r}", work, once=True)

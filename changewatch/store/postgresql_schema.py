@@ -59,13 +59,12 @@ CREATE TABLE {s}.validators (
     full_at text,
     runs integer NOT NULL DEFAULT 0,
     spec text,
-    render text,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON {s}.validators (spider, key);
 """
 
-# -- schema 2: notifications and summaries (issue 16) -- one self-contained step --------------------------------
+# -- schema 4: notifications and summaries (issue 16) -- one self-contained step --------------------------------
 _NOTIFY_TABLES = """
 CREATE TABLE {s}.notifications (
     change_id bigint NOT NULL,
@@ -83,7 +82,7 @@ CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id)
 CREATE TABLE {s}.summary_spend (day text PRIMARY KEY, cost double precision NOT NULL DEFAULT 0,
                                 calls integer NOT NULL DEFAULT 0)
 """
-# -- end of schema 2 ---------------------------------------------------------------------------------------------
+# -- end of schema 4 ---------------------------------------------------------------------------------------------
 
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
 #: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
@@ -95,6 +94,41 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     "ALTER TABLE {s}.validators ADD COLUMN render text",
     # -- end of schema 3 ---------------------------------------------------------------------------
     _NOTIFY_TABLES,  # 3 → 4: notifications and summary spend (issue 16)
+    # -- issue 15, schema 5: adaptive revisits, evidence, forgetting (one self-contained step) ------------------
+    # Per key: the schedule's estimate and due time, and when it was last listed without being
+    # fetched. Evidence: the versions kept as served, and their bodies, compressed, once per
+    # spider and digest (large values are TOASTed: a row's small columns read without them).
+    """
+    ALTER TABLE {s}.observations ADD COLUMN schedule text, ADD COLUMN due_at text,
+        ADD COLUMN due_interval double precision, ADD COLUMN listed_at text;
+    CREATE INDEX changes_by_time ON {s}.changes (spider, observed_at);
+    CREATE TABLE {s}.evidence_bodies (
+        spider text NOT NULL,
+        digest text NOT NULL,
+        compression text NOT NULL,
+        size bigint NOT NULL,
+        stored_at text NOT NULL,
+        body bytea NOT NULL,
+        PRIMARY KEY (spider, digest)
+    );
+    CREATE TABLE {s}.evidence (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        spider text NOT NULL,
+        key text NOT NULL,
+        change_id bigint,
+        observed_at text NOT NULL,
+        url text NOT NULL,
+        status integer NOT NULL,
+        headers text NOT NULL,
+        digest text NOT NULL,
+        superseded integer NOT NULL DEFAULT 0
+    );
+    CREATE INDEX evidence_by_key ON {s}.evidence (spider, key, id);
+    CREATE INDEX evidence_by_change ON {s}.evidence (change_id) WHERE change_id IS NOT NULL;
+    CREATE INDEX evidence_by_digest ON {s}.evidence (spider, digest);
+    CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE superseded = 1
+    """,
+    # -- end of issue 15's step
 ]
 
 #: the schema this code creates and writes
@@ -102,10 +136,9 @@ SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 
 def schema_sql(quoted: str) -> list[str]:
-    """The statements that create the current schema in the schema *quoted*."""
-    script = ((_SCHEMA + _NOTIFY_TABLES).format(s=quoted) + ";"
-              + HEALTH_TABLES.format(s=f"{quoted}.", without_rowid=""))
-    return [s for s in script.split(";") if s.strip()]
+    """The statements that create schema 1 in the schema *quoted* (:data:`MIGRATIONS` bring it up
+    to date, as they upgrade an older store: one way to every version)."""
+    return [s for s in _SCHEMA.format(s=quoted).split(";") if s.strip()]
 
 
 def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
@@ -121,11 +154,11 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
         cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (name,))
         tables = {row[0] for row in cur.fetchall()}
         if not tables:
+            # created at schema 1, then brought up to date by the same steps that upgrade an older store
             for statement in schema_sql(quoted):
                 cur.execute(statement)
-            cur.execute(f"INSERT INTO {quoted}.changewatch_meta VALUES ('app', %s), ('schema_version', %s)",
-                        (APP_ID, str(SCHEMA_VERSION)))
-            return SCHEMA_VERSION
+            cur.execute(f"INSERT INTO {quoted}.changewatch_meta VALUES ('app', %s), ('schema_version', '1')", (APP_ID,))
+            tables = {"changewatch_meta"}
         if "changewatch_meta" not in tables:
             raise StoreError(f"{where}: schema {name!r} holds tables of another application "
                              f"({', '.join(sorted(tables)[:5])}); it was left untouched: choose another "

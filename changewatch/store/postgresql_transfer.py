@@ -100,11 +100,12 @@ class PostgreSQLTransfer:
                 with cur.copy(f"COPY {self._quoted}.{table} ({', '.join(TRANSFER_TABLES[table])}) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
-            # the changes logged next get higher ids than every one imported
-            changes = f"{self._quoted}.changes"
-            cur.execute("SELECT setval(seq, GREATEST(top, coalesce(pg_sequence_last_value(seq::regclass), 1))) "
-                        f"FROM (SELECT pg_get_serial_sequence(%s, 'id') AS seq, max(id) AS top FROM {changes}) AS s "
-                        "WHERE top IS NOT NULL", (changes,))
+            # the changes (and kept versions) logged next get higher ids than every one imported
+            for table in (t for t, columns in TRANSFER_TABLES.items() if "id" in columns):
+                name = f"{self._quoted}.{table}"
+                cur.execute("SELECT setval(seq, GREATEST(top, coalesce(pg_sequence_last_value(seq::regclass), 1))) "
+                            f"FROM (SELECT pg_get_serial_sequence(%s, 'id') AS seq, max(id) AS top FROM {name}) AS s "
+                            "WHERE top IS NOT NULL", (name,))
 
     def counts(self) -> StoreCounts:
         with self._cursor("count what it holds") as cur:
@@ -118,4 +119,6 @@ class PostgreSQLTransfer:
             cur.execute(f"SELECT (SELECT count(*) FROM {self._quoted}.health_history) + "
                         f"(SELECT count(*) FROM {self._quoted}.health_conditions)")
             health = cur.fetchone()[0]
-        return StoreCounts(keys, validators, changes, undelivered, health)
+            cur.execute(f"SELECT count(*) FROM {self._quoted}.evidence")
+            evidence = cur.fetchone()[0]
+        return StoreCounts(keys, validators, changes, undelivered, health, evidence)

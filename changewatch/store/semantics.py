@@ -97,6 +97,9 @@ def next_state(previous: StoredState | None, outcome: Outcome, observed_at: str)
         values["last_changed"] = observed_at
     if previous is None:
         values["first_seen"] = observed_at
+    if outcome.schedule is not None:  # from the fetch time as stored: a clamped one cannot push a key ahead
+        values["schedule"], values["due_at"], values["due_interval"] = outcome.schedule.columns(
+            previous.schedule if previous else None, observed_at)
     return values
 
 

@@ -36,6 +36,7 @@ from .semantics import check_committable, clamp, dumps, logged_record, next_stat
 from .sqlite_health import SQLiteHealth
 from .sqlite_routing import SQLiteRouting, write_notifications
 from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
+from .sqlite_upkeep import SQLiteUpkeep
 
 __all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
 
@@ -49,7 +50,7 @@ OPTIONS: dict[str, Option] = {
 _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 
 
-class SQLiteStore(SQLiteHealth, SQLiteRouting):
+class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
     """Keyed store in one SQLite file. A file that is not a changewatch store is refused with
     a :class:`StoreError` and left untouched."""
 
@@ -163,7 +164,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting):
             snapshot=None if row["snapshot"] is None else bytes(row["snapshot"]),
             counters=json.loads(row["counters"]), first_seen=row["first_seen"], last_seen=row["last_seen"],
             last_good=row["last_good"], last_changed=row["last_changed"], last_error=row["last_error"],
-            error_streak=row["error_streak"],
+            error_streak=row["error_streak"], schedule=row["schedule"],
         )
 
     @staticmethod
@@ -224,6 +225,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting):
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
                 if change_id is not None:
                     write_notifications(db, spider, change_id, outcome)
+            if outcome.evidence is not None:
+                self._write_evidence(db, spider, key, change_id, observed_at, outcome.evidence, now)
         self._counted(spider, outcome, observed_at)
         if clamped:
             report_clamp(logger, self._clamp_reported, spider, key, outcome.observed_at, now, observed_at)
@@ -374,7 +377,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting):
             changes, undelivered = db.execute("SELECT count(*), count(*) - count(delivered_at) FROM changes").fetchone()
             health = db.execute("SELECT (SELECT count(*) FROM health_history) + "
                                 "(SELECT count(*) FROM health_conditions)").fetchone()[0]
-        return StoreCounts(keys, validators, changes, undelivered, health)
+            evidence = db.execute("SELECT count(*) FROM evidence").fetchone()[0]
+        return StoreCounts(keys, validators, changes, undelivered, health, evidence)
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:

@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 6), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 7), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
+#: the schema a new store is created at; the migrations after it bring it to SCHEMA_VERSION
+_CREATED_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _OBSERVATIONS = """
@@ -66,11 +68,10 @@ CREATE TABLE validators (
     full_at TEXT,
     runs INTEGER NOT NULL DEFAULT 0,
     spec TEXT,
-    render TEXT,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON validators (spider, key);
-""" + HEALTH_TABLES.format(s="", without_rowid=" WITHOUT ROWID")
+"""
 
 # -- schema 6: notifications and summaries (issue 16) -- one self-contained step --------------------------------
 # Each destination's delivery state per change (written with the change in the commit's transaction),
@@ -100,7 +101,6 @@ def _migrate_5_to_6(db: sqlite3.Connection) -> None:
     db.execute("UPDATE changewatch_meta SET value='6' WHERE name='schema_version'")
 # -- end of schema 6 ---------------------------------------------------------------------------------------------
 
-SCHEMA += ";" + _NOTIFY_TABLES
 
 # Schema 2: validators per (URL, key), and when each logged change was confirmed as exported.
 _V1_TO_V2 = """
@@ -124,6 +124,53 @@ ALTER TABLE changes ADD COLUMN lease_expires REAL;
 # -- schema 5 (issue 13, rendering): a rendered page's dependency set beside its validators -------
 _V4_TO_V5 = "ALTER TABLE validators ADD COLUMN render TEXT"
 # -- end of schema 5 ---------------------------------------------------------------------------
+
+# -- issue 15, schema 7: adaptive revisits, evidence, forgetting (one self-contained step) ----------------------
+# Per key: the schedule's estimate and due time, and when it was last listed without being
+# fetched (a key neither fetched nor listed for CHANGEWATCH_FORGET_AFTER is forgotten). Evidence:
+# the versions kept as served, and their bodies, compressed, once per spider and digest. A body's
+# small columns come before it: reading them does not walk its overflow pages.
+_V6_TO_V7 = """
+ALTER TABLE observations ADD COLUMN schedule TEXT;
+ALTER TABLE observations ADD COLUMN due_at TEXT;
+ALTER TABLE observations ADD COLUMN due_interval REAL;
+ALTER TABLE observations ADD COLUMN listed_at TEXT;
+CREATE INDEX changes_by_time ON changes (spider, observed_at);
+CREATE TABLE evidence_bodies (
+    spider TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    compression TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    stored_at TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (spider, digest)
+);
+CREATE TABLE evidence (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    spider TEXT NOT NULL,
+    key TEXT NOT NULL,
+    change_id INTEGER,
+    observed_at TEXT NOT NULL,
+    url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    superseded INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX evidence_by_key ON evidence (spider, key, id);
+CREATE INDEX evidence_by_change ON evidence (change_id) WHERE change_id IS NOT NULL;
+CREATE INDEX evidence_by_digest ON evidence (spider, digest);
+CREATE INDEX evidence_superseded ON evidence (spider, observed_at) WHERE superseded = 1
+"""
+
+
+def _migrate_6_to_7(db: sqlite3.Connection) -> None:
+    """Schedule columns (empty: every key is due, as it always was), evidence tables (empty:
+    versions observed before are not kept)."""
+    for statement in _statements(_V6_TO_V7):
+        db.execute(statement)
+    db.execute("UPDATE changewatch_meta SET value='7' WHERE name='schema_version'")
+# -- end of issue 15's step ---------------------------------------------------------------------------------------
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
@@ -207,9 +254,8 @@ def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float
     if check != "ok":
         raise StoreError(f"store {path} failed SQLite's integrity check ({check}); "
                          "it was left untouched: restore a backup or move it aside")
-    for old, migrate in ((1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5),
-                         (5, _migrate_5_to_6)):
-        if version == old:
+    for old, migrate in _MIGRATIONS:
+        if version == old and old < SCHEMA_VERSION:
             step = partial(_migrate_if_at, db, path, old, migrate)
             _in_transaction(db, path, f"upgrade it from schema {old} to {old + 1}", step)
             version = old + 1
@@ -280,8 +326,9 @@ def _create(db: sqlite3.Connection) -> None:
         return  # another crawl created it since we looked
     for statement in _statements(SCHEMA):
         db.execute(statement)
+    # created at schema 3, then brought up to date by the same steps that upgrade an older store
     db.executemany("INSERT INTO changewatch_meta VALUES (?, ?)",
-                   [("app", APP_ID), ("schema_version", str(SCHEMA_VERSION))])
+                   [("app", APP_ID), ("schema_version", str(_CREATED_VERSION))])
 
 
 def _migrate_1_to_2(db: sqlite3.Connection) -> None:
@@ -346,3 +393,10 @@ def existing_version(path: Path, timeout: float) -> int:
         return _schema_version(db, path)
     finally:
         db.close()
+
+
+#: (schema, the step that upgrades a store at it to the next), in order; a new store is created at
+#: _CREATED_VERSION and brought up by the same steps
+_MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
+    (1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5), (5, _migrate_5_to_6),
+    (6, _migrate_6_to_7))

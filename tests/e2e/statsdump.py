@@ -28,3 +28,25 @@ class StatsDump:
     def closed(self) -> None:
         assert self.crawler.stats is not None
         self.path.write_text(json.dumps(self.crawler.stats.get_stats(), default=str))
+
+
+class SimulatedClock:
+    """A test-only extension: the crawl runs at ``CHANGEWATCH_TEST_NOW`` (an ISO 8601 time), its
+    clock moving on from there as the real one does (changewatch.core.clock), so that a test can
+    crawl days apart without waiting for them. The store keeps its own clock: a simulated time in
+    the past is never clamped."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SimulatedClock:
+        start = crawler.settings.get("CHANGEWATCH_TEST_NOW")
+        if not start:
+            raise NotConfigured("no CHANGEWATCH_TEST_NOW")
+        import time
+        from datetime import UTC, datetime, timedelta
+
+        from changewatch.core import clock
+
+        origin = datetime.fromisoformat(start).astimezone(UTC)
+        began = time.monotonic()
+        clock.set_clock(lambda: origin + timedelta(seconds=time.monotonic() - began))
+        return cls()

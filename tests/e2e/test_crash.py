@@ -46,6 +46,16 @@ def check_store(path: Path) -> None:
     db = sqlite3.connect(path)
     try:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # evidence goes with its observation's commit: no change without its version, no version of
+        # a change that was lost, no version without its body, and a baseline kept for every key
+        changes = {row[0] for row in db.execute("SELECT id FROM changes WHERE kind IN ('field', 'entities', "
+                                                "'content')")}
+        kept = [row[0] for row in db.execute("SELECT change_id FROM evidence WHERE change_id IS NOT NULL")]
+        assert sorted(kept) == sorted(changes)
+        assert not db.execute("SELECT 1 FROM evidence e LEFT JOIN evidence_bodies b ON b.spider = e.spider "
+                              "AND b.digest = e.digest WHERE b.digest IS NULL").fetchall()
+        assert not db.execute("SELECT key FROM observations o WHERE snapshot IS NOT NULL AND NOT EXISTS "
+                              "(SELECT 1 FROM evidence e WHERE e.spider = o.spider AND e.key = o.key)").fetchall()
     finally:
         db.close()
 

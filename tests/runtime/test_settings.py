@@ -79,8 +79,8 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     Int: _int_bad,
     Float: _float_bad,
     Choice: lambda p: ["SOMETIMES", 1, "", True],
-    Duration: lambda p: (["soon", "-5m", "0", 0, "5x", "10M", "30m1h", True, "nan", math.inf]
-                         + ([] if p.optional else [""])),
+    Duration: lambda p: (["soon", "-5m", "5x", "10M", "30m1h", True, "nan", math.inf]
+                         + ([] if p.zero else ["0", 0]) + ([] if p.optional else [""])),
     Name: lambda p: ["a b", "-lead", "x" * 101, "a/b", "a\nb", 5, True, ["r1"]] + ([] if p.optional else ["", "  "]),
     ListOf: lambda p: [5, {"a": "b"}, ["ok.example", 5], True],
     DottedPathTable: lambda p: ["[1,2]", "{bad json", 5, '{"x": "nodots"}', {"x": 5}, {"": "a.b"}, {"a b": "a.b"},
@@ -107,6 +107,8 @@ BAD_BY_SETTING: dict[str, list[Any]] = {
     "CHANGEWATCH_COMPARISONS": ['{"fields": "not a path"}'],
     "CHANGEWATCH_DELIVERY_LEASE": ["0.5s", 0.2],
     "CHANGEWATCH_ROUND_TTL": ["30s", 59],
+    "CHANGEWATCH_FORGET_AFTER": ["30", "23h", 3600],  # at least a day
+    "CHANGEWATCH_PROGRESS_INTERVAL": ["0.5s", -1],
 }
 
 
@@ -265,3 +267,29 @@ def test_default_workers_by_cpu_count(monkeypatch: pytest.MonkeyPatch, cpus: int
     left a 2-core machine's second core a third idle) and at most four."""
     monkeypatch.setattr("os.cpu_count", lambda: cpus)
     assert default_workers() == workers
+
+
+def test_the_settings_of_running_for_months_parse_as_documented(tmp_path: Path) -> None:
+    defaults = ChangewatchConfig.from_settings(addon_crawler(tmp_path).settings)
+    assert (defaults.schedule_enabled, defaults.schedule_min_interval, defaults.schedule_max_interval) == (
+        False, 900.0, 7 * 86400.0)
+    assert (defaults.evidence_enabled, defaults.evidence_retention, defaults.changes_retention) == (
+        True, 90 * 86400.0, None)
+    assert (defaults.forget_after, defaults.progress_interval) == (90 * 86400.0, 60.0)
+    crawler = addon_crawler(tmp_path, CHANGEWATCH_SCHEDULE_ENABLED="true", CHANGEWATCH_SCHEDULE_MIN_INTERVAL="1h",
+                            CHANGEWATCH_SCHEDULE_MAX_INTERVAL=3600, CHANGEWATCH_EVIDENCE_ENABLED=False,
+                            CHANGEWATCH_EVIDENCE_RETENTION="", CHANGEWATCH_CHANGES_RETENTION="30d",
+                            CHANGEWATCH_FORGET_AFTER="1d", CHANGEWATCH_PROGRESS_INTERVAL="0")
+    start(crawler)
+    config = ChangewatchConfig.from_settings(crawler.settings)
+    assert config.schedule_enabled and config.schedule_bounds.minimum == config.schedule_bounds.maximum == 3600.0
+    assert (config.evidence_enabled, config.evidence_retention, config.changes_retention) == (False, None, 30 * 86400.0)
+    assert (config.forget_after, config.progress_interval) == (86400.0, 0.0)
+
+
+def test_a_min_interval_above_the_max_stops_the_crawl(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        start(addon_crawler(tmp_path, CHANGEWATCH_SCHEDULE_MIN_INTERVAL="2d", CHANGEWATCH_SCHEDULE_MAX_INTERVAL="1d"))
+    assert str(caught.value) == ("CHANGEWATCH_SCHEDULE_MIN_INTERVAL = '2d': expected a duration no longer than "
+                                 "CHANGEWATCH_SCHEDULE_MAX_INTERVAL (1d)")
+    assert not (tmp_path / "state.db").exists()

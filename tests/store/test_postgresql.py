@@ -98,8 +98,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
     store.close()
     with pytest.raises(StoreError, match=rf"has store schema 99, newer than this changewatch understands "
-                                         rf"\({schema.SCHEMA_VERSION}\): "
-                                         "upgrade changewatch"):
+                                         rf"\({schema.SCHEMA_VERSION}\): upgrade changewatch"):
         _pg(uri).open()
     import psycopg
 
@@ -133,38 +132,19 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
+    shipped = schema.SCHEMA_VERSION
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
                                                backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", shipped + 2)
     upgraded = _pg(uri)
     upgraded.open()
     try:
         with upgraded._cursor("test") as cur:
             cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == (str(schema.SCHEMA_VERSION),)
+            assert cur.fetchone() == (str(shipped + 2),)
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
-    finally:
-        upgraded.close()
-
-
-def test_a_schema_2_store_gains_the_dependency_sets_of_rendered_pages(fresh: tuple[str, str]) -> None:
-    """Migration 2 → 3 (issue 13): the validators keep what they had and gain an empty ``render``."""
-    _, uri = fresh
-    store = _pg(uri)
-    store.open()
-    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
-    _sql(store, f"INSERT INTO {store._quoted}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
-    _sql(store, f"ALTER TABLE {store._quoted}.validators DROP COLUMN render")
-    _sql(store, f"DROP TABLE {store._quoted}.notifications; DROP TABLE {store._quoted}.summary_spend")
-    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '2' WHERE name = 'schema_version'")
-    store.close()
-    upgraded = _pg(uri)
-    upgraded.open()
-    try:
-        [v] = upgraded.validators("spider", "u")
-        assert (v.key, v.etag, v.render) == ("k", "e", None)
     finally:
         upgraded.close()
 
@@ -209,19 +189,36 @@ def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
         store.close()
 
 
+def _store_at(uri: str, version: int, *rows: str) -> None:
+    """A new store at schema *version*, as that version of changewatch created it (a store is
+    created at schema 1 and brought up by the same steps that upgrade one), holding *rows* (SQL,
+    ``{s}`` the quoted schema)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schema, "SCHEMA_VERSION", version)
+        store = _pg(uri)
+        store.open()
+        for row in rows:
+            _sql(store, row.format(s=store._quoted))
+        store.close()
+
+
+_KEY = ("INSERT INTO {s}.observations (spider, key, url, version, last_seen) "
+        "VALUES ('spider', 'k', 'https://s.example/k', 1, '2024-01-01T00:00:00Z')")
+
+
+def _version(store: PostgreSQLStore) -> str:
+    with store._cursor("test") as cur:
+        cur.execute(f"SELECT value FROM {store._quoted}.changewatch_meta WHERE name = 'schema_version'")
+        return str(cur.fetchone()[0])
+
+
 def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str]) -> None:
     _, uri = fresh
-    store = _pg(uri)
-    store.open()
-    store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
-    _sql(store, f"DROP TABLE {store._quoted}.health_history; DROP TABLE {store._quoted}.health_conditions; "
-                f"ALTER TABLE {store._quoted}.validators DROP COLUMN render; "
-                f"DROP TABLE {store._quoted}.notifications; DROP TABLE {store._quoted}.summary_spend; "
-                f"UPDATE {store._quoted}.changewatch_meta SET value = '1' WHERE name = 'schema_version'")
-    store.close()
+    _store_at(uri, 1, _KEY)
     upgraded = _pg(uri)
     upgraded.open()
     try:
+        assert _version(upgraded) == str(schema.SCHEMA_VERSION)
         assert list(upgraded.history(HistoryQuery())) == []
         upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
         assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [(T1[:10], "none")]
@@ -230,23 +227,29 @@ def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str
         upgraded.close()
 
 
+def test_a_schema_2_store_gains_the_dependency_sets_of_rendered_pages(fresh: tuple[str, str]) -> None:
+    """Migration 2 → 3 (issue 13): the validators keep what they had and gain an empty ``render``."""
+    _, uri = fresh
+    _store_at(uri, 2, "INSERT INTO {s}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        [v] = upgraded.validators("spider", "u")
+        assert (v.key, v.etag, v.render) == ("k", "e", None)
+    finally:
+        upgraded.close()
+
+
 def test_a_schema_3_store_gains_notifications_and_keeps_its_changes(fresh: tuple[str, str]) -> None:
     """3 → 4 (issue 16): the notification and spend tables; changes logged before have none pending."""
     _, uri = fresh
-    store = _pg(uri)
-    store.open()
-    store.commit("spider", "k", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
-    _sql(store, f"DROP TABLE {store._quoted}.notifications")
-    _sql(store, f"DROP TABLE {store._quoted}.summary_spend")
-    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '3' WHERE name = 'schema_version'")
-    store.close()
+    _store_at(uri, 3, _KEY, "INSERT INTO {s}.changes (spider, key, kind, observed_at, record) VALUES "
+                            "('spider', 'k', 'field', '2024-01-01T00:00:00Z', '{{\"kind\": \"field\"}}')")
     upgraded = _pg(uri)
     upgraded.open()
     try:
         assert [c.record for c in upgraded.changes("spider")] == [{"kind": "field"}]
         assert upgraded.notification_states() == [] and upgraded.spend("2024-01-01") == (0.0, 0)
-        with upgraded._cursor("test") as cur:
-            cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
-            assert cur.fetchone() == ("4",)
+        assert _version(upgraded) == str(schema.SCHEMA_VERSION)
     finally:
         upgraded.close()

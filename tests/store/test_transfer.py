@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from changewatch.core.comparisons import Kind
+from changewatch.core.evidence import keep_body
+from changewatch.core.schedule import Bounds, ScheduleUpdate
 from changewatch.store import (
     TRANSFER_TABLES,
     ChangeQuery,
+    Evidence,
     HttpValidators,
     Lease,
     Outcome,
@@ -77,7 +80,10 @@ def fill(store: TransferableStore) -> list[int]:
     store.commit("shop", "p1", None, Outcome(Kind.BASELINE, "https://s.example/1", T0, snapshot=encoded(),
                  http=HttpValidators(url="https://s.example/1", key="", etag='W/"é1"', last_modified="Wed, "
                                      "01 May 2024 00:00:00 GMT", size=1234, spec="s1",
-                                     render='{"v":1,"options":"é","deps":[]}')))
+                                     render='{"v":1,"options":"é","deps":[]}'),
+                 schedule=ScheduleUpdate(False, Bounds(900, 86400)),
+                 evidence=Evidence("https://s.example/1", 200, '{"Content-Type":["text/html"]}',
+                                   keep_body("<p>prix: 89,00 €</p>".encode()))))
     store.commit("shop", "p1", 1, Outcome(Kind.NONE, "https://s.example/1", T1, not_modified=True))
     for at, version in ((T1, None), (T2, 1)):
         committed = store.commit("shop", "p2", version, outcome(Kind.ERROR, None, {"kind": "error", "at": at}, at=at,
@@ -99,7 +105,7 @@ def fill(store: TransferableStore) -> list[int]:
 
 
 def expected_counts() -> StoreCounts:
-    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2, 4)  # health: baseline, none, blocked, field
+    return StoreCounts({"news": 1, "shop": 2}, 1, 3, 2, 4, 1)  # health: baseline, none, blocked, field
 
 
 @pytest.mark.parametrize("source", BACKENDS)
@@ -121,6 +127,9 @@ def test_everything_arrives(fresh: Fresh, source: str, target: str) -> None:
     later = b.commit("news", "new", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
     assert later.change_id is not None and later.change_id > max(ids)
     assert b.read("news", "new") is not None and b.read("shop", "p2").version == 2  # type: ignore[union-attr]
+    assert b.due_table("shop") == a.due_table("shop")  # type: ignore[attr-defined]
+    evidence = b.change_evidence(ids[2])  # type: ignore[attr-defined]
+    assert evidence is not None and evidence.after is None  # (a change of news: the kept version is shop's)
 
 
 @pytest.mark.parametrize("target", BACKENDS)
@@ -202,7 +211,9 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 _TIME = st.sampled_from([T0, T1, T2, None])
 _KEY_ROW = st.tuples(st.sampled_from(["a", "b", "ä"]), _TEXT, _TEXT, st.integers(1, 2**40),
                      st.one_of(st.none(), st.binary(max_size=40)), st.just('{"none":1}'), _TIME, _TIME, _TIME, _TIME,
-                     st.one_of(st.none(), _TEXT), st.integers(0, 1000))
+                     st.one_of(st.none(), _TEXT), st.integers(0, 1000),
+                     # schedule, due_at, due_interval, listed_at
+                     st.one_of(st.none(), _TEXT), _TIME, st.one_of(st.none(), st.floats(1, 1e7)), _TIME)
 
 
 @st.composite
@@ -227,12 +238,21 @@ def _stores(draw: st.DrawFn) -> Dump:
                      for i, spider, *_ in changes for destination in ("d1", "d2") if draw(st.booleans())]
     spend = [(day, draw(st.sampled_from([0.0, 0.125, 3.5])), draw(st.integers(0, 99)))
              for day in ("2024-05-01", "2024-05-02") if draw(st.booleans())]
+    body = st.tuples(st.sampled_from(["a", "b"]), st.text("0123456789abcdef", min_size=1, max_size=8),
+                     st.sampled_from(["zstd", "zlib"]), st.integers(0, 2**40), st.sampled_from([T0, T1]),
+                     st.binary(min_size=1, max_size=40))
+    bodies = draw(st.lists(body, max_size=4, unique_by=lambda r: (r[0], r[1])))
+    versions = [(i, spider, draw(_TEXT), draw(st.one_of(st.none(), st.integers(1, 10_000))), T0, draw(_TEXT),
+                 draw(st.integers(100, 599)), '{"Content-Type":["text/html"]}', digest, draw(st.integers(0, 1)))
+                for i, (spider, digest, *_) in enumerate(bodies, start=1)]
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
             "changes": changes,
             "health_history": sorted(history, key=lambda r: tuple(v.encode() for v in r[:4])),
             "health_conditions": sorted(conditions, key=lambda r: tuple(v.encode() for v in r[:3])),
-            "notifications": notifications, "summary_spend": spend}
+            "notifications": notifications, "summary_spend": spend,
+            "evidence_bodies": sorted(bodies, key=lambda r: (r[0].encode(), r[1].encode())),
+            "evidence": versions}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,0 +1,152 @@
+"""``changewatch evidence CHANGE_ID -o DIR``: a change's "before" and "after" as the site served
+them, written out of the store (docs/evidence.md): each body in a file named by its Content-Type,
+its headers beside it, and the change record. Every file is written whole (to a temporary name,
+then renamed) or not at all."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .cli_changes import entry_json, open_existing_store
+from .core.evidence import decompress, extension
+from .store import DEFAULT_STORE_URI, ChangeLogStore, KeptVersion, MaintainedStore, StoreError
+from .store.options import redact
+
+__all__ = ["add_parser", "write_evidence"]
+
+#: why a version may be missing from the store, for the messages
+_NOT_KEPT = ("not kept (evidence was off, or the change was found before this changewatch kept evidence) or "
+             "deleted since (CHANGEWATCH_EVIDENCE_RETENTION, or the key was forgotten: CHANGEWATCH_FORGET_AFTER)")
+_PAGE_CHANGES = ("field", "entities", "content")
+
+
+class EvidenceError(Exception):
+    """What cannot be written out; the message is the line the command prints (exit 1)."""
+
+
+def _error(message: str) -> None:
+    print(f"changewatch evidence: {message}", file=sys.stderr)
+
+
+def _content_type(version: KeptVersion) -> str | None:
+    headers = json.loads(version.headers)
+    for name, values in headers.items():
+        if name.lower() == "content-type" and values:
+            return str(values[0])
+    return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write(path: Path, data: bytes) -> None:
+    """*data* into *path*, whole or not at all, with the permissions a new file gets (mkstemp's are 0600)."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            os.fchmod(out.fileno(), 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _version_files(role: str, version: KeptVersion, folder: Path) -> list[Path]:
+    """The body and headers of one kept version, written into *folder* as ``ROLE.<ext>`` and
+    ``ROLE.headers.json``."""
+    if version.body is None or version.compression is None:
+        raise EvidenceError(f"the body {role} the change is gone from the store (its version is kept without it)")
+    try:
+        body = decompress(version.compression, version.body)
+    except ValueError as exc:
+        raise EvidenceError(f"the body {role} the change cannot be read: {exc}") from None
+    name = f"{role}{extension(_content_type(version))}"
+    meta = {"file": name, "url": version.url, "status": version.status, "observed_at": version.observed_at,
+            "sha256": version.digest, "size": len(body), "headers": json.loads(version.headers)}
+    body_path, headers_path = folder / name, folder / f"{role}.headers.json"
+    _write(body_path, body)
+    _write(headers_path, (json.dumps(meta, ensure_ascii=False, indent=2) + "\n").encode())
+    return [body_path, headers_path]
+
+
+def write_evidence(store: MaintainedStore, change_id: int, folder: Path) -> tuple[list[Path], list[str]]:
+    """Write change *change_id*'s evidence into *folder*: the files written, and what is missing
+    (each a sentence). EvidenceError when there is no such change or the folder cannot be written."""
+    found = store.change_evidence(change_id)
+    if found is None:
+        raise EvidenceError(f"no change {change_id} in the store (never logged, or a delivered change deleted by "
+                            "CHANGEWATCH_CHANGES_RETENTION)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        written = [folder / "change.json"]
+        _write(written[0], (json.dumps(entry_json(found.change), ensure_ascii=False, indent=2) + "\n").encode())
+        missing = []
+        kind = found.change.kind
+        for role, version in (("before", found.before), ("after", found.after)):
+            if version is not None:
+                written += _version_files(role, version, folder)
+            elif role == "after" and kind not in _PAGE_CHANGES:
+                missing.append(f"change {change_id} is of kind {kind}: no version of the page is kept for it "
+                               "(only changes of the page, and the baselines before them, keep one)")
+            else:
+                missing.append(f"the body {role} change {change_id} is {_NOT_KEPT}")
+    except OSError as exc:
+        raise EvidenceError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+    return written, missing
+
+
+def evidence(args: argparse.Namespace) -> int:
+    """Exit 0: both versions written; 1: no such change, a version not kept (what exists is
+    written), or the folder cannot be written; 2: a bad argument or a store that cannot be opened."""
+    if args.change_id < 1:
+        _error(f"CHANGE_ID must be a change's id (1 or more), not {args.change_id}")
+        return 2
+    try:
+        store: Any = open_existing_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
+                                         purpose="give a change's evidence")
+    except StoreError as exc:
+        _error(str(exc))
+        return 2
+    try:
+        kept: MaintainedStore | None = store if isinstance(store, MaintainedStore) else None
+        if kept is None:
+            _error(f"store {redact(args.store)} keeps no evidence: its backend does not implement "
+                   "changewatch.store.MaintainedStore")
+            return 2
+        written, missing = write_evidence(kept, args.change_id, Path(args.output))
+    except EvidenceError as exc:
+        _error(str(exc))
+        return 1
+    except StoreError as exc:
+        _error(f"{exc}; nothing was written")
+        return 1
+    finally:
+        store.close()
+    for path in written:
+        print(path)
+    for sentence in missing:
+        _error(sentence)
+    return 1 if missing else 0
+
+
+def add_parser(sub: Any) -> None:
+    parser = sub.add_parser("evidence", help="write a change's before and after, as served, into a folder",
+                            description=__doc__.split("\n\n")[0])
+    parser.add_argument("change_id", type=int, metavar="CHANGE_ID", help="the change's id (its record's change_id)")
+    parser.add_argument("--store", metavar="URI", default=DEFAULT_STORE_URI,
+                        help=f"the store to read (default {DEFAULT_STORE_URI}); never created")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="the folder to write into (created when missing; files of the same name are replaced)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="upgrade a store of an older schema in place first (as a crawl would)")
+    parser.set_defaults(func=evidence)

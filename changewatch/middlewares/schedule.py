@@ -1,0 +1,151 @@
+"""Adaptive revisits (docs/schedule.md): requests for keys that are not due are never made.
+
+A spider middleware, so that a skipped watch costs nothing: not a request object queued, not a
+slot of the downloader, not a line of Scrapy's log. It looks at every request a spider makes,
+from ``start()`` and from callbacks alike, that names its key (``meta["changewatch_key"]``: every
+request of the ``watch`` spider, and those of ``ChangewatchSpider.watch(key=...)``); a request
+without one (a category page leading to products) is always made. A key is due by its watch's
+``every`` (``meta["changewatch_every"]``), else, with ``CHANGEWATCH_SCHEDULE_ENABLED``, by the due
+time its change rate gives it (core/schedule.py); ``-a force=1`` makes every key due, and
+``meta["changewatch_schedule"] = False`` makes a request always made (a page leading to others:
+``ChangewatchSpider.watch(conditional=False)`` sets it).
+
+A skipped key is not a missing page: nothing is observed, so nothing about it changes (its
+error streak, validators, pending deliveries); it is noted as still watched, so that
+``CHANGEWATCH_FORGET_AFTER`` never forgets it (runtime/housekeeping.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from .. import meta
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.schedule import DueEntry, decide, iso
+from ..runtime.extension import ChangewatchRuntime
+from ..runtime.stats import Stats
+from ..store import MaintainedStore, StoreError
+
+__all__ = ["ScheduleMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+#: a key skipped is noted as listed once it was neither fetched nor listed for this share of
+#: CHANGEWATCH_FORGET_AFTER: a few writes per key and FORGET_AFTER, not one per run
+_LISTED_REFRESH = 0.25
+
+
+class ScheduleMiddleware:
+    """Spider middleware (955; ``changewatch.Addon`` enables it): drops the requests of keys that
+    are not due, counts due, skipped and overdue keys."""
+
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.stats = Stats(crawler, "schedule")
+        self.counts: Counter[str] = Counter()
+        self._table: Mapping[str, DueEntry] | None = None
+        self._loading = asyncio.Lock()
+        self._next_due: float | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ScheduleMiddleware:
+        mw = cls(crawler, ChangewatchRuntime.of(crawler))
+        crawler.signals.connect(mw._closed, signal=signals.spider_closed)
+        return mw
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for item in start:
+            if await self._keep(item):
+                yield item
+
+    async def process_spider_output(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for item in result:
+            if await self._keep(item):
+                yield item
+
+    async def _keep(self, item: Any) -> bool:
+        if not isinstance(item, Request) or item.meta.get(meta.KEY) is None or item.meta.get(meta.SCHEDULE) is False:
+            return True
+        every = self._every(item)
+        adaptive = self.runtime.config.schedule_enabled
+        if every is None and not adaptive:
+            return True
+        table = await self._due_table()
+        if table is None:
+            return True
+        key, now = str(item.meta[meta.KEY]), clock.now().timestamp()
+        entry = table.get(key)
+        due = decide(entry, now, every=every, adaptive=adaptive)
+        if due.due or self.runtime.force:
+            self.counts["due"] += 1
+            self.stats.inc("due")
+            if due.overdue:
+                self.counts["overdue"] += 1
+                self.stats.inc("overdue")
+            if not due.due:
+                self.counts["forced"] += 1
+                self.stats.inc("forced")
+            return True
+        self.counts["skipped"] += 1
+        self.stats.inc("skipped")
+        if due.at is not None and (self._next_due is None or due.at < self._next_due):
+            self._next_due = due.at
+        self._note_listed(key, entry, now)
+        return False
+
+    def _every(self, request: Request) -> float | None:
+        value = request.meta.get(meta.EVERY)
+        if value is None:
+            return None
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            # fetched, never skipped: a bad interval must not cost a change
+            self.stats.inc("invalid")
+            logger.error("changewatch: %s: meta[%r] = %r: %s; fetched as if it had none", request.url, meta.EVERY,
+                         value, exc)
+            return None
+
+    async def _due_table(self) -> Mapping[str, DueEntry] | None:
+        """Every key's due state, read once (at the first request that needs it)."""
+        async with self._loading:
+            if self._table is None:
+                store = self.runtime.runner.store
+                if not isinstance(store, MaintainedStore):
+                    self.runtime.fail(f"the store {store!r} cannot keep a schedule (it lacks "
+                                      "changewatch.store.MaintainedStore), and watches with `every` or "
+                                      "CHANGEWATCH_SCHEDULE_ENABLED need one")
+                    return None
+                await self.runtime.open()
+                try:
+                    self._table = await self.runtime.runner.call(store.due_table, self.runtime.spider)
+                except StoreError as exc:
+                    self.runtime.fail(f"the store cannot be read: {exc}")
+                    return None
+            return self._table
+
+    def _note_listed(self, key: str, entry: DueEntry | None, now: float) -> None:
+        forget_after = self.runtime.config.forget_after
+        if entry is None or forget_after is None:
+            return
+        seen = max(entry.last_seen or 0.0, entry.listed_at or 0.0)
+        if now - seen > forget_after * _LISTED_REFRESH:
+            self.runtime.housekeeper.listed.add(key)
+
+    def _closed(self) -> None:
+        if not self.counts:
+            return
+        soonest = f"; the next one is due at {iso(self._next_due)}" if self._next_due is not None else ""
+        logger.info("changewatch: schedule: %d due (%d overdue%s), %d not due, skipped%s", self.counts["due"],
+                    self.counts["overdue"], f", {self.counts['forced']} forced" if self.counts["forced"] else "",
+                    self.counts["skipped"], soonest)

@@ -1,0 +1,59 @@
+"""The PostgreSQL store's part in running for months (base.MaintainedStore): each step of
+:mod:`.upkeep` in a transaction of its own, retried after a transient failure as the store's other
+calls are (each purge is idempotent: run twice, it deletes nothing twice). A mixin of
+:class:`changewatch.store.postgresql.PostgreSQLStore`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..core.schedule import DueEntry
+from .base import ChangeEvidence, Evidence
+from .semantics import format_time
+from .upkeep import Dialect
+
+__all__ = ["PostgreSQLUpkeep"]
+
+T = TypeVar("T")
+
+
+class PostgreSQLUpkeep:
+    """The due table, listed marks, evidence and purges of one PostgreSQL store."""
+
+    if TYPE_CHECKING:  # provided by PostgreSQLStore
+        _quoted: str
+
+        def _retrying(self, doing: str, work: Callable[[Any, Any], T], *, once: bool = False,
+                      statement: bool = False) -> T: ...
+
+    @property
+    def _sql(self) -> Dialect:
+        return Dialect(mark="%s", greatest="GREATEST", prefix=f"{self._quoted}.", any_array=True)
+
+    def _write_evidence(self, cur: Any, spider: str, key: str, change_id: int | None, observed_at: str,
+                        evidence: Evidence, now: datetime) -> None:
+        self._sql.write_evidence(cur, spider, key, change_id, observed_at, evidence, format_time(now))
+
+    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
+        return self._retrying("read the schedule", lambda cur, _: self._sql.due_table(cur, spider), statement=True)
+
+    def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
+        if keys:
+            self._retrying("note the keys still watched", lambda cur, _: self._sql.mark_listed(cur, spider, keys, at))
+
+    def forget(self, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
+        return self._retrying("forget keys no longer watched",
+                              lambda cur, _: self._sql.forget(cur, spider, before, limit, bodies_before))
+
+    def purge_evidence(self, spider: str, before: str, limit: int, bodies_before: str) -> int:
+        return self._retrying("delete evidence past its retention",
+                              lambda cur, _: self._sql.purge_evidence(cur, spider, before, limit, bodies_before))
+
+    def purge_changes(self, spider: str, before: str, limit: int) -> int:
+        return self._retrying("delete delivered changes past their retention",
+                              lambda cur, _: self._sql.purge_changes(cur, spider, before, limit))
+
+    def change_evidence(self, change_id: int) -> ChangeEvidence | None:
+        return self._retrying("read a change's evidence", lambda cur, _: self._sql.change_evidence(cur, change_id))

@@ -1,0 +1,128 @@
+"""ScheduleMiddleware on its own, with a real crawler and a real store, at a simulated time: which
+requests it lets through, what it counts, what it notes as still watched; and the per-site
+spider's ``watch(every=..., scheduled=...)``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from changewatch import ChangewatchSpider, meta
+from changewatch.core import clock
+from changewatch.core.comparisons import Kind
+from changewatch.core.schedule import Bounds, ScheduleUpdate
+from changewatch.middlewares.schedule import ScheduleMiddleware
+from changewatch.runtime.extension import ChangewatchRuntime
+from changewatch.store import Outcome
+
+from ..store._support import encoded
+
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
+URL = "https://s.example/"
+
+
+class UnitSpider(scrapy.Spider):
+    name = "unit"
+
+
+@pytest.fixture
+def simulated() -> Iterator[None]:
+    clock.set_clock(lambda: NOW)
+    yield
+    clock.set_clock(None)
+
+
+def request(key: str | None, **extra: Any) -> scrapy.Request:
+    return scrapy.Request(f"{URL}{key}", meta={**({meta.KEY: key} if key else {}), **extra})
+
+
+async def through(mw: ScheduleMiddleware, items: list[Any]) -> list[Any]:
+    async def start() -> AsyncIterator[Any]:
+        for item in items:
+            yield item
+    return [item async for item in mw.process_start(start())]
+
+
+def crawl_with(tmp_path: Path, seen: dict[str, float], **settings: Any) -> tuple[ScheduleMiddleware, Any]:
+    """A real crawler with the add-on, its store holding *seen* (key → hours before NOW of its
+    last fetch, with an estimate from it)."""
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                       "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}", **settings})
+    crawler.spider = crawler._create_spider()
+    runtime = ChangewatchRuntime.of(crawler)
+    asyncio.run(runtime.runner.acquire())
+    for key, hours in seen.items():
+        at = (NOW - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        runtime.runner.store.commit("unit", key, None, Outcome(Kind.BASELINE, URL, at, snapshot=encoded(),
+                                                               schedule=ScheduleUpdate(False, Bounds(900, 7 * 86400))))
+    return ScheduleMiddleware.from_crawler(crawler), crawler
+
+
+def test_only_requests_of_keys_not_due_are_dropped(tmp_path: Path, simulated: None) -> None:
+    mw, crawler = crawl_with(tmp_path, {"recent": 1, "old": 100}, CHANGEWATCH_SCHEDULE_ENABLED=True)
+    items = [request("recent"), request("old"), request("new"), request(None), {"an": "item"},
+             request("recent", **{meta.SCHEDULE: False}), request("recent", **{meta.EVERY: "30m"})]
+    kept = asyncio.run(through(mw, items))
+    assert kept == [items[1], items[2], items[3], items[4], items[5], items[6]]  # the first: not due yet
+    stats = crawler.stats.get_stats()
+    assert (stats["changewatch/schedule/due"], stats["changewatch/schedule/skipped"]) == (3, 1)
+    assert stats["changewatch/schedule/overdue"] == 1  # "old": due 86 hours before
+
+
+def test_the_schedule_off_leaves_everything_but_every_alone(tmp_path: Path, simulated: None) -> None:
+    mw, crawler = crawl_with(tmp_path, {"recent": 1})
+    items = [request("recent"), request("recent", **{meta.EVERY: "6h"}), request("recent", **{meta.EVERY: 3600})]
+    assert asyncio.run(through(mw, items)) == [items[0], items[2]]
+    assert crawler.stats.get_stats()["changewatch/schedule/skipped"] == 1
+
+
+def test_force_makes_every_key_due(tmp_path: Path, simulated: None) -> None:
+    mw, crawler = crawl_with(tmp_path, {"recent": 1}, CHANGEWATCH_SCHEDULE_ENABLED=True)
+    mw.runtime.force = True
+    items = [request("recent")]
+    assert asyncio.run(through(mw, items)) == items
+    assert crawler.stats.get_stats()["changewatch/schedule/forced"] == 1
+
+
+def test_a_bad_every_in_meta_is_fetched_and_counted(tmp_path: Path, simulated: None,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    mw, crawler = crawl_with(tmp_path, {"recent": 1})
+    items = [request("recent", **{meta.EVERY: "soon"}), request("recent", **{meta.EVERY: -5})]
+    assert asyncio.run(through(mw, items)) == items
+    assert crawler.stats.get_stats()["changewatch/schedule/invalid"] == 2
+    assert "meta['changewatch_every'] = 'soon': 'soon' is not a number of seconds" in caplog.text
+
+
+def test_a_skipped_key_is_noted_as_listed_only_when_it_is_getting_old(tmp_path: Path, simulated: None) -> None:
+    days = 24.0
+    mw, _ = crawl_with(tmp_path, {"fresh": 1, "aging": 30 * days}, CHANGEWATCH_FORGET_AFTER="90d")
+    items = [request("fresh", **{meta.EVERY: "60d"}), request("aging", **{meta.EVERY: "60d"})]
+    assert asyncio.run(through(mw, items)) == []
+    assert mw.runtime.housekeeper.listed == {"aging"}  # a quarter of 90 days unseen: noted; an hour: not yet
+
+
+class SiteSpider(ChangewatchSpider):
+    name = "site"
+
+
+def test_watch_schedules_by_key_and_never_a_page_fetched_in_full() -> None:
+    spider = SiteSpider(site="https://shop.example/")
+    product = spider.watch("https://shop.example/p/1", spider.parse, key="P1", every="6h")
+    assert product.meta[meta.EVERY] == 21600.0 and meta.SCHEDULE not in product.meta
+    category = spider.watch("https://shop.example/c/", spider.parse, key="c", conditional=False)
+    assert category.meta[meta.SCHEDULE] is False  # it leads to the products: always fetched
+    assert meta.SCHEDULE not in spider.watch("https://shop.example/c/", spider.parse, key="c", conditional=False,
+                                             scheduled=True).meta
+    unscheduled = spider.watch("https://shop.example/p/2", spider.parse, key="P2", scheduled=False)
+    assert unscheduled.meta[meta.SCHEDULE] is False
+    with pytest.raises(ValueError, match=r"spider 'site': watch\('https://shop.example/p/1', every=...\) needs key="):
+        spider.watch("https://shop.example/p/1", spider.parse, every="6h")
+    with pytest.raises(ValueError, match=r"every='soon'\): 'soon' is not a number of seconds"):
+        spider.watch("https://shop.example/p/1", spider.parse, key="P1", every="soon")
