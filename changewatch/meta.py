@@ -21,13 +21,16 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
   seconds): a request made sooner after the key's last observation is dropped
   (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
+- :data:`CALIBRATION`: set by changewatch on the extra loads of ``-a calibrate=N`` (their number,
+  from 1): such a load only teaches its key's learned variation (docs/architecture.md, "Learned noise").
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CALIBRATION", "CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE",
+           "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -38,6 +41,8 @@ WATCH = "changewatch_watch"
 RENDER = "changewatch_render"
 EVERY = "changewatch_every"
 SCHEDULE = "changewatch_schedule"
+#: set by the pipeline on a calibration load (``-a calibrate=N``): its number, from 1
+CALIBRATION = "changewatch_calibration"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"

@@ -24,6 +24,7 @@ an edit or a removal in stable text always shows. Nothing here imports Scrapy.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -121,9 +122,7 @@ class Learned:
 
 
 def _replace(learned: Learned, **changes: Any) -> Learned:
-    values = {name: getattr(learned, name) for name in Learned.__slots__}  # type: ignore[attr-defined]
-    values.update(changes)
-    return Learned(**values)
+    return dataclasses.replace(learned, **changes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +242,7 @@ def _counted(learned: Learned, remaining: Sequence[Hunk]) -> Learned:
     volatile_regions: dict[str, str] = {}
     for hunk in remaining:
         for name in (*hunk.signatures(), "@" + hunk.anchors):
-            seen = tuple(i for i in candidates.get(name, ()) if i > now - WINDOW and i != now) + (now,)
+            seen = (*(i for i in candidates.get(name, ()) if i > now - WINDOW and i != now), now)
             if len(seen) >= VOLATILE_AFTER:
                 candidates.pop(name, None)
                 if name.startswith("@"):

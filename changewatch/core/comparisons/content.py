@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
+from ..learned import Learned
 from ..linewise import same_stable_text, stable_text_longer_than
 from ..normalise import (
     RegionError,
@@ -22,7 +23,6 @@ from ..normalise import (
     upgrade_bridge_text,
     visible_text,
 )
-from ..learned import Learned
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash

@@ -1,0 +1,130 @@
+"""Calibration (``-a calibrate=N``) and forgetting (``-a forget=KEY``), for the pipeline.
+
+After the normal load of a watch is committed (its baseline, when it is new), N extra loads of
+the same request are made at once: never filtered, never conditional, never skipped by the
+schedule. Each is judged against the stored baseline with the calibration option set (the
+content comparison only learns: core/learned.py), and its verdict rewrites the key's snapshot
+only (the key's times, counters and change log are untouched; nothing is exported). A load that
+fails, or that a check refuses (a block page, an empty page), teaches nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+from scrapy.http import Response
+
+from .. import meta
+from ..core.comparisons import Kind
+from ..core.comparisons.noise import CALIBRATION
+from ..core.observation import Observation
+from ..learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
+from ..runtime.extension import ChangewatchRuntime
+from ..runtime.offload import Judged
+from ..runtime.stats import Stats
+from ..store import SnapshotStore, StoredState, VersionConflict
+
+__all__ = ["Calibration"]
+
+logger = logging.getLogger(__name__)
+
+#: request meta not carried to a calibration load: the normal load's own bookkeeping
+_NOT_CARRIED = ("redirect_", "retry_", "download_", "depth", "_changewatch")
+
+Judge = Callable[[Observation, StoredState | None, Response | None], Awaitable[Judged]]
+
+
+class Calibration:
+    """The calibration state of one crawl: how many loads per watch, which keys were scheduled,
+    how many of their loads are still to come."""
+
+    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime, loads: int, forget: frozenset[str]):
+        self.crawler, self.runtime = crawler, runtime
+        self.loads, self.forget = loads, forget
+        self.stats = Stats(crawler, "calibration")
+        self.scheduled: set[str] = set()
+        self.pending: Counter[str] = Counter()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> Calibration:
+        """The spider's ``calibrate`` and ``forget`` arguments (a ChangewatchSpider parsed them
+        already; any other spider's are parsed here). Raises LearningError for a bad value."""
+        spider = crawler.spider
+        loads = getattr(spider, "changewatch_calibrate", None)
+        forget = getattr(spider, "changewatch_forget", None)
+        return cls(crawler, runtime, parse_calibrate(getattr(spider, "calibrate", None)) if loads is None else loads,
+                   parse_forget(getattr(spider, "forget", None)) if forget is None else forget)
+
+    async def forget_keys(self) -> None:
+        """Drop what is learned of each ``forget`` key (its baseline stays), before any load."""
+        store, spider = self.runtime.runner.store, self.runtime.spider
+        for key in sorted(self.forget):
+            try:
+                await self.runtime.runner.call(rewrite_learned, store, spider, key, lambda _: None,
+                                               self.runtime.comparisons)
+            except LearningError as exc:
+                logger.warning("changewatch: forget=%s: nothing to forget: %s", key, exc)
+                continue
+            self.stats.inc("forgotten")
+            logger.info("changewatch: forget=%s: what was learned of its variation is forgotten", key)
+
+    def is_load(self, obs: Observation, response: Response | None) -> bool:
+        """Whether *obs* comes from a calibration load (a failed one has no response: it is one of
+        its key's loads still to come)."""
+        if response is not None:
+            return bool(response.meta.get(meta.CALIBRATION))
+        return bool(obs.error) and self.pending[obs.key] > 0
+
+    def schedule(self, obs: Observation, response: Response | None) -> None:
+        """After the normal load of *obs*'s key: its calibration loads, once per key and crawl."""
+        if (not self.loads or response is None or obs.error or obs.key in self.scheduled
+                or not isinstance(self.runtime.runner.store, SnapshotStore)):
+            return
+        self.scheduled.add(obs.key)
+        request = response.request
+        if request is None or self.crawler.engine is None:
+            return
+        carried = {k: v for k, v in request.meta.items() if not k.startswith(_NOT_CARRIED)}
+        for number in range(1, self.loads + 1):
+            load = request.replace(dont_filter=True, meta={**carried, meta.CALIBRATION: number,
+                                                          meta.CONDITIONAL: False, meta.SCHEDULE: False})
+            self.pending[obs.key] += 1
+            self.crawler.engine.crawl(load)
+        self.stats.inc("requests", self.loads)
+
+    async def learn(self, obs: Observation, response: Response | None, judge: Judge) -> Any:
+        """Learn from one calibration load; never returns (the item is dropped)."""
+        if self.pending[obs.key] > 0:
+            self.pending[obs.key] -= 1
+        if obs.error or obs.not_modified:
+            self.stats.inc("errors")
+            raise DropItem(f"changewatch: {obs.key}: calibration load failed: {obs.error}", log_level="DEBUG")
+        obs = dataclasses.replace(obs, options={**obs.options, CALIBRATION: True})
+        runner, spider = self.runtime.runner, self.runtime.spider
+        for _ in range(20):
+            state = await runner.call(runner.store.read, spider, obs.key)
+            if state is None or state.snapshot is None:
+                self.stats.inc("no_baseline")
+                raise DropItem(f"changewatch: {obs.key}: calibration load without a baseline", log_level="DEBUG")
+            judged = await judge(obs, state, response)
+            if judged.kind is Kind.ERROR:
+                self.stats.inc("errors")
+                raise DropItem(f"changewatch: {obs.key}: calibration load not learned from: {judged.error}",
+                               log_level="DEBUG")
+            store = runner.store
+            if judged.snapshot is not None and isinstance(store, SnapshotStore):
+                try:
+                    await runner.call(store.replace_snapshot, spider, obs.key, state.version, judged.snapshot)
+                except VersionConflict:
+                    continue
+            for event, count in judged.counters.items():
+                if event.startswith("calibration/"):
+                    self.stats.inc(event.partition("/")[2], count)
+            raise DropItem(f"changewatch: {obs.key}: calibration load", log_level="DEBUG")
+        raise DropItem(f"changewatch: {obs.key}: calibration load lost to other writers", log_level="DEBUG")
