@@ -11,9 +11,10 @@ and blocks that move, none of which are text. What is learned:
 - ``candidates``: signatures and anchors seen changing, with the index of the observation, until
   they changed in :data:`VOLATILE_AFTER` of the last :data:`WINDOW` changed observations
   (normal runs: text that changed once is not volatile);
-- ``calibration``: per region seen differing from the baseline during calibration, the variants it
-  showed; two variants (or a variant and then the baseline's own text again) make it volatile,
-  while a region that changed once and stayed so is a real change, reported after calibration;
+- ``calibration``: per signature, what the calibration loads (seconds apart) saw of it: a line
+  that came and went twice, showed three texts (a counter) or moved (other lines on both sides
+  from load to load) is volatile, while a line that changed once and stayed so is a real change,
+  reported by the next run;
 - ``variants``: fingerprints of the last :data:`MAX_VARIANTS` texts without their volatile lines:
   an A/B page flipping back to one of them is not reported again.
 
@@ -62,6 +63,11 @@ def signature(line: str) -> str:
     return _hash(_NUMBER.sub("#", " ".join(line.split()).casefold()))
 
 
+#: what a calibration load saw of one signature: (present in the last load, times it appeared or
+#: went, its texts, the signatures before it, the signatures after it); the last three ≤ 3 each
+Sighting = tuple[int, int, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class Learned:
     """What is learned of one key's variation (kept in its content part; JSON-able)."""
@@ -71,8 +77,8 @@ class Learned:
     regions: Mapping[str, str] = field(default_factory=dict)
     #: signature or "@anchors" → indices of the changed observations it changed in (≤ VOLATILE_AFTER)
     candidates: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    #: anchors → (variants seen during calibration, signatures of their lines)
-    calibration: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: signature → what calibration loads saw of it (:data:`Sighting`), when it differs from the baseline
+    calibration: Mapping[str, Sighting] = field(default_factory=dict)
     variants: tuple[str, ...] = ()
     #: changed observations compared so far (the candidates' clock)
     changes: int = 0
@@ -88,7 +94,8 @@ class Learned:
     def encode(self) -> dict[str, Any]:
         return {"lines": sorted(self.lines), "regions": dict(self.regions),
                 "candidates": {k: list(v) for k, v in self.candidates.items()},
-                "calibration": {k: [list(v), list(s)] for k, (v, s) in self.calibration.items()},
+                "calibration": {k: [p, f, list(t), list(b), list(a)]
+                                for k, (p, f, t, b, a) in self.calibration.items()},
                 "variants": list(self.variants), "changes": self.changes, "calibrated": self.calibrated,
                 "noisy": self.noisy}
 
@@ -100,8 +107,8 @@ class Learned:
             return cls(frozenset(map(str, data.get("lines") or ())), {str(k): str(v) for k, v in
                                                                        (data.get("regions") or {}).items()},
                        {str(k): tuple(int(i) for i in v) for k, v in (data.get("candidates") or {}).items()},
-                       {str(k): (tuple(map(str, v[0])), tuple(map(str, v[1])))
-                        for k, v in (data.get("calibration") or {}).items()},
+                       {str(k): (int(v[0]), int(v[1]), tuple(map(str, v[2])), tuple(map(str, v[3])),
+                                 tuple(map(str, v[4]))) for k, v in (data.get("calibration") or {}).items()},
                        tuple(map(str, data.get("variants") or ())), int(data.get("changes") or 0),
                        int(data.get("calibrated") or 0), int(data.get("noisy") or 0))
         except (TypeError, ValueError, IndexError, AttributeError):
@@ -267,39 +274,62 @@ def _noisiness(learned: Learned, new: Sequence[str]) -> tuple[Learned, str | Non
     return learned, None
 
 
+def _sightings(lines: Sequence[str]) -> dict[str, tuple[set[str], set[str], set[str]]]:
+    """Per signature of *lines*: its texts, and the signatures of the lines before and after it."""
+    kept = [line for line in lines if line.strip()]
+    sigs = [signature(line) for line in kept]
+    seen: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    for i, sig in enumerate(sigs):
+        texts, before, after = seen.setdefault(sig, (set(), set(), set()))
+        texts.add(_hash(kept[i], 4))
+        before.add(sigs[i - 1] if i else "^")
+        after.add(sigs[i + 1] if i + 1 < len(sigs) else "$")
+    return seen
+
+
+def _merged(old: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*old, *sorted(new))))[:3]
+
+
+def _varies(sighting: Sighting) -> bool:
+    """Seen come and go twice, in three texts, or between other lines on both sides (a block
+    that moves, a shuffled list): it varies. Once: a change, not a variation."""
+    _, flips, texts, before, after = sighting
+    return flips >= 2 or len(texts) >= 3 or (len(before) >= 2 and len(after) >= 2)
+
+
 def calibrate(baseline_text: str, load_text: str, learned: Learned | None) -> Learned:
-    """*learned* after one calibration load (fetched seconds after the baseline), compared with the
-    baseline: a region becomes volatile once it showed two variants there (two other texts, or
-    another text and then the baseline's again); a region that changed once and stayed so is a
-    real change and is not learned."""
+    """*learned* after one calibration load (fetched seconds after the baseline) of the same key.
+    Each signature's sightings are kept (only those that differ from the baseline's): a line that
+    came and went twice, showed three texts, or moved is volatile; a line that changed once and
+    stayed so is a real change and is not learned (the baseline stays: the next run reports it)."""
     learned = learned or Learned()
     old, new = baseline_text.split("\n"), load_text.split("\n")
-    found = [h for h in hunks(old, new, learned.lines) if not h.covered(learned)]
+    base, here = _sightings(old), _sightings(new)
     calibration = dict(learned.calibration)
-    here = {h.anchors for h in found}
-    for anchors, (variants, sigs) in list(calibration.items()):
-        if anchors not in here and "=" not in variants:
-            calibration[anchors] = ((*variants, "="), sigs)  # back to the baseline's text: it flaps
-    for hunk in found:
-        variants, sigs = calibration.get(hunk.anchors, ((), ()))
-        variant = _hash("\n".join(hunk.added), 6)
-        if variant not in variants:
-            variants = (*variants, variant)[-4:]
-        sigs = tuple(dict.fromkeys((*sigs, *sorted(hunk.signatures()))))[:100]
-        calibration[hunk.anchors] = (variants, sigs)
-        if len(calibration) > MAX_REGIONS:
-            calibration.pop(next(iter(calibration)))
-    lines: set[str] = set()
-    regions: dict[str, str] = {}
-    for anchors, (variants, sigs) in calibration.items():
-        if len(variants) >= 2:
-            lines.update(sigs)
-            regions[anchors] = learned.regions.get(anchors) or next(
-                (h.sample() for h in found if h.anchors == anchors), "")
-    after = _replace(learned, calibration=calibration, calibrated=learned.calibrated + 1).with_lines(lines, regions)
-    after = _replace(after, variants=_variants(after, fingerprint(old, after)))
-    after, _ = _noisiness(after, new)
-    return after
+    volatile: set[str] = set()
+    for sig in {*base, *here, *calibration}:
+        known = base.get(sig)
+        start: Sighting = ((1, 0, tuple(sorted(known[0])), tuple(sorted(known[1])), tuple(sorted(known[2])))
+                           if known is not None else (0, 0, (), (), ()))
+        present, flips, texts, before, after = calibration.get(sig, start)
+        now = here.get(sig)
+        sighting: Sighting = (int(now is not None), flips + (int(now is not None) != present),
+                              *((texts, before, after) if now is None else
+                                (_merged(texts, now[0]), _merged(before, now[1]), _merged(after, now[2]))))
+        if sighting != start:
+            calibration[sig] = sighting
+        if _varies(sighting):
+            volatile.add(sig)
+    if len(calibration) > MAX_CANDIDATES:
+        calibration = dict(list(calibration.items())[-MAX_CANDIDATES:])
+    after_load = _replace(learned, calibration=calibration, calibrated=learned.calibrated + 1).with_lines(volatile)
+    regions = {h.anchors: h.sample() for h in hunks(old, new, after_load.lines)
+               if h.signatures() and h.signatures() <= after_load.lines}
+    after_load = after_load.with_lines((), regions)
+    after_load = _replace(after_load, variants=_variants(after_load, fingerprint(old, after_load)))
+    after_load, _ = _noisiness(after_load, new)
+    return after_load
 
 
 def learn_noise(learned: Learned | None, diff: str) -> Learned:
