@@ -1,24 +1,23 @@
 """Calibration (``-a calibrate=N``) and forgetting (``-a forget=KEY``), for the pipeline.
 
 After the normal load of a watch is committed (its baseline, when it is new), N extra loads of
-the same request are made at once: never filtered, never conditional, never skipped by the
-schedule. Each is judged against the stored baseline with the calibration option set (the
-content comparison only learns: core/learned.py), and its verdict rewrites the key's snapshot
-only (the key's times, counters and change log are untouched; nothing is exported). A load that
-fails, or that a check refuses (a block page, an empty page), teaches nothing.
+the same request are made one after the other (the next once the last was learned from): never
+filtered, never conditional, never skipped by the schedule. Each is judged against the stored
+baseline with the calibration option set (the content comparison only learns: core/learned.py),
+and its verdict rewrites the key's snapshot only (the key's times, counters and change log are
+untouched; nothing is exported). A load that fails, or that a check refuses (a block page, an empty page), teaches nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
-from scrapy.http import Response
+from scrapy.http import Request, Response
 
 from .. import meta
 from ..core.comparisons import Kind
@@ -42,14 +41,17 @@ Judge = Callable[[Observation, StoredState | None, Response | None], Awaitable[J
 
 class Calibration:
     """The calibration state of one crawl: how many loads per watch, which keys were scheduled,
-    how many of their loads are still to come."""
+    which load of each is under way."""
 
     def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime, loads: int, forget: frozenset[str]):
         self.crawler, self.runtime = crawler, runtime
         self.loads, self.forget = loads, forget
         self.stats = Stats(crawler, "calibration")
         self.scheduled: set[str] = set()
-        self.pending: Counter[str] = Counter()
+        #: key → the number of its calibration load under way
+        self.in_flight: dict[str, int] = {}
+        #: the request each key's calibration loads are made from
+        self.templates: dict[str, Request] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> Calibration:
@@ -79,10 +81,12 @@ class Calibration:
         its key's loads still to come)."""
         if response is not None:
             return bool(response.meta.get(meta.CALIBRATION))
-        return bool(obs.error) and self.pending[obs.key] > 0
+        return bool(obs.error) and obs.key in self.in_flight
 
     def schedule(self, obs: Observation, response: Response | None) -> None:
-        """After the normal load of *obs*'s key: its calibration loads, once per key and crawl."""
+        """After the normal load of *obs*'s key: its calibration loads, once per key and crawl,
+        one after the other (each is made once the one before it was learned from: in the order
+        they were served, and never two writers of one key)."""
         if (not self.loads or response is None or obs.error or obs.key in self.scheduled
                 or not isinstance(self.runtime.runner.store, SnapshotStore)):
             return
@@ -91,17 +95,28 @@ class Calibration:
         if request is None or self.crawler.engine is None:
             return
         carried = {k: v for k, v in request.meta.items() if not k.startswith(_NOT_CARRIED)}
-        for number in range(1, self.loads + 1):
-            load = request.replace(dont_filter=True, meta={**carried, meta.CALIBRATION: number,
-                                                          meta.CONDITIONAL: False, meta.SCHEDULE: False})
-            self.pending[obs.key] += 1
-            self.crawler.engine.crawl(load)
+        self.templates[obs.key] = request.replace(dont_filter=True, meta={**carried, meta.CONDITIONAL: False,
+                                                                         meta.SCHEDULE: False})
         self.stats.inc("requests", self.loads)
+        self._next(obs.key, 1)
+
+    def _next(self, key: str, number: int) -> None:
+        template = self.templates.get(key)
+        if template is None or number > self.loads or self.crawler.engine is None or self.runtime.failure:
+            self.templates.pop(key, None)
+            return
+        self.in_flight[key] = number
+        self.crawler.engine.crawl(template.replace(meta={**template.meta, meta.CALIBRATION: number}))
 
     async def learn(self, obs: Observation, response: Response | None, judge: Judge) -> Any:
-        """Learn from one calibration load; never returns (the item is dropped)."""
-        if self.pending[obs.key] > 0:
-            self.pending[obs.key] -= 1
+        """Learn from one calibration load, then make the next; never returns (the item is dropped)."""
+        number = self.in_flight.pop(obs.key, self.loads)
+        try:
+            await self._learn(obs, response, judge)
+        finally:
+            self._next(obs.key, number + 1)
+
+    async def _learn(self, obs: Observation, response: Response | None, judge: Judge) -> None:
         if obs.error or obs.not_modified:
             self.stats.inc("errors")
             raise DropItem(f"changewatch: {obs.key}: calibration load failed: {obs.error}", log_level="DEBUG")

@@ -124,12 +124,14 @@ def test_uncalibrated_busy_page_is_reported(site: HostileSite, tmp_path: Path) -
 
 def test_calibration_survives_errors_and_block_pages(site: HostileSite, tmp_path: Path) -> None:
     noisy = noisy_site(site)
-    noisy.failing = {2}
-    noisy.blocked = {4}
+    noisy.failing = {2, 3, 4}  # one calibration load, and its two retries
+    noisy.blocked = {6}
     crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
-    first = crawler.run("-a", "calibrate=5")
+    first = crawler.run("-a", "calibrate=7")
     assert first.returncode == 0 and first.records == [], first.records
-    assert first.stats["changewatch/calibration/errors"] >= 2, first.stats
+    # seven calibration loads: one failed (three fetches), one blocked, five learned from
+    assert noisy.loads == 10 and first.stats["changewatch/calibration/errors"] == 2, first.stats
+    assert first.stats["changewatch/calibration/loads"] == 5
     quiet = [crawler.run().records for _ in range(3)]
     assert quiet == [[], [], []], quiet
 
