@@ -5,7 +5,8 @@ the same request are made one after the other (the next once the last was learne
 filtered, never conditional, never skipped by the schedule. Each is judged against the stored
 baseline with the calibration option set (the content comparison only learns: core/learned.py),
 and its verdict rewrites the key's snapshot only (the key's times, counters and change log are
-untouched; nothing is exported). A load that fails, or that a check refuses (a block page, an empty page), teaches nothing.
+untouched; nothing is exported). A load that fails, or that a check refuses (a block page, an
+empty page), teaches nothing.
 """
 
 from __future__ import annotations
