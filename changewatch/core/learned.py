@@ -147,9 +147,13 @@ class Hunk:
 
     def covered(self, learned: Learned) -> bool:
         lines = learned.lines
-        if not all(signature(line) in lines for line in self.removed if line.strip()):
-            return False  # stable text went: never ignored
-        return self.anchors in learned.regions or all(signature(line) in lines for line in self.added if line.strip())
+        region = self.anchors in learned.regions
+        # Stable text that goes is never ignored: a removed line must be volatile, or, in a volatile
+        # region, one seen changing there lately (a rotating box's last headline).
+        if not all(sig in lines or (region and sig in learned.candidates)
+                   for sig in (signature(line) for line in self.removed if line.strip())):
+            return False
+        return region or all(signature(line) in lines for line in self.added if line.strip())
 
     def sample(self) -> str:
         return " / ".join(line.strip() for line in self.added or self.removed if line.strip())[:_SAMPLE_CHARS]
@@ -206,38 +210,69 @@ def _variants(learned: Learned, *prints: str) -> tuple[str, ...]:
     return (*kept, *dict.fromkeys(prints))[-MAX_VARIANTS:]
 
 
-def _shown(old: Sequence[str], new: Sequence[str], all_hunks: Sequence[Hunk], ignored: Sequence[Hunk]) -> str:
-    """*new* with the ignored hunks replaced by the old lines (hunks are in order)."""
+def _shown(new: Sequence[str], found: Sequence[Hunk], shown: Sequence[tuple[str, ...]]) -> str:
+    """*new* with each hunk's lines replaced by what is shown of it (hunks are in order)."""
     out: list[str] = []
-    at_old = 0
-    at_new = 0
-    skip = {id(h) for h in ignored}
-    for hunk in all_hunks:
+    at_old = at_new = 0
+    for hunk, lines in zip(found, shown, strict=True):
         equal = hunk.start - at_old
         out.extend(new[at_new:at_new + equal])
-        at_new += equal
-        out.extend(hunk.removed if id(hunk) in skip else hunk.added)
-        at_new += len(hunk.added)
+        out.extend(lines)
+        at_new += equal + len(hunk.added)
         at_old = hunk.end
     out.extend(new[at_new:])
     return "\n".join(out)
 
 
+def _split(hunk: Hunk, learned: Learned) -> tuple[Hunk | None, Hunk]:
+    """A hunk's volatile lines (ignored; None: it has none) and the rest of it (a change)."""
+    def volatile(line: str) -> bool:
+        return not line.strip() or signature(line) in learned.lines
+
+    quiet = Hunk(hunk.start, hunk.end, tuple(x for x in hunk.removed if volatile(x)),
+                 tuple(x for x in hunk.added if volatile(x)), hunk.anchors)
+    rest = Hunk(hunk.start, hunk.end, tuple(x for x in hunk.removed if not volatile(x)),
+                tuple(x for x in hunk.added if not volatile(x)), hunk.anchors)
+    return (quiet if quiet.signatures() else None), rest
+
+
+def _in_place(hunk: Hunk, rest: Hunk) -> tuple[str, ...]:
+    """What is shown of a hunk partly volatile: its old lines, but the changed ones (*rest*)
+    replaced where the first of them stood."""
+    lines = list(hunk.removed)
+    at = next((i for i, line in enumerate(lines) if line in rest.removed), len(lines))
+    kept = [line for line in lines if line not in rest.removed]
+    at = min(at, len(kept))
+    return (*kept[:at], *rest.added, *kept[at:])
+
+
 def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
-    it learns from it (the learned state to keep)."""
+    it learns from it (the learned state to keep). A covered hunk is ignored whole; in any other,
+    its volatile lines are ignored and the rest of it is a change."""
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
     found = hunks(old, new, learned.lines)
-    ignored = tuple(h for h in found if h.covered(learned))
-    remaining = tuple(h for h in found if not h.covered(learned))
+    ignored: list[Hunk] = []
+    remaining: list[Hunk] = []
+    shown: list[tuple[str, ...]] = []
+    for hunk in found:
+        if hunk.covered(learned):
+            ignored.append(hunk)
+            shown.append(hunk.removed)
+            continue
+        quiet, rest = _split(hunk, learned)
+        if quiet is not None:
+            ignored.append(quiet)
+        remaining.append(rest)
+        shown.append(_in_place(hunk, rest))
     prints = (fingerprint(old, learned), fingerprint(new, learned))
     known = bool(remaining) and prints[1] in learned.variants
     after = _counted(learned, remaining) if remaining else learned
     after = _replace(after, variants=_variants(after, *prints))
     after, noisy = _noisiness(after, new)
-    return Learning(remaining, ignored, after, known, _shown(old, new, found, ignored) if ignored else new_text,
-                    noisy)
+    return Learning(tuple(remaining), tuple(ignored), after, known,
+                    _shown(new, found, shown) if ignored else new_text, noisy)
 
 
 def _counted(learned: Learned, remaining: Sequence[Hunk]) -> Learned:
