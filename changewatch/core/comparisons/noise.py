@@ -64,10 +64,8 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
 def _calibration(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned | None) -> Difference:
     """A calibration load teaches and changes nothing else: the baseline stays the stored text
     (a real change during calibration is reported by the next run), with what was learned."""
-    if difference.status is Status.NONE:
-        taught = dataclasses.replace(learned or Learned(), calibrated=(learned.calibrated if learned else 0) + 1)
-    else:
-        taught = calibrate(old.text, new.text, learned)
+    # a load that reads as the baseline counts too: a block seen gone, then back, flaps
+    taught = calibrate(old.text, new.text, learned)
     regions = len(taught.regions) - (len(learned.regions) if learned else 0)
     return Difference(Status.NONE, {}, old.with_learned(taught),
                       {"calibration/loads": 1, "calibration/learned_regions": max(regions, 0)})
