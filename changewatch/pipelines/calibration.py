@@ -139,6 +139,7 @@ class Calibration:
                     await runner.call(store.replace_snapshot, spider, obs.key, state.version, judged.snapshot)
                 except VersionConflict:
                     continue
+            self.stats.inc("loads")
             for event, count in judged.counters.items():
                 if event.startswith("calibration/"):
                     self.stats.inc(event.partition("/")[2], count)

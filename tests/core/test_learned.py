@@ -133,7 +133,7 @@ def test_calibration_load_keeps_the_baseline_and_learns() -> None:
     snapshot = baseline
     for ad in ("Ad: phones", "Ad: kettles", "Ad: trips"):
         verdict = _observe(_page("Stable one", "Stable two", ad, price="12"), snapshot, **{CALIBRATION: True})
-        assert verdict.kind is Kind.NONE and verdict.counters["calibration/loads"] == 1
+        assert verdict.kind is Kind.NONE and "calibration/learned_regions" in verdict.counters
         snapshot = verdict.keep or snapshot
     assert snapshot.fields == baseline.fields  # a calibration load moves nothing but what is learned
     assert snapshot.text == baseline.text

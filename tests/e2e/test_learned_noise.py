@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .crawl import Crawler
+from changewatch.examples.site import FixtureSite
+
+from .crawl import Crawler, SpiderCrawler
 from .hostile import HostileSite, send
 
 TRENDING = ["Cats learn to open doors", "A river changes course", "Ten recipes for rain",
@@ -167,3 +169,28 @@ def test_calibrate_zero_and_one_and_fifty(site: HostileSite, tmp_path: Path) -> 
     fifty = crawler.run("-a", "calibrate=50")
     assert fifty.returncode == 0 and noisy.loads == 54 and fifty.stats["changewatch/calibration/loads"] == 50
     assert [crawler.run().records for _ in range(3)] == [[], [], []]
+
+
+def test_forget_resets_what_was_learned(site: HostileSite, tmp_path: Path) -> None:
+    crawler, _ = calibrated(site, tmp_path)
+    assert crawler.run().records == []
+    forgot = crawler.run("-a", "forget=terms")
+    assert forgot.stats["changewatch/calibration/forgotten"] == 1
+    assert [r["kind"] for r in forgot.records] == ["content"]  # the noise is news again
+    again = crawler.run("-a", "forget=terms", "-a", "calibrate=5")  # and learned afresh
+    assert again.returncode == 0 and again.stats["changewatch/calibration/loads"] == 5
+    assert [crawler.run().records for _ in range(3)] == [[], [], []]
+
+
+def test_per_site_spiders_calibrate_too(catalogue: tuple[FixtureSite, str], tmp_path: Path) -> None:
+    _, base = catalogue
+    crawler = SpiderCrawler(tmp_path, "catalogue", "-a", f"site={base}")
+    first = crawler.run("-a", "calibrate=2")
+    assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
+    requests = first.stats["changewatch/calibration/requests"]
+    assert requests == 2 * first.stats["changewatch/commit/baseline"]
+    assert first.stats["changewatch/calibration/loads"] == requests  # nothing failed, nothing exported
+    assert first.stats.get("changewatch/calibration/requests_dropped", 0) >= 0
+    assert crawler.run().records == []
+    bad = crawler.run("-a", "calibrate=abc")
+    assert bad.returncode != 0 and "calibrate must be a whole number" in bad.stderr

@@ -68,7 +68,7 @@ def _calibration(old: ContentPart, new: ContentPart, difference: Difference, lea
     taught = calibrate(old.text, new.text, learned)
     regions = len(taught.regions) - (len(learned.regions) if learned else 0)
     return Difference(Status.NONE, {}, old.with_learned(taught),
-                      {"calibration/loads": 1, "calibration/learned_regions": max(regions, 0)})
+                      {"calibration/learned_regions": max(regions, 0)})
 
 
 def _noisy(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned) -> Difference:
