@@ -51,6 +51,8 @@ _WIRE_SIZE = "_changewatch_wire_size"
 #: a request changewatch made for a render (a page's resource, a dependency's re-check): not
 #: conditional, not rendered (changewatch.render.fetch, private)
 _SUBREQUEST = "_changewatch_subrequest"
+#: on the stand-in request of a 304 the spider did not ask for: the spider's own request
+_ANSWERED = "_changewatch_answered"
 #: the RenderOptions a request is rendered with, once RenderMiddleware decided to render it (private)
 _RENDER_OPTIONS = "_changewatch_render_options"
 #: the key's stored dependency set when it was rendered again (RenderMiddleware, private)

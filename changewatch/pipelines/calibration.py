@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 #: request meta not carried to a calibration load: the normal load's own bookkeeping
 _NOT_CARRIED = ("redirect_", "retry_", "download_", "depth", "_changewatch")
+_CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 
 Judge = Callable[[Observation, StoredState | None, Response | None], Awaitable[Judged]]
 
@@ -77,27 +78,29 @@ class Calibration:
             self.stats.inc("forgotten")
             logger.info("changewatch: forget=%s: what was learned of its variation is forgotten", key)
 
-    def is_load(self, obs: Observation, response: Response | None) -> bool:
-        """Whether *obs* comes from a calibration load (a failed one has no response: it is one of
-        its key's loads still to come)."""
-        if response is not None:
-            return bool(response.meta.get(meta.CALIBRATION))
+    def is_load(self, obs: Observation, request: Request | None) -> bool:
+        """Whether *obs* comes from a calibration load (*request*: the one its response answered;
+        a failed load has none: it is its key's load under way)."""
+        if request is not None:
+            return bool(request.meta.get(meta.CALIBRATION))
         return bool(obs.error) and obs.key in self.in_flight
 
-    def schedule(self, obs: Observation, response: Response | None) -> None:
+    def schedule(self, obs: Observation, request: Request | None) -> None:
         """After the normal load of *obs*'s key: its calibration loads, once per key and crawl,
         one after the other (each is made once the one before it was learned from: in the order
         they were served, and never two writers of one key)."""
-        if (not self.loads or response is None or obs.error or obs.key in self.scheduled
-                or not isinstance(self.runtime.runner.store, SnapshotStore)):
+        if (not self.loads or request is None or obs.error or obs.key in self.scheduled
+                or not isinstance(self.runtime.runner.store, SnapshotStore) or self.crawler.engine is None):
             return
         self.scheduled.add(obs.key)
-        request = response.request
-        if request is None or self.crawler.engine is None:
-            return
-        carried = {k: v for k, v in request.meta.items() if not k.startswith(_NOT_CARRIED)}
-        self.templates[obs.key] = request.replace(dont_filter=True, meta={**carried, meta.CONDITIONAL: False,
-                                                                         meta.SCHEDULE: False})
+        request = request.meta.get(meta._ANSWERED, request)  # a 304's stand-in: the spider's request
+        carried = {k: v for k, v in request.meta.items()
+                   if not k.startswith(_NOT_CARRIED) and k != meta.NOT_MODIFIED}
+        headers = request.headers.copy()
+        for name in _CONDITIONAL_HEADERS:  # the normal load's may have been conditional (a 304)
+            headers.pop(name, None)
+        self.templates[obs.key] = request.replace(dont_filter=True, headers=headers,
+                                                  meta={**carried, meta.CONDITIONAL: False, meta.SCHEDULE: False})
         self.stats.inc("requests", self.loads)
         self._next(obs.key, 1)
 

@@ -134,8 +134,9 @@ class ChangewatchPipeline:
         if self.runtime.failure is not None:
             raise DropItem(f"changewatch: not compared, the crawl is stopping ({self.runtime.failure})",
                            log_level="DEBUG")
+        request = self.runtime.requests.take(item)
         calibration = self.calibration
-        if calibration is not None and calibration.is_load(obs, response):
+        if calibration is not None and calibration.is_load(obs, request):
             return await calibration.learn(obs, response, self._judge)
         judgement: dict[str, Judged] = {}
 
@@ -158,7 +159,7 @@ class ChangewatchPipeline:
         self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
                                         obs.options.get("canary"))
         if calibration is not None:
-            calibration.schedule(obs, response)
+            calibration.schedule(obs, request)
         record, change_id = self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
                                          update.committed.clamped)
         if self.summaries is not None:

@@ -194,3 +194,28 @@ def test_per_site_spiders_calibrate_too(catalogue: tuple[FixtureSite, str], tmp_
     assert crawler.run().records == []
     bad = crawler.run("-a", "calibrate=abc")
     assert bad.returncode != 0 and "calibrate must be a whole number" in bad.stderr
+
+
+def test_calibration_after_a_304_fetches_in_full(site: HostileSite, tmp_path: Path) -> None:
+    noisy = NoisyPage()
+    conditional: list[str | None] = []
+
+    def handler(h: BaseHTTPRequestHandler) -> None:
+        conditional.append(h.headers.get("If-None-Match"))
+        if h.headers.get("If-None-Match") == '"v1"':
+            h.send_response(304)
+            h.send_header("ETag", '"v1"')
+            h.end_headers()
+            return
+        with noisy.lock:
+            n = noisy.loads
+            noisy.loads += 1
+        send(h, 200, noisy.html(n).encode(), headers={"ETag": '"v1"'})
+
+    site.good["/terms"] = handler
+    crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
+    assert crawler.run().records == []
+    second = crawler.run("-a", "calibrate=3")
+    assert second.returncode == 0 and second.records == []
+    assert conditional[1:] == ['"v1"', None, None, None]  # the normal load answered 304; calibration never asks
+    assert second.stats["changewatch/calibration/loads"] == 3
