@@ -219,3 +219,21 @@ def test_calibration_after_a_304_fetches_in_full(site: HostileSite, tmp_path: Pa
     assert second.returncode == 0 and second.records == []
     assert conditional[1:] == ['"v1"', None, None, None]  # the normal load answered 304; calibration never asks
     assert second.stats["changewatch/calibration/loads"] == 3
+
+
+def test_a_page_whose_every_line_varies_is_reported_noisy_once(site: HostileSite, tmp_path: Path) -> None:
+    loads = iter(range(1000))
+
+    def churn(h: BaseHTTPRequestHandler) -> None:
+        n = next(loads)
+        lines = "".join(f"<p>{TRENDING[(n + i) % 4]} {chr(65 + (n * 3 + i) % 7)}</p>" if i % 2 else
+                        f"<p>{ADS[(n + i) % 3]} ({(n * 7 + i) % 5} left)</p>" for i in range(10))
+        send(h, 200, f"<html><body>{lines}</body></html>".encode())
+
+    site.good["/churn"] = churn
+    crawler = Crawler(tmp_path, [{"key": "churn", "url": f"{site.base}/churn"}])
+    assert crawler.run("-a", "calibrate=8").records == []
+    told = crawler.run()
+    assert [(r["kind"], r["error"][:7]) for r in told.records] == [("error", "noisy: ")], told.records
+    assert told.stats["changewatch/commit/noisy"] == 1 and "every line of the page varies" in told.stderr
+    assert [crawler.run().records for _ in range(2)] == [[], []]  # said once; never "recovered"
