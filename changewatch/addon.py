@@ -42,6 +42,9 @@ SPIDER_MIDDLEWARE_ORDER = {
     # requests of keys that are not due are never made (docs/schedule.md)
     "changewatch.middlewares.ScheduleMiddleware": 955,
     "changewatch.middlewares.RedeliveryMiddleware": 960,
+    # which request each item came from (-a calibrate=N repeats it, a 304's too), and a calibration
+    # load's page leads to no requests: the normal load's did
+    "changewatch.middlewares.CalibrationMiddleware": 940,
 }
 
 

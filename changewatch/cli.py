@@ -1,6 +1,6 @@
 """The ``changewatch`` command: compare two saved pages, run the demo, list a store's change log,
-write a report of it, write a change's evidence out, migrate a store, list or resend notifications,
-or print the watchlist's JSON Schema."""
+write a report of it, write a change's evidence out, explain or teach what is learned of a key's
+variation, migrate a store, list or resend notifications, or print the watchlist's JSON Schema."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_changes, cli_evidence, cli_migrate, cli_notify, cli_report
+from . import cli_changes, cli_evidence, cli_learned, cli_migrate, cli_notify, cli_report
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
 from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
@@ -94,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     cli_changes.add_parser(sub)
     cli_evidence.add_parser(sub)
+    cli_learned.add_parser(sub)
     cli_migrate.add_parser(sub)
     cli_report.add_parser(sub)
     cli_notify.add_parser(sub)

@@ -21,13 +21,16 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
   seconds): a request made sooner after the key's last observation is dropped
   (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
+- :data:`CALIBRATION`: set by changewatch on the extra loads of ``-a calibrate=N`` (their number,
+  from 1): such a load only teaches its key's learned variation (docs/architecture.md, "Learned noise").
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """
 
 from __future__ import annotations
 
-__all__ = ["CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
+__all__ = ["CALIBRATION", "CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE",
+           "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -38,6 +41,8 @@ WATCH = "changewatch_watch"
 RENDER = "changewatch_render"
 EVERY = "changewatch_every"
 SCHEDULE = "changewatch_schedule"
+#: set by the pipeline on a calibration load (``-a calibrate=N``): its number, from 1
+CALIBRATION = "changewatch_calibration"
 
 #: the validators a conditional request carried (ConditionalRequestMiddleware, private)
 _SENT = "_changewatch_sent"
@@ -46,6 +51,8 @@ _WIRE_SIZE = "_changewatch_wire_size"
 #: a request changewatch made for a render (a page's resource, a dependency's re-check): not
 #: conditional, not rendered (changewatch.render.fetch, private)
 _SUBREQUEST = "_changewatch_subrequest"
+#: on the stand-in request of a 304 the spider did not ask for: the spider's own request
+_ANSWERED = "_changewatch_answered"
 #: the RenderOptions a request is rendered with, once RenderMiddleware decided to render it (private)
 _RENDER_OPTIONS = "_changewatch_render_options"
 #: the key's stored dependency set when it was rendered again (RenderMiddleware, private)

@@ -28,6 +28,7 @@ from .extract.page import Page, count_undecodable_page
 from .extract.specs import Entities, FieldSpec, as_fields
 from .guard import reports_refusals
 from .items import Observation
+from .learning import LearningError, parse_calibrate, parse_forget
 from .middlewares.vantage import VantageError, vantage_from_setting
 from .render.options import parse_render
 from .runtime.stats import Stats
@@ -48,6 +49,9 @@ class ChangewatchSpider(scrapy.Spider):
       spider priority) for every request; ``vantage=`` on :meth:`watch` for one request.
     - ``spec_version`` (class attribute): bump it when the parsing changes; re-visits are
       conditional requests (docs/conditional.md), and a new version fetches each page in full once.
+    - ``-a calibrate=N``: each watched page is loaded N extra times after its normal load, to learn
+      its normal variation (nothing is exported of them); ``-a forget=KEY`` forgets what was
+      learned of a key (docs/watchlist.md, "Learned noise").
     - ``render`` (class attribute): render every watched page in a browser (``True``, or a mapping
       of ``wait_for``, ``timeout``, ``block``: docs/rendering.md); ``render=`` on :meth:`watch`
       for one request (``False``: this one is not).
@@ -78,8 +82,15 @@ class ChangewatchSpider(scrapy.Spider):
         is no browser)."""
         return bool(self.render)
 
-    def __init__(self, *args: Any, site: str | None = None, **kwargs: Any):
+    def __init__(self, *args: Any, site: str | None = None, calibrate: Any = None, forget: Any = None,
+                 **kwargs: Any):
         super().__init__(*args, **kwargs)
+        # -a calibrate=N, -a forget=KEY: checked now, so that a bad value stops the run before it starts
+        try:
+            self.changewatch_calibrate = parse_calibrate(calibrate)
+        except LearningError as exc:
+            raise ValueError(f"spider {self.name!r}: {exc}") from None
+        self.changewatch_forget = parse_forget(forget)
         self.site = (site or self.default_site or "").strip() or None
         if self.site is not None:
             parts = urlsplit(self.site)

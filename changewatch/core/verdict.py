@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
+from .comparisons.noise import CALIBRATION, NOISY
 from .documents import read_document
 from .observation import Observation
 from .snapshot import Snapshot
@@ -115,13 +116,21 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
         if difference.keep is not None:
             kept[comparison.name] = difference.keep
         for event, count in difference.counters.items():
-            counters[f"{comparison.name}/{event}"] = counters.get(f"{comparison.name}/{event}", 0) + count
+            name = event if "/" in event else f"{comparison.name}/{event}"
+            counters[name] = counters.get(name, 0) + count
         if difference.status is Status.CHANGED:
             changed.append(comparison)
         noise |= difference.status is Status.NOISE
         members.update(difference.members)  # a sub-threshold distance too: the record shows what applies
+    noisy = members.pop(NOISY, None)
+    if context.option(CALIBRATION):
+        # a calibration load moves nothing but what is learned: every other part stays the stored one
+        keep = Snapshot({**old.parts, **{k: v for k, v in kept.items() if k == "content"}}, old.foreign)
+        return Verdict(Kind.NONE, {}, keep=None if keep == old else keep, counters=counters)
     kind = changed[0].kind if changed else Kind.NOISE if noise else Kind.NONE
     keep = Snapshot(kept, old.foreign)
+    if noisy and not changed:  # every line of the page varies: said once, its text compared no more
+        return Verdict(Kind.ERROR, {}, error=str(noisy), keep=keep, counters=counters)
     if kind is Kind.NONE and keep == old:
         return Verdict(kind, members, counters=counters)  # nothing to rewrite
     return Verdict(kind, members, keep=keep, counters=counters)

@@ -4,6 +4,7 @@ the schedule.
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
 
+from .calibration import CalibrationMiddleware
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
 from .notmodified import NotModified
@@ -11,5 +12,6 @@ from .render import RenderMiddleware
 from .schedule import ScheduleMiddleware
 from .vantage import Vantage, VantageMiddleware
 
-__all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
+__all__ = ["CalibrationMiddleware", "ConditionalRequestMiddleware",
+           "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
            "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -87,6 +87,7 @@ async def answer_not_modified(crawler: Crawler, runtime: ChangewatchRuntime, req
         return response
     quiet = request.replace(callback=not_modified_callback, errback=None, dont_filter=True, cb_kwargs={})
     quiet.meta["handle_httpstatus_list"] = [304]
+    quiet.meta[meta._ANSWERED] = request  # the spider's own request: what -a calibrate=N repeats
     return response.replace(request=quiet)
 
 

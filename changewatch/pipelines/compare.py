@@ -48,6 +48,7 @@ from ..runtime.stats import Stats
 from ..store import Evidence, Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
 from ..summary.crawl import CrawlSummaries
+from .calibration import Calibration
 from .lifecycle import reclassified
 from .records import change_record, repeated_error
 
@@ -66,6 +67,8 @@ class ChangewatchPipeline:
         self.kinds: Counter[str] = Counter()
         #: None when summaries are off: nothing of them on the way of an item then
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
+        #: -a calibrate=N and -a forget=KEY (read when the spider opens)
+        self.calibration: Calibration | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
@@ -78,6 +81,8 @@ class ChangewatchPipeline:
     async def open_spider(self) -> None:
         await self.runtime.open()
         self.runtime.pool.start(wait=False)
+        self.calibration = Calibration.from_crawler(self.crawler, self.runtime)
+        await self.calibration.forget_keys()
 
     def close_spider(self) -> None:
         self.runtime.pool.stop()
@@ -129,6 +134,10 @@ class ChangewatchPipeline:
         if self.runtime.failure is not None:
             raise DropItem(f"changewatch: not compared, the crawl is stopping ({self.runtime.failure})",
                            log_level="DEBUG")
+        request = self.runtime.requests.take(item)
+        calibration = self.calibration
+        if calibration is not None and calibration.is_load(obs, request):
+            return await calibration.learn(obs, response, self._judge)
         judgement: dict[str, Judged] = {}
 
         async def compute(state: StoredState | None) -> Outcome | None:
@@ -149,6 +158,8 @@ class ChangewatchPipeline:
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
         self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
                                         obs.options.get("canary"))
+        if calibration is not None:
+            calibration.schedule(obs, request)
         record, change_id = self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
                                          update.committed.clamped)
         if self.summaries is not None:
@@ -177,7 +188,9 @@ class ChangewatchPipeline:
         config = self.runtime.config
         schedule = ScheduleUpdate(None if error else judged.kind.changes_page, config.schedule_bounds) \
             if config.schedule_enabled else None
-        return Outcome(judged.kind, url, obs.observed_at, snapshot=None if error else judged.snapshot,
+        # A noisy: error keeps what was learned (that it was said): its text was observed.
+        snapshot = judged.snapshot if not error or (judged.error or "").startswith("noisy:") else None
+        return Outcome(judged.kind, url, obs.observed_at, snapshot=snapshot,
                        record=logged, error=judged.error, http=None if error else _validators(obs, origin),
                        not_modified=obs.not_modified, notify=self.runtime.notifications.targets(obs, logged),
                        distance=_distance(judged), schedule=schedule,
@@ -193,6 +206,9 @@ class ChangewatchPipeline:
             self.stats.inc("not_modified")
         if clamped:
             self.stats.inc("clamped")
+        if outcome.kind is Kind.ERROR and (outcome.error or "").startswith("noisy:"):
+            self.stats.inc("noisy")
+            logger.warning("changewatch %s %s: %s", self.runtime.spider, obs.key, outcome.error)
         for event, count in judged.counters.items():
             component, _, name = event.partition("/")
             Stats(self.crawler, component).inc(name, count)

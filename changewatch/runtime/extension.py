@@ -34,7 +34,7 @@ from ..store.leases import new_owner
 from ..store.runner import StoreRunner, spider_name
 from .config import ChangewatchConfig, ConfigError
 from .housekeeping import Housekeeper
-from .origins import ResponseOrigins
+from .origins import ItemRequests, ResponseOrigins
 from .parsers import BadValue, Bool
 from .stats import Stats
 from .workers import WorkerPool
@@ -118,6 +118,8 @@ class ChangewatchRuntime:
         self.comparison_table = dict(config.comparisons)
         self.pool = WorkerPool(config.workers, task_timeout=config.worker_timeout)
         self.origins = ResponseOrigins()
+        #: the request each item's response answered (-a calibrate=N repeats it)
+        self.requests = ItemRequests()
         self.lease = Lease(new_owner(), config.delivery_lease)
         self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
         self.stats = Stats(crawler, "runtime")

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.validators import HttpValidators
 
-__all__ = ["ResponseOrigins"]
+__all__ = ["ItemRequests", "ResponseOrigins"]
 
 
 class ResponseOrigins:
@@ -39,6 +39,31 @@ class ResponseOrigins:
 
     def clear(self) -> None:
         self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class ItemRequests:
+    """Which request each item's response answered (CalibrationMiddleware registers every item,
+    the pipeline takes it): what a calibration load repeats, and whether an item is one."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Any, Any]] = {}
+
+    def register(self, item: Any, request: Any) -> None:
+        self._items[id(item)] = (item, request)
+
+    def take(self, item: Any) -> Any:
+        """The request of *item*'s response (None: not known); forgotten once taken."""
+        entry = self._items.get(id(item))
+        if entry is None or entry[0] is not item:
+            return None
+        del self._items[id(item)]
+        return entry[1]
+
+    def forget(self, item: Any) -> None:
+        self.take(item)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -29,6 +29,7 @@ from .base import (
     Outcome,
     PendingNotification,
     RoutingStore,
+    SnapshotStore,
     StaleObservation,
     Store,
     StoreCounts,
@@ -46,7 +47,8 @@ from .options import redact
 __all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeEvidence",
            "ChangeLogStore", "ChangeQuery", "Committed", "Evidence", "HttpValidators", "KeptVersion", "Lease",
            "LogEntry", "LoggedChange", "MaintainedStore", "NoSuchStore", "NotificationState", "OlderSchema", "Outcome",
-           "PendingNotification", "RoutingStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
+           "PendingNotification", "RoutingStore", "SnapshotStore", "StaleObservation", "Store", "StoreCounts",
+           "StoreError",
            "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
            "VersionConflict", "open_store", "store_from_uri"]
 

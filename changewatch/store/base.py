@@ -49,7 +49,7 @@ from ..core.validators import HttpValidators
 __all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeEvidence", "ChangeLogStore", "ChangeQuery", "Committed",
            "Evidence", "HttpValidators", "KeptVersion", "Lease", "LogEntry", "LoggedChange", "MaintainedStore",
            "NoSuchStore", "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore",
-           "StaleObservation", "Store", "StoreCounts", "StoreError",
+           "SnapshotStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
            "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
            "VersionConflict"]
 
@@ -257,6 +257,18 @@ class Store(Protocol):
 #: a store's options: the crawl's settings give defaults, a URI's query (``?synchronous=FULL``)
 #: overrides them (values from a URI are strings; from settings, whatever the setting holds)
 StoreOptions = Mapping[str, Any]
+
+
+@runtime_checkable
+class SnapshotStore(Protocol):
+    """A store whose snapshots can be rewritten outside an observation (``changewatch noise``,
+    ``-a forget=``: what is learned of a key's variation lives in its snapshot)."""
+
+    def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
+        """In one transaction, if *key* is at *expected_version*: replace its snapshot and bump its
+        version (the key's times, counters and change log are untouched); the new version. Raises
+        VersionConflict (writing nothing) when the key moved or is absent, StoreError."""
+        ...
 
 
 class StoreFactory(Protocol):

@@ -372,6 +372,16 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
         return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
                                runs=r[6], spec=r[7], render=r[8]) for r in rows]
 
+    def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
+        def work(cur: Any, _: Attempt) -> int:
+            # one statement: atomic, and a retry after a lost acknowledgement conflicts, never doubles
+            cur.execute(f"UPDATE {self._quoted}.observations SET snapshot = %s, version = version + 1 "
+                        "WHERE spider = %s AND key = %s AND version = %s", (snapshot, spider, key, expected_version))
+            return int(cur.rowcount)
+        if self._retrying(f"replace the snapshot of key {key!r}", work, statement=True) != 1:
+            raise VersionConflict(f"key {key!r} of spider {spider!r} is not at version {expected_version}")
+        return expected_version + 1
+
     # -- committing an observation ---------------------------------------------------------------
 
     def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,

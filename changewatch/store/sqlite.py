@@ -201,6 +201,14 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                                    render=r["render"])
                     for r in rows.fetchall()]
 
+    def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
+        with self._transaction(f"replace the snapshot of key {key!r}") as db:
+            cursor = db.execute("UPDATE observations SET snapshot=?, version=version+1 "
+                                "WHERE spider=? AND key=? AND version=?", (snapshot, spider, key, expected_version))
+            if cursor.rowcount != 1:
+                raise VersionConflict(f"key {key!r} of spider {spider!r} is not at version {expected_version}")
+        return expected_version + 1
+
     # -- committing an observation ---------------------------------------------------------------
 
     def commit(self, spider: str, key: str, expected_version: int | None, outcome: Outcome, *,

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
+from ..learned import Learned
 from ..linewise import same_stable_text, stable_text_longer_than
 from ..normalise import (
     RegionError,
@@ -27,6 +28,7 @@ from ..simhash import distance as hamming
 from ..simhash import simhash
 from ..text_options import TextOptions, TextOptionsError
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
+from .noise import learned_difference
 
 __all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "blocked", "text_spec"]
 
@@ -147,20 +149,23 @@ class ContentPart:
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
                  "_raw_hash", "_text", "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded",
-                 "reading", "sort_lines", "spec")
+                 "learned", "reading", "sort_lines", "spec")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
                  compressed: bytes | None = None, visible: VisibleText | None = None, page: _Page | None = None,
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
                  reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None,
-                 raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False):
+                 raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False,
+                 learned: Learned | None = None):
         stable = (text is not None or compressed is not None) and content_hash is not None and length is not None
         if visible is None and page is None and raw_hash is None:
             raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
         if visible is None and page is None and not stable and raw is None and raw_compressed is None:
             raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
         self.body_hash = body_hash
+        #: what is learned of the page's variation (core/learned.py); None: nothing
+        self.learned = learned
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
@@ -322,7 +327,8 @@ class ContentPart:
         form is reused). Only for a part that keeps its stable text alone."""
         return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
                            length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable)
+                           body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable,
+                           learned=self.learned)
 
     def with_stable_text_of(self, old: ContentPart) -> ContentPart:
         """This part, said to have *old*'s stable text (found the same): what is known of that
@@ -342,7 +348,14 @@ class ContentPart:
                            length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
                            reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable,
-                           raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines)
+                           raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines,
+                           learned=self.learned)
+
+    def with_learned(self, learned: Learned | None) -> ContentPart:
+        """This part, with *learned* as what is learned of the page's variation."""
+        part = self.with_spec(self.spec, self.reading)
+        part.learned = None if learned is None or learned.empty else learned
+        return part
 
     def _identity(self) -> tuple[Any, ...]:
         # A stable text is a function of the raw text (and of sort_lines, part of the spec): a
@@ -354,7 +367,8 @@ class ContentPart:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
-        return self.stable_only == other.stable_only and self._identity() == other._identity()
+        return (self.stable_only == other.stable_only and self._identity() == other._identity()
+                and self.learned == other.learned)
 
     def __hash__(self) -> int:
         return hash(self._identity())
@@ -421,7 +435,9 @@ class ContentComparison:
     # the next page is told from the lines it does not share with it; its content hash, length
     # and fingerprint may be null (not computed yet). Parts of versions 1 to 5 (and a part of
     # version 6 without "raw") keep their stable text, as ever.
-    part_version: ClassVar[int] = 6
+    # 7: a part may keep what is learned of the page's variation ("learned": core/learned.py).
+    # Parts of versions 1 to 6 have nothing learned.
+    part_version: ClassVar[int] = 7
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
@@ -509,9 +525,9 @@ class ContentComparison:
         kept = difference.keep
         if kept is not None and (kept.spec, kept.reading) != (new.spec, new.reading):
             # a part stored before specs or readings: now it has them
-            return Difference(difference.status, difference.members, kept.with_spec(new.spec, new.reading),
-                              difference.counters)
-        return difference
+            difference = Difference(difference.status, difference.members, kept.with_spec(new.spec, new.reading),
+                                    difference.counters)
+        return learned_difference(old, new, difference, context)
 
     def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
         if old.case_folded:
@@ -618,16 +634,19 @@ class ContentComparison:
             data["fffd_decoded"] = True
         if part.undecodable:
             data["undecodable"] = part.undecodable
+        if part.learned is not None:
+            data["learned"] = part.learned.encode()
         return data, part.blob()
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2, 3, 4, 5, 6) or not isinstance(data, dict) or blob is None:
+        if version not in (1, 2, 3, 4, 5, 6, 7) or not isinstance(data, dict) or blob is None:
             return None
         spec = data.get("spec") if version >= 4 else None
         fp = data.get("fingerprint")
         known = {"raw_hash": data["raw_hash"], "fingerprint": None if fp is None else int(fp) & ((1 << 64) - 1),
                  "body_hash": data.get("body_hash"), "spec": spec if isinstance(spec, str) else None,
-                 "reading": data.get("reading"), "undecodable": int(data.get("undecodable") or 0)}
+                 "reading": data.get("reading"), "undecodable": int(data.get("undecodable") or 0),
+                 "learned": Learned.decode(data["learned"]) if version >= 7 and "learned" in data else None}
         if version >= 6 and data.get("raw"):
             length = data.get("length")
             return ContentPart(**known, content_hash=data.get("content_hash"),

@@ -1,0 +1,84 @@
+"""The content comparison's verdict as what is learned of the page's variation makes it
+(core/learned.py): a calibration load only teaches, a change all in volatile regions is noise, a
+recent variant seen again is noise, and a page whose every line varies is reported once.
+
+A key with nothing learned costs nothing here: its verdict passes through untouched. So does
+every verdict of a text that did not change (NONE).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from .. import charset
+from ..diff import line_diff
+from ..learned import Learned, calibrate, judge
+from .base import CompareContext, Difference, Status
+
+if TYPE_CHECKING:
+    from .content import ContentPart
+
+__all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
+
+#: the observation's option that marks a calibration load (set by the pipeline, never by a user)
+CALIBRATION = "calibration"
+#: the observation's option that drops what is learned for its key first (``-a forget=KEY``)
+FORGET = "forget"
+#: the member of a noise verdict that asks for a one-time ``noisy:`` error record
+NOISY = "noisy"
+
+
+def learned_difference(old: ContentPart, new: ContentPart, difference: Difference,
+                       context: CompareContext) -> Difference:
+    """*difference* (the plain content comparison's) as what is learned for the key makes it."""
+    learned = None if context.option(FORGET) else old.learned
+    kept = difference.keep if difference.keep is not None else new
+    if context.option(CALIBRATION):
+        return _calibration(old, new, difference, learned)
+    if learned is None:
+        return difference if kept.learned is None else dataclasses.replace(difference, keep=kept.with_learned(None))
+    if learned.noisy:
+        return _noisy(old, new, difference, learned)
+    if difference.status is not Status.CHANGED:
+        return dataclasses.replace(difference, keep=kept.with_learned(learned))
+    learning = judge(old.text, new.text, learned)
+    counters = dict(difference.counters)
+    if learning.noisy:
+        counters["noisy"] = 1
+        told = dataclasses.replace(learning.learned, noisy=2)
+        return Difference(Status.NOISE, {NOISY: learning.noisy}, new.with_learned(told), counters)
+    if not learning.remaining or learning.known_variant:
+        counters["learned_variant" if learning.remaining else "learned_ignored"] = 1
+        return Difference(Status.NOISE, {}, new.with_learned(learning.learned), counters)
+    members: dict[str, Any] = dict(difference.members)
+    if learning.ignored:
+        counters["learned_partly"] = 1
+        members["ignored_regions"] = learning.ignored_regions
+        options = context.diff
+        members["diff"] = charset.readable(line_diff(old.text, learning.shown, context=options.context,
+                                                     max_lines=options.max_lines, max_chars=options.max_chars))
+    return Difference(Status.CHANGED, members, new.with_learned(learning.learned), counters)
+
+
+def _calibration(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned | None) -> Difference:
+    """A calibration load teaches and changes nothing else: the baseline stays the stored text
+    (a real change during calibration is reported by the next run), with what was learned."""
+    # a load that reads as the baseline counts too: a block seen gone, then back, flaps
+    taught = calibrate(old.text, new.text, learned)
+    regions = len(taught.regions) - (len(learned.regions) if learned else 0)
+    return Difference(Status.NONE, {}, old.with_learned(taught),
+                      {"calibration/learned_regions": max(regions, 0)})
+
+
+def _noisy(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned) -> Difference:
+    """A page known to vary in every line: its text is never a change; the first time this is
+    seen in a normal run, a ``noisy:`` error says so (once)."""
+    kept = difference.keep if difference.keep is not None else new
+    if learned.noisy == 1:
+        told = dataclasses.replace(learned, noisy=2)
+        lines = sum(1 for line in new.text.split("\n") if line.strip())
+        why = f"noisy: every line of the page varies from load to load ({lines} lines); its text is not compared"
+        return Difference(Status.NOISE, {NOISY: why}, kept.with_learned(told), {"noisy": 1})
+    return Difference(Status.NOISE if difference.status is not Status.NONE else Status.NONE, {},
+                      kept.with_learned(learned), difference.counters)

@@ -1,0 +1,84 @@
+"""What is learned of a key's variation, as the crawl and the CLI handle it: the spider arguments
+``-a calibrate=N`` and ``-a forget=KEY``, and rewriting a key's learned state in its stored
+snapshot (``forget``, ``changewatch noise``) with the version check of a commit.
+
+The learned state lives in the key's content part (core/learned.py), so it is written atomically
+with the observation that taught it, on every store, with no table of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .core.comparisons import Comparison
+from .core.learned import Learned
+from .core.snapshot import Snapshot
+from .store import SnapshotStore, Store, StoreError, VersionConflict
+
+__all__ = ["MAX_CALIBRATE", "LearningError", "parse_calibrate", "parse_forget", "rewrite_learned"]
+
+MAX_CALIBRATE = 100
+
+
+class LearningError(ValueError):
+    """A bad calibrate/forget argument, or a key whose learned state cannot be rewritten."""
+
+
+def parse_calibrate(value: Any) -> int:
+    """The number of calibration loads per watch of ``-a calibrate=N`` (0: none).
+
+    >>> parse_calibrate("5"), parse_calibrate(None), parse_calibrate(" 0 ")
+    (5, 0, 0)
+    >>> parse_calibrate("abc")
+    Traceback (most recent call last):
+    ...
+    changewatch.learning.LearningError: calibrate must be a whole number of extra loads from 0 to 100, not 'abc'
+    """
+    if value is None or value == "":
+        return 0
+    text = str(value).strip()
+    if not text.isdigit() or int(text) > MAX_CALIBRATE:
+        raise LearningError(f"calibrate must be a whole number of extra loads from 0 to {MAX_CALIBRATE}, not {value!r}")
+    return int(text)
+
+
+def parse_forget(value: Any) -> frozenset[str]:
+    """The keys of ``-a forget=KEY``: one key (a key may hold commas), or the keys of a list a
+    spider's code passes.
+
+    >>> sorted(parse_forget("k1")), parse_forget(None)
+    (['k1'], frozenset())
+    """
+    if value is None or value == "":
+        return frozenset()
+    if isinstance(value, str):
+        return frozenset({value.strip()}) - {""}
+    return frozenset(str(v) for v in value)
+
+
+def rewrite_learned(store: Store, spider: str, key: str, change: Callable[[Learned | None], Learned | None],
+                    comparisons: Iterable[Comparison], attempts: int = 20) -> Learned | None:
+    """Rewrite what is learned of *key* as ``change(learned)`` says, in its stored snapshot, if
+    nothing committed the key meanwhile (else read it again). The learned state after it.
+    Raises LearningError for a key without a stored text, StoreError."""
+    if not isinstance(store, SnapshotStore):
+        raise LearningError(f"the store {store!r} cannot rewrite snapshots")
+    comparisons = tuple(comparisons)
+    for _ in range(attempts):
+        state = store.read(spider, key)
+        if state is None or state.snapshot is None:
+            raise LearningError(f"key {key!r} of spider {spider!r} has no stored observation")
+        snapshot = Snapshot.decode(state.snapshot, comparisons)
+        part = snapshot.part("content")
+        if part is None:
+            raise LearningError(f"key {key!r} of spider {spider!r} has no stored text (nothing is learned for "
+                                "fields and entities)")
+        changed = part.with_learned(change(part.learned))
+        data = Snapshot({**snapshot.parts, "content": changed}, snapshot.foreign).encode(comparisons)
+        try:
+            store.replace_snapshot(spider, key, state.version, data)
+        except VersionConflict:
+            continue
+        return changed.learned  # type: ignore[no-any-return]
+    raise StoreError(f"key {key!r} of spider {spider!r}: another writer committed it first {attempts} times")
