@@ -8,6 +8,7 @@ yields observation-like items works. This class only makes the conventions the e
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
@@ -32,6 +33,8 @@ from .learning import LearningError, parse_calibrate, parse_forget
 from .middlewares.vantage import VantageError, vantage_from_setting
 from .render.options import parse_render
 from .runtime.stats import Stats
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ChangewatchSpider"]
 
@@ -63,6 +66,8 @@ class ChangewatchSpider(scrapy.Spider):
     entities: ClassVar[Entities | None] = None
     #: the site's base URL when ``-a site=`` is not given
     default_site: ClassVar[str | None] = None
+    #: why the crawl cannot start (a bad ``-a calibrate=``): the runtime stops it as it opens
+    changewatch_cannot_start: str | None = None
     #: the spider's vantage point (proxy, accept_language, cookies, headers): CHANGEWATCH_VANTAGE
     vantage: ClassVar[Mapping[str, Any] | None] = None
     #: a fixture site of ``changewatch/examples/fixtures`` that ``scrapy check`` serves on
@@ -89,7 +94,11 @@ class ChangewatchSpider(scrapy.Spider):
         try:
             self.changewatch_calibrate = parse_calibrate(calibrate)
         except LearningError as exc:
-            raise ValueError(f"spider {self.name!r}: {exc}") from None
+            # Said once, and the runtime stops the crawl as the spider opens (exit status 1):
+            # raised from here, it came out as a 25-line asyncio traceback.
+            logger.error("The spider %r cannot start: %s", self.name, exc)
+            self.changewatch_calibrate = 0
+            self.changewatch_cannot_start = f"spider {self.name!r}: {exc}"
         self.changewatch_forget = parse_forget(forget)
         self.site = (site or self.default_site or "").strip() or None
         if self.site is not None:

@@ -27,6 +27,7 @@ from scrapy.utils.misc import load_object
 from ..core.comparisons import Comparison, ComparisonError, load_comparisons
 from ..core.diff import DiffOptions
 from ..health.activity import Activity
+from ..learning import LearningError, parse_calibrate, parse_forget
 from ..notify.crawl import CrawlNotifications
 from ..store import RoutingStore, StoreError, store_from_uri
 from ..store.base import Lease
@@ -192,7 +193,8 @@ class ChangewatchRuntime:
             return
         if self.failure is not None:
             raise CloseSpider("changewatch_failed")
-        cannot_start = getattr(self.crawler.spider, "changewatch_cannot_start", None) or self._read_force()
+        cannot_start = (getattr(self.crawler.spider, "changewatch_cannot_start", None) or self._read_force()
+                        or self._check_learning())
         if cannot_start:
             # The spider has said why, once (the watch spider: its watchlist is invalid); a spider
             # that raised from from_crawler instead came out as asyncio's "Task exception was never
@@ -229,6 +231,21 @@ class ChangewatchRuntime:
         if self.failure is None:
             self.failure = why
             self.stats.inc("failed")
+
+    def _check_learning(self) -> str | None:
+        """Why the spider's ``-a calibrate=`` or ``-a forget=`` cannot be used (None: they can), said
+        once here for any spider (a ChangewatchSpider parsed them already): raised later, from the
+        pipeline's opening, it came out as asyncio's "Task exception was never retrieved"."""
+        spider = self.crawler.spider
+        try:
+            if getattr(spider, "changewatch_calibrate", None) is None:
+                parse_calibrate(getattr(spider, "calibrate", None))
+            if getattr(spider, "changewatch_forget", None) is None:
+                parse_forget(getattr(spider, "forget", None))
+        except LearningError as exc:
+            logger.error("changewatch: the crawl cannot start: %s", exc)
+            return str(exc)
+        return None
 
     def _read_force(self) -> str | None:
         """Read the spider's ``-a force=`` into :attr:`force`; why the crawl cannot start, for a bad value."""

@@ -157,6 +157,8 @@ def test_bad_calibrate_stops_the_crawl(site: HostileSite, tmp_path: Path, value:
     result = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}]).run("-a", f"calibrate={value}")
     assert result.returncode != 0 and noisy.loads == 0
     assert "calibrate must be a whole number of extra loads from 0 to 100" in result.stderr
+    # said once, not buried in asyncio's "Task exception was never retrieved" traceback
+    assert "Task exception was never retrieved" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_calibrate_zero_and_one_and_fifty(site: HostileSite, tmp_path: Path) -> None:
@@ -194,6 +196,8 @@ def test_per_site_spiders_calibrate_too(catalogue: tuple[FixtureSite, str], tmp_
     assert crawler.run().records == []
     bad = crawler.run("-a", "calibrate=abc")
     assert bad.returncode != 0 and "calibrate must be a whole number" in bad.stderr
+    assert "Task exception was never retrieved" not in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.stats.get("downloader/request_count", 0) == 0  # stopped before anything was fetched
 
 
 def test_calibration_after_a_304_fetches_in_full(site: HostileSite, tmp_path: Path) -> None:
