@@ -520,9 +520,15 @@ def _lexbor_text(markup: bytes) -> str:
 
 def _lexbor_marked(markup: bytes) -> str:
     """:func:`_lexbor_text` before the invisible characters are removed."""
+    tree = lexbor_dropped(markup)
+    return lexbor_marked_text(tree) if tree is not None else ""
+
+
+def lexbor_dropped(markup: bytes) -> LexborHTMLParser | None:
+    """*markup* parsed by lexbor, the invisible elements removed (None: no tree)."""
     tree = LexborHTMLParser(markup)
     if tree.root is None:
-        return ""
+        return None
     # Elements found by tag name (lexbor's own tree walk, one per name) rather than by one CSS
     # selector list: the selector engine tests every element against each of the ~45 names,
     # twice the cost (bench: parse 4.5M instructions a corpus page, css() 4.3M, tags() 1.9M).
@@ -531,6 +537,11 @@ def _lexbor_marked(markup: bytes) -> str:
     for tag in _LEXBOR_DROPPED:
         for node in tree.tags(tag):
             node.decompose(recursive=False)
+    return tree
+
+
+def lexbor_marked_text(tree: LexborHTMLParser) -> str:
+    """The text of a tree :func:`lexbor_dropped` gave, a mark before and after each block."""
     for tag in _LEXBOR_BLOCKS:
         for node in tree.tags(tag):
             node.insert_before(_LEXBOR_MARK)
@@ -540,11 +551,21 @@ def _lexbor_marked(markup: bytes) -> str:
 
 
 def _lexbor_collapsed(markup: bytes) -> str:
-    """:func:`_lexbor_text` collapsed as :func:`_finish_marked` collapses it. The invisible
-    characters are looked for in the collapsed text (a tenth of the whole, mostly whitespace,
-    on a real page) and removed from the whole text only when there are any: a collapse keeps
-    every one of them but those str.split() takes for whitespace, which are looked for apart."""
-    text = _lexbor_marked(markup)
+    """:func:`_lexbor_text` collapsed as :func:`_finish_marked` collapses it."""
+    return _collapse_marked(_lexbor_marked(markup))
+
+
+def lexbor_visible_text(marked: str, sort_lines: bool) -> VisibleText:
+    """The visible text of a page from its marked text (:func:`lexbor_marked_text`), as
+    :func:`visible_text` reads a whole page of valid UTF-8 (passed to lexbor as it is)."""
+    return _split_collapsed(_collapse_marked(marked), _LEXBOR_MARK, sort_lines)
+
+
+def _collapse_marked(text: str) -> str:
+    """A marked text collapsed. The invisible characters are looked for in the collapsed text (a
+    tenth of the whole, mostly whitespace, on a real page) and removed from the whole text only
+    when there are any: a collapse keeps every one of them but those str.split() takes for
+    whitespace, which are looked for apart."""
     collapsed = " ".join(text.split())
     if _VISIBLE_IN_TEXT.search(collapsed) or any(c in text for c in _SPLIT_INVISIBLE):
         collapsed = " ".join(_VISIBLE_IN_TEXT.sub("", text).split())

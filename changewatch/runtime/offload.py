@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.comparisons import CompareContext, Kind, load_comparisons
+from ..core.comparisons.content import ContentPart
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
@@ -74,10 +75,13 @@ def _judge(task: ObserveTask) -> Judged:
             counters["store/snapshot_unreadable"] = 1
     verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)
-    snapshot = verdict.keep.encode(comparisons) if verdict.keep is not None else None
     kept = None
     if task.body is not None and verdict.kind is not Kind.ERROR and keeps_evidence(verdict.kind, verdict.counters):
         kept = keep_body(task.body)  # here, off the crawl's thread: only a baseline or a change pays for it
+        content = verdict.keep.part("content") if verdict.keep is not None else None
+        if isinstance(content, ContentPart) and content.kept_unread and content.page is not None:
+            content.page.offer_compressed(task.body, kept.data)  # a first page kept unread: compressed once
+    snapshot = verdict.keep.encode(comparisons) if verdict.keep is not None else None
     return Judged(verdict.kind, verdict.members, verdict.error, snapshot, verdict.counters, kept)
 
 

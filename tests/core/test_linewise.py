@@ -139,10 +139,11 @@ def test_a_baseline_and_its_noise_are_kept_without_their_stable_text_computed() 
     baseline, stored = _judged(page("10:32").encode(), None)
     assert baseline.kind is Kind.BASELINE and stored is not None  # type: ignore[attr-defined]
     data = _content_data(stored)
-    assert data["raw"] is True and data["content_hash"] is None and data["length"] is None
+    assert data["body"] == "zstd" and "raw_hash" not in data  # surely long: kept unread, as its body
     noise, kept = _judged(page("11:47").encode(), stored)
     assert noise.kind is Kind.NOISE and kept is not None  # type: ignore[attr-defined]
-    assert _content_data(kept)["content_hash"] is None  # told from the one line that differs
+    data = _content_data(kept)  # read once the body differed, and kept as its raw text from then on
+    assert data["raw"] is True and data["content_hash"] is None  # told from the one line that differs
     edit, _ = _judged(page("12:05", "A sentence added to the terms.").encode(), kept)
     assert edit.kind is Kind.CONTENT  # type: ignore[attr-defined]
     assert "+ A sentence added to the terms." in edit.diff  # type: ignore[attr-defined]

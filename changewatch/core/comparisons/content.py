@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
+import zstandard
+
 from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
@@ -17,6 +19,7 @@ from ..linewise import same_stable_text, stable_text_longer_than
 from ..normalise import (
     RegionError,
     VisibleText,
+    _utf8_markup,
     decode_page_counted,
     legacy_stable_text,
     normalise_text,
@@ -27,6 +30,7 @@ from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
 from ..text_options import TextOptions, TextOptionsError
+from ..textbound import first_page_read
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 from .noise import learned_difference
 
@@ -44,6 +48,13 @@ COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
 # Level 3: 0.19 ms for a corpus page's 13 KB of text, 39% of its size; level 6 took 0.33 ms for 37%.
 _ZLIB_LEVEL = 3
+#: how a body kept unread is compressed: as evidence is (core/evidence.py), so that a baseline's
+#: compressed body is made once for both
+BODY_COMPRESSION = "zstd"
+_BODY_LEVEL = 2
+#: a first page is kept unread when it surely has this many characters of text that are not
+#: whitespace or digits: twice what a block page may have (core/textbound.py)
+UNREAD_MIN_CHARS = 2 * BLOCKED_MAX_CHARS
 
 
 def _digest(text: str) -> str:
@@ -104,14 +115,38 @@ _DEFAULT_TEXT_SPEC = spec_digest({})
 
 
 class _Page:
-    """What a part digested from a whole page needs to read it, when (and if) it must."""
+    """What a part digested from a whole page needs to read it, when (and if) it must: the body as
+    it came, or as the store kept it (*compressed*, decompressed on first use)."""
 
-    __slots__ = ("encoding", "html", "options", "sort_lines", "url")
+    __slots__ = ("_compressed", "_html", "encoding", "options", "sort_lines", "url")
 
-    def __init__(self, html: str | bytes, encoding: str | None, sort_lines: bool,
-                 options: TextOptions | None = None, url: str = ""):
-        self.html, self.encoding, self.sort_lines = html, encoding, sort_lines
+    def __init__(self, html: str | bytes | None, encoding: str | None, sort_lines: bool,
+                 options: TextOptions | None = None, url: str = "", compressed: bytes | None = None):
+        if html is None and compressed is None:
+            raise ValueError("a page needs its body")
+        self._html, self._compressed, self.encoding, self.sort_lines = html, compressed, encoding, sort_lines
         self.options, self.url = options, url
+
+    @property
+    def html(self) -> str | bytes:
+        if self._html is None:
+            assert self._compressed is not None
+            self._html = zstandard.ZstdDecompressor().decompress(self._compressed)
+        return self._html
+
+    def compressed(self) -> bytes:
+        """The body (bytes) compressed as the store keeps a body kept unread."""
+        if self._compressed is None:
+            html = self.html
+            assert isinstance(html, bytes)
+            self._compressed = zstandard.ZstdCompressor(level=_BODY_LEVEL).compress(html)
+        return self._compressed
+
+    def offer_compressed(self, body: bytes, compressed: bytes) -> None:
+        """*compressed* is *body* compressed the same way (a baseline's evidence): used if *body*
+        is this page's."""
+        if self._compressed is None and self._html is not None and (body is self._html or body == self._html):
+            self._compressed = compressed
 
 
 def raw_hash(visible: VisibleText) -> str:
@@ -148,8 +183,8 @@ class ContentPart:
     as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
-                 "_raw_hash", "_text", "_undecodable", "_visible", "body_hash", "case_folded", "fffd_decoded",
-                 "learned", "reading", "sort_lines", "spec")
+                 "_raw_hash", "_text", "_undecodable", "_unverified", "_visible", "body_hash", "case_folded",
+                 "fffd_decoded", "keeps_body", "learned", "reading", "sort_lines", "spec", "stored_as_body")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
@@ -157,7 +192,8 @@ class ContentPart:
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
                  reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None,
                  raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False,
-                 learned: Learned | None = None):
+                 learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False,
+                 unverified: bool | None = False):
         stable = (text is not None or compressed is not None) and content_hash is not None and length is not None
         if visible is None and page is None and raw_hash is None:
             raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
@@ -166,6 +202,14 @@ class ContentPart:
         self.body_hash = body_hash
         #: what is learned of the page's variation (core/learned.py); None: nothing
         self.learned = learned
+        #: a page that may be kept as its body while it is not read: it surely has more text than a
+        #: block page, and is valid UTF-8 (so no byte of it can be undecodable)
+        self.keeps_body = keeps_body
+        #: the part was stored as its body, unread (part version 8)
+        self.stored_as_body = stored_as_body
+        #: a first page kept unread (every part stored as its body is): a first page's checks run
+        #: when it is read (None: they ran, and it failed them)
+        self._unverified: bool | None = unverified
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
@@ -199,6 +243,47 @@ class ContentPart:
     @property
     def page(self) -> _Page | None:
         return self._page
+
+    @property
+    def unread(self) -> bool:
+        """A part of a page whose body has not been read (parsed) yet."""
+        return self._page is not None and self._visible is None
+
+    @property
+    def kept_unread(self) -> bool:
+        """Whether the store keeps this part as its body (compressed), not as its text."""
+        return self.keeps_body and self.unread
+
+    def keep_unread_if_long(self) -> bool:
+        """Whether this first page's body (unread) surely has more text than a block page, and can
+        be kept as its body until a later one differs from it: a whole page (no include or ignore),
+        read as UTF-8 and valid UTF-8, with UNREAD_MIN_CHARS of text (core/textbound.py)."""
+        page = self._page
+        if self.keeps_body:
+            return True
+        if page is None or self._visible is not None or page.options is not None or self.reading != "html":
+            return False
+        html = page.html
+        if not isinstance(html, bytes) or len(html) < UNREAD_MIN_CHARS:
+            return False
+        markup, bad = _utf8_markup(html, page.encoding, like_scrapy=True)
+        if bad is not None or not (markup.isascii() or _valid_utf8(markup)):
+            return False
+        long, visible = first_page_read(markup, UNREAD_MIN_CHARS, page.sort_lines)
+        if not long:
+            if visible is not None:
+                self._visible = visible  # read from the same parse: the page is not parsed twice
+            return False
+        self.keeps_body, self._undecodable = True, 0
+        return True
+
+    def untrusted(self) -> bool:
+        """Whether this part, kept unread as a first page, fails a first page's checks now that it
+        is read (an empty or blocked page that looked long): then it is no baseline to compare
+        with, and the next good page takes its place, silently."""
+        if self._unverified:
+            self._unverified = None if _first_page_problem(self) else False
+        return self._unverified is None
 
     @property
     def visible(self) -> VisibleText | None:
@@ -349,7 +434,8 @@ class ContentPart:
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
                            reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable,
                            raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines,
-                           learned=self.learned)
+                           learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body,
+                           unverified=self._unverified)
 
     def with_learned(self, learned: Learned | None) -> ContentPart:
         """This part, with *learned* as what is learned of the page's variation."""
@@ -361,6 +447,9 @@ class ContentPart:
         # A stable text is a function of the raw text (and of sort_lines, part of the spec): a
         # part with its raw text is told by its raw hash; one without, by its content hash.
         # (The fingerprint is a function of the stable text, which the content hash stands for.)
+        # A part kept (or to be kept) as its body is told by its body hash: never read for this.
+        if self.stored_as_body or self.kept_unread:
+            return ("body", self.body_hash, self.sort_lines, self.spec, self.reading)
         text = self.content_hash if self.stable_only else None
         return (self.raw_hash, text, self.body_hash, self.case_folded, self.fffd_decoded, self.spec, self.reading)
 
@@ -374,7 +463,27 @@ class ContentPart:
         return hash(self._identity())
 
     def __repr__(self) -> str:
-        return f"ContentPart(raw_hash={self.raw_hash!r}, content_hash={self._content_hash!r})"
+        return (f"ContentPart(raw_hash={self._raw_hash!r}, body_hash={self.body_hash!r}, "
+                f"content_hash={self._content_hash!r})")
+
+
+def _valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _first_page_problem(part: ContentPart) -> str | None:
+    """Why *part* cannot be a first page (a baseline): no text, or a block page's."""
+    raw = part.raw
+    if raw is not None and stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
+        return None
+    text = part.text
+    if not text.strip():
+        return "empty: no visible text"
+    return blocked(text)
 
 
 def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
@@ -437,7 +546,10 @@ class ContentComparison:
     # version 6 without "raw") keep their stable text, as ever.
     # 7: a part may keep what is learned of the page's variation ("learned": core/learned.py).
     # Parts of versions 1 to 6 have nothing learned.
-    part_version: ClassVar[int] = 7
+    # 8: a first page whose body surely has more text than a block page is kept as its body
+    # ("body": its compression), unread, until a later body differs from it (read then, and kept
+    # as its text from then on). Parts of versions 1 to 7 are never kept so.
+    part_version: ClassVar[int] = 8
 
     def digest(self, obs: Observation) -> ContentPart | None:
         if obs.html is None and obs.text is None:
@@ -487,6 +599,10 @@ class ContentComparison:
         fresh = old is not None and (respecified(old.spec, new.spec) or old.reading != new.reading)
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
+        if old is not None and old.untrusted():
+            old, fresh = None, False  # a first page kept unread that, read now, was none: this one is first
+        if (old is None or fresh) and new.keep_unread_if_long():
+            return None  # surely too long to be empty or a block page: kept unread, as its body
         if old is not None and not fresh and old.raw_hash == new.raw_hash:
             return None  # the page reads as the last good one did, which passed these checks
         page = new.page
@@ -521,6 +637,10 @@ class ContentComparison:
             # with that one, and becomes the baseline, silently, once. A document read as another
             # type since (a page that a server now serves as a PDF) is compared as any text.
             return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
+        if not _same_body(old, new) and old.untrusted():
+            # The stored first page, kept unread, turns out empty or blocked now that it is read:
+            # no baseline to compare with. This page (which passed a first page's checks) is one.
+            return Difference(Status.NONE, keep=new, counters={"rebaselined": 1, "unread_baseline_replaced": 1})
         difference = self._compare(old, new, context)
         kept = difference.keep
         if kept is not None and (kept.spec, kept.reading) != (new.spec, new.reading):
@@ -538,6 +658,8 @@ class ContentComparison:
             new.same_body_as(old)
             return Difference(Status.NONE, keep=old)
         if old.raw_hash == new.raw_hash:  # the same raw text: the same stable text, not computed
+            if old.stored_as_body:
+                return Difference(Status.NONE, keep=new)  # kept as its text from now on: read once
             if old.body_hash is None and new.body_hash is not None:
                 # a baseline from before body hashes: kept with this body's, once
                 return Difference(Status.NONE, keep=old.with_raw_hash(old.raw_hash, new.body_hash,
@@ -612,6 +734,8 @@ class ContentComparison:
         # A fingerprint not computed yet stays so (simhash is 0.36 ms of a corpus page: a baseline
         # whose text never changes never needs it). Two's complement: SQLite and PostgreSQL
         # integers (and most JSON readers) are signed 64-bit.
+        if part.kept_unread:
+            return self._encode_body(part)
         fp = part.known_fingerprint
         signed = None if fp is None else fp - (1 << 64) * (fp >> 63)
         # A part keeps its raw text (its stable text is made again when needed); its content hash
@@ -638,9 +762,39 @@ class ContentComparison:
             data["learned"] = part.learned.encode()
         return data, part.blob()
 
-    def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version not in (1, 2, 3, 4, 5, 6, 7) or not isinstance(data, dict) or blob is None:
+    @staticmethod
+    def _encode_body(part: ContentPart) -> tuple[Any, bytes | None]:
+        # A first page not read (part version 8): its body, compressed, and how to read it.
+        page = part.page
+        assert page is not None
+        data: dict[str, Any] = {"body": BODY_COMPRESSION, "body_hash": part.body_hash, "encoding": page.encoding,
+                                "reading": part.reading}
+        if part.sort_lines:
+            data["sort_lines"] = True
+        if part.spec is not None:
+            data["spec"] = part.spec
+        if part.learned is not None:
+            data["learned"] = part.learned.encode()
+        return data, page.compressed()
+
+    @staticmethod
+    def _decode_body(data: dict[str, Any], blob: bytes) -> ContentPart | None:
+        if data["body"] != BODY_COMPRESSION or not isinstance(data.get("body_hash"), str):
             return None
+        spec, encoding = data.get("spec"), data.get("encoding")
+        sort_lines = bool(data.get("sort_lines"))
+        return ContentPart(page=_Page(None, encoding if isinstance(encoding, str) else None, sort_lines,
+                                      compressed=blob),
+                           body_hash=data["body_hash"], spec=spec if isinstance(spec, str) else None,
+                           reading=data.get("reading"), undecodable=0,
+                           learned=Learned.decode(data["learned"]) if "learned" in data else None,
+                           keeps_body=True, stored_as_body=True, unverified=True)
+
+    def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
+        if version not in (1, 2, 3, 4, 5, 6, 7, 8) or not isinstance(data, dict) or blob is None:
+            return None
+        if version >= 8 and "body" in data:
+            return self._decode_body(data, blob)
         spec = data.get("spec") if version >= 4 else None
         fp = data.get("fingerprint")
         known = {"raw_hash": data["raw_hash"], "fingerprint": None if fp is None else int(fp) & ((1 << 64) - 1),
