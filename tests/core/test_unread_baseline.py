@@ -127,7 +127,8 @@ def test_pages_that_cannot_be_told_long_unread_are_read_as_before(case: str) -> 
 def _volatile_block_page() -> bytes:
     # Thousands of characters that are not digits, all of them volatile (session tokens): the bound
     # counts them, the stable text has none of them, and what is left is a block page.
-    tokens = "".join(f"<p>session_token=abcdefghijklmnopqrstuvwxyzabcdefghijkl{'xyz' * (i % 5)}</p>" for i in range(300))
+    letters = "abcdefghijklmnopqrstuvwxyzabcdefghijkl"
+    tokens = "".join(f"<p>session_token={letters}{'xyz' * (i % 5)}</p>" for i in range(300))
     return f"<html><body><h1>Access denied</h1>{tokens}</body></html>".encode()
 
 
