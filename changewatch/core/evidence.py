@@ -19,8 +19,8 @@ import zstandard
 
 from .comparisons import Kind
 
-__all__ = ["COMPRESSION", "STRIPPED_HEADERS", "KeptBody", "decompress", "extension", "headers_json", "keep_body",
-           "keeps_evidence", "without_credentials"]
+__all__ = ["COMPRESSION", "STRIPPED_HEADERS", "KeptBody", "compress", "decompress", "extension", "headers_json",
+           "keep_body", "keeps_evidence", "without_credentials"]
 
 #: response headers never kept (compared in lower case): what would let someone act as the crawl
 STRIPPED_HEADERS = frozenset({"set-cookie", "set-cookie2", "cookie", "authorization", "proxy-authorization"})
@@ -40,9 +40,14 @@ class KeptBody:
 
 
 def keep_body(body: bytes) -> KeptBody:
+    return KeptBody(hashlib.sha256(body).hexdigest(), compress(body), len(body))
+
+
+def compress(body: bytes) -> bytes:
+    """*body* compressed as kept bodies are (COMPRESSION): also a first page's body kept unread in
+    its snapshot (core/comparisons/content.py), the same bytes as its evidence."""
     # a compressor of its own per call: one is not to be shared between threads (~10 µs)
-    return KeptBody(hashlib.sha256(body).hexdigest(), zstandard.ZstdCompressor(level=_LEVEL).compress(body),
-                    len(body))
+    return zstandard.ZstdCompressor(level=_LEVEL).compress(body)
 
 
 def decompress(compression: str, data: bytes) -> bytes:

@@ -79,8 +79,8 @@ def _judge(task: ObserveTask) -> Judged:
     if task.body is not None and verdict.kind is not Kind.ERROR and keeps_evidence(verdict.kind, verdict.counters):
         kept = keep_body(task.body)  # here, off the crawl's thread: only a baseline or a change pays for it
         content = verdict.keep.part("content") if verdict.keep is not None else None
-        if isinstance(content, ContentPart) and content.kept_unread and content.page is not None:
-            content.page.offer_compressed(task.body, kept.data)  # a first page kept unread: compressed once
+        if isinstance(content, ContentPart) and content.kept_unread:
+            content.offer_compressed(task.body, kept.data)  # a first page kept unread: compressed once
     snapshot = verdict.keep.encode(comparisons) if verdict.keep is not None else None
     return Judged(verdict.kind, verdict.members, verdict.error, snapshot, verdict.counters, kept)
 

@@ -60,6 +60,7 @@ def test_a_long_first_page_is_kept_as_its_body_and_not_read_while_it_comes_back_
     first = _observe(_page(), None)
     assert first.kind is Kind.BASELINE
     assert first.keep is not None and first.keep.part("content").unread  # never parsed beyond the bound
+    assert first.counters.get("content/kept_unread") == 1
     stored = _stored(first)
     data = _content_data(stored)
     assert data["body"] == "zstd" and "raw_hash" not in data and data["encoding"] == "utf-8"

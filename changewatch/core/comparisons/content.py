@@ -9,11 +9,10 @@ from collections.abc import Mapping
 from hashlib import blake2b, sha256
 from typing import Any, ClassVar
 
-import zstandard
-
 from .. import charset
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
+from ..evidence import COMPRESSION, compress, decompress
 from ..learned import Learned
 from ..linewise import same_stable_text, stable_text_longer_than
 from ..normalise import (
@@ -48,10 +47,6 @@ COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
 # Level 3: 0.19 ms for a corpus page's 13 KB of text, 39% of its size; level 6 took 0.33 ms for 37%.
 _ZLIB_LEVEL = 3
-#: how a body kept unread is compressed: as evidence is (core/evidence.py), so that a baseline's
-#: compressed body is made once for both
-BODY_COMPRESSION = "zstd"
-_BODY_LEVEL = 2
 #: a first page is kept unread when it surely has this many characters of text that are not
 #: whitespace or digits: twice what a block page may have (core/textbound.py)
 UNREAD_MIN_CHARS = 2 * BLOCKED_MAX_CHARS
@@ -131,15 +126,15 @@ class _Page:
     def html(self) -> str | bytes:
         if self._html is None:
             assert self._compressed is not None
-            self._html = zstandard.ZstdDecompressor().decompress(self._compressed)
+            self._html = decompress(COMPRESSION, self._compressed)
         return self._html
 
     def compressed(self) -> bytes:
-        """The body (bytes) compressed as the store keeps a body kept unread."""
+        """The body (bytes) compressed as evidence is (a first page's evidence is the same bytes)."""
         if self._compressed is None:
             html = self.html
             assert isinstance(html, bytes)
-            self._compressed = zstandard.ZstdCompressor(level=_BODY_LEVEL).compress(html)
+            self._compressed = compress(html)
         return self._compressed
 
     def offer_compressed(self, body: bytes, compressed: bytes) -> None:
@@ -183,7 +178,7 @@ class ContentPart:
     as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
-                 "_raw_hash", "_text", "_undecodable", "_unverified", "_visible", "body_hash", "case_folded",
+                 "_raw_hash", "_text", "_undecodable", "_untrusted", "_visible", "body_hash", "case_folded",
                  "fffd_decoded", "keeps_body", "learned", "reading", "sort_lines", "spec", "stored_as_body")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
@@ -192,8 +187,7 @@ class ContentPart:
                  body_hash: str | None = None, case_folded: bool = False, spec: str | None = None,
                  reading: str | None = None, fffd_decoded: bool = False, undecodable: int | None = None,
                  raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False,
-                 learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False,
-                 unverified: bool | None = False):
+                 learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False):
         stable = (text is not None or compressed is not None) and content_hash is not None and length is not None
         if visible is None and page is None and raw_hash is None:
             raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
@@ -207,9 +201,8 @@ class ContentPart:
         self.keeps_body = keeps_body
         #: the part was stored as its body, unread (part version 8)
         self.stored_as_body = stored_as_body
-        #: a first page kept unread (every part stored as its body is): a first page's checks run
-        #: when it is read (None: they ran, and it failed them)
-        self._unverified: bool | None = unverified
+        #: whether a part stored as its body failed a first page's checks once read (None: not read)
+        self._untrusted: bool | None = None
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
@@ -277,13 +270,21 @@ class ContentPart:
         self.keeps_body, self._undecodable = True, 0
         return True
 
+    def offer_compressed(self, body: bytes, compressed: bytes) -> None:
+        """*compressed* is *body* as evidence keeps it: the very bytes to keep if this part is kept
+        unread and *body* is its page's."""
+        if self._page is not None:
+            self._page.offer_compressed(body, compressed)
+
     def untrusted(self) -> bool:
         """Whether this part, kept unread as a first page, fails a first page's checks now that it
         is read (an empty or blocked page that looked long): then it is no baseline to compare
         with, and the next good page takes its place, silently."""
-        if self._unverified:
-            self._unverified = None if _first_page_problem(self) else False
-        return self._unverified is None
+        if not self.stored_as_body:
+            return False
+        if self._untrusted is None:
+            self._untrusted = _first_page_problem(self) is not None
+        return self._untrusted
 
     @property
     def visible(self) -> VisibleText | None:
@@ -434,8 +435,7 @@ class ContentPart:
                            page=self._page, body_hash=self.body_hash, case_folded=self.case_folded, spec=spec,
                            reading=reading, fffd_decoded=self.fffd_decoded, undecodable=self._undecodable,
                            raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines,
-                           learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body,
-                           unverified=self._unverified)
+                           learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body)
 
     def with_learned(self, learned: Learned | None) -> ContentPart:
         """This part, with *learned* as what is learned of the page's variation."""
@@ -728,7 +728,10 @@ class ContentComparison:
 
     def counters(self, part: ContentPart) -> Mapping[str, int]:
         # A page not read (its body was the stored one's) says what it said when it was read.
-        return {"charset/undecodable_pages": 1} if part.undecodable else {}
+        counted = {"charset/undecodable_pages": 1} if part.undecodable else {}
+        if part.kept_unread and not part.stored_as_body:
+            counted["kept_unread"] = 1  # a first page kept as its body: surely long, not read
+        return counted
 
     def encode(self, part: ContentPart) -> tuple[Any, bytes | None]:
         # A fingerprint not computed yet stays so (simhash is 0.36 ms of a corpus page: a baseline
@@ -767,7 +770,7 @@ class ContentComparison:
         # A first page not read (part version 8): its body, compressed, and how to read it.
         page = part.page
         assert page is not None
-        data: dict[str, Any] = {"body": BODY_COMPRESSION, "body_hash": part.body_hash, "encoding": page.encoding,
+        data: dict[str, Any] = {"body": COMPRESSION, "body_hash": part.body_hash, "encoding": page.encoding,
                                 "reading": part.reading}
         if part.sort_lines:
             data["sort_lines"] = True
@@ -779,7 +782,7 @@ class ContentComparison:
 
     @staticmethod
     def _decode_body(data: dict[str, Any], blob: bytes) -> ContentPart | None:
-        if data["body"] != BODY_COMPRESSION or not isinstance(data.get("body_hash"), str):
+        if data["body"] != COMPRESSION or not isinstance(data.get("body_hash"), str):
             return None
         spec, encoding = data.get("spec"), data.get("encoding")
         sort_lines = bool(data.get("sort_lines"))
@@ -788,7 +791,7 @@ class ContentComparison:
                            body_hash=data["body_hash"], spec=spec if isinstance(spec, str) else None,
                            reading=data.get("reading"), undecodable=0,
                            learned=Learned.decode(data["learned"]) if "learned" in data else None,
-                           keeps_body=True, stored_as_body=True, unverified=True)
+                           keeps_body=True, stored_as_body=True)
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
         if version not in (1, 2, 3, 4, 5, 6, 7, 8) or not isinstance(data, dict) or blob is None:
