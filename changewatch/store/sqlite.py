@@ -48,6 +48,12 @@ OPTIONS: dict[str, Option] = {
     "timeout": seconds(default=30.0),  # how long a commit waits for another writer's lock
 }
 _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
+#: a key's row with its snapshot, which lives in a table of its own (schema 8: an UPDATE that
+#: changes a row's size rewrites all of it, and the counters change size on most observations)
+_STATE = ("SELECT o.*, s.snapshot AS kept FROM observations o LEFT JOIN snapshots s "
+          "ON s.spider = o.spider AND s.key = o.key WHERE o.spider=? AND o.key=?")
+_KEEP_SNAPSHOT = ("INSERT INTO snapshots (spider, key, snapshot) VALUES (?,?,?) "
+                  "ON CONFLICT (spider, key) DO UPDATE SET snapshot = excluded.snapshot")
 
 
 class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
@@ -161,7 +167,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             return None
         return StoredState(
             key=row["key"], url=row["url"], version=row["version"],
-            snapshot=None if row["snapshot"] is None else bytes(row["snapshot"]),
+            snapshot=None if row["kept"] is None else bytes(row["kept"]),
             counters=json.loads(row["counters"]), first_seen=row["first_seen"], last_seen=row["last_seen"],
             last_good=row["last_good"], last_changed=row["last_changed"], last_error=row["last_error"],
             error_streak=row["error_streak"], schedule=row["schedule"],
@@ -174,8 +180,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
 
     def read(self, spider: str, key: str) -> StoredState | None:
         with self._reading(f"read key {key!r}") as db:
-            return self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
-                                          (spider, key)).fetchone())
+            return self._state(db.execute(_STATE, (spider, key)).fetchone())
 
     def keys(self, spider: str) -> list[str]:
         with self._reading("list keys") as db:
@@ -203,10 +208,11 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
 
     def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
         with self._transaction(f"replace the snapshot of key {key!r}") as db:
-            cursor = db.execute("UPDATE observations SET snapshot=?, version=version+1 "
-                                "WHERE spider=? AND key=? AND version=?", (snapshot, spider, key, expected_version))
+            cursor = db.execute("UPDATE observations SET version=version+1 WHERE spider=? AND key=? AND version=?",
+                                (spider, key, expected_version))
             if cursor.rowcount != 1:
                 raise VersionConflict(f"key {key!r} of spider {spider!r} is not at version {expected_version}")
+            db.execute(_KEEP_SNAPSHOT, (spider, key, snapshot))
         return expected_version + 1
 
     # -- committing an observation ---------------------------------------------------------------
@@ -219,8 +225,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             if previous is None or previous.version != expected_version:
                 # Not given (or not the version expected): read it. Given, the UPDATE below is
                 # conditional on the version: it is what is stored, or the commit conflicts.
-                previous = self._state(db.execute("SELECT * FROM observations WHERE spider=? AND key=?",
-                                                  (spider, key)).fetchone())
+                previous = self._state(db.execute(_STATE, (spider, key)).fetchone())
             check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(db, spider, key, outcome, observed_at)
@@ -244,7 +249,9 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
     @staticmethod
     def _write_state(db: sqlite3.Connection, spider: str, key: str, expected: int | None,
                      values: dict[str, Any]) -> int:
-        """Write the key's columns if it is still at *expected*; its new version."""
+        """Write the key's columns if it is still at *expected* (its snapshot, when it has a new
+        one, into ``snapshots``); its new version."""
+        snapshot = values.pop("snapshot", None)
         if expected is None:
             values.update(spider=spider, key=key, version=1)
             try:
@@ -252,13 +259,17 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                            tuple(values.values()))
             except sqlite3.IntegrityError as exc:  # another writer created the key first
                 raise VersionConflict(f"key {key!r} of spider {spider!r} exists already") from exc
-            return 1
-        sets = ", ".join(f"{column}=?" for column in values)
-        cursor = db.execute(f"UPDATE observations SET {sets}, version=? WHERE spider=? AND key=? AND version=?",
-                            (*values.values(), expected + 1, spider, key, expected))
-        if cursor.rowcount != 1:
-            raise VersionConflict(f"key {key!r} of spider {spider!r} moved past version {expected}")
-        return expected + 1
+            version = 1
+        else:
+            sets = ", ".join(f"{column}=?" for column in values)
+            cursor = db.execute(f"UPDATE observations SET {sets}, version=? WHERE spider=? AND key=? AND version=?",
+                                (*values.values(), expected + 1, spider, key, expected))
+            if cursor.rowcount != 1:
+                raise VersionConflict(f"key {key!r} of spider {spider!r} moved past version {expected}")
+            version = expected + 1
+        if snapshot is not None:
+            db.execute(_KEEP_SNAPSHOT, (spider, key, snapshot))
+        return version
 
     @staticmethod
     def _write_validators(db: sqlite3.Connection, spider: str, key: str, outcome: Outcome, observed_at: str) -> None:
@@ -359,8 +370,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             db.execute("BEGIN")  # one read transaction: one snapshot of every table (WAL)
             try:
                 for table, columns in TRANSFER_TABLES.items():
-                    cursor = db.execute(f"SELECT {', '.join(columns)} FROM {table} "
-                                        f"ORDER BY {', '.join(EXPORT_ORDER[table])}")
+                    cursor = db.execute(_export_sql(table, columns))
                     while rows := cursor.fetchmany(batch_size):
                         yield table, [tuple(row) for row in rows]
             finally:
@@ -375,6 +385,10 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             if any(held):
                 raise not_empty(f"store {self.path}", *held[:3])
             for table, rows in batches:
+                if table == "observations":  # the snapshot goes to its own table (schema 8)
+                    at = TRANSFER_TABLES[table].index("snapshot")
+                    db.executemany(_KEEP_SNAPSHOT, [(r[0], r[1], r[at]) for r in rows if r[at] is not None])
+                    rows = [(*r[:at], None, *r[at + 1:]) for r in rows]
                 db.executemany(insert_sql(table, "?"), rows)
 
     def counts(self) -> StoreCounts:
@@ -387,6 +401,16 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                                 "(SELECT count(*) FROM health_conditions)").fetchone()[0]
             evidence = db.execute("SELECT count(*) FROM evidence").fetchone()[0]
         return StoreCounts(keys, validators, changes, undelivered, health, evidence)
+
+
+def _export_sql(table: str, columns: Sequence[str]) -> str:
+    """The query that reads *table* for a migration, its rows in :data:`TRANSFER_TABLES`' form:
+    an observation with its snapshot from ``snapshots``."""
+    if table != "observations":
+        return f"SELECT {', '.join(columns)} FROM {table} ORDER BY {', '.join(EXPORT_ORDER[table])}"
+    selected = ", ".join("s.snapshot" if column == "snapshot" else f"o.{column}" for column in columns)
+    return (f"SELECT {selected} FROM observations o LEFT JOIN snapshots s ON s.spider = o.spider AND s.key = o.key "
+            f"ORDER BY {', '.join(f'o.{column}' for column in EXPORT_ORDER[table])}")
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:

@@ -1,4 +1,4 @@
-"""The SQLite store's schema (version 7), its forward migrations, and how an SQLite failure is
+"""The SQLite store's schema (version 8), its forward migrations, and how an SQLite failure is
 named: opening refuses what is not ours, corrupt or newer, and never changes such a file."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .semantics import APP_ID, check_schema_version
 
 __all__ = ["SCHEMA_VERSION", "check_file", "existing_version", "prepare", "store_error"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: the schema a new store is created at; the migrations after it bring it to SCHEMA_VERSION
 _CREATED_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -171,6 +171,38 @@ def _migrate_6_to_7(db: sqlite3.Connection) -> None:
         db.execute(statement)
     db.execute("UPDATE changewatch_meta SET value='7' WHERE name='schema_version'")
 # -- end of issue 15's step ---------------------------------------------------------------------------------------
+
+# -- issue 10, schema 8: snapshots in a table of their own ---------------------------------------------------------
+# SQLite rewrites a whole row, overflow pages and all, whenever an UPDATE changes the row's size:
+# a key's counters, times and schedule change size on most observations, and with the snapshot in
+# the same row (a page kept unread is ~31 KB, a text ~6 KB) an unchanged page rewrote it every
+# time, and a scan of the schedule's columns walked every snapshot's overflow chain. A snapshot is
+# written only when it changes now. ``observations.snapshot`` stays, always NULL (SQLite drops a
+# column only from 3.35); a trigger removes a key's snapshot with its row, whatever deletes it.
+_V7_TO_V8 = """
+CREATE TABLE snapshots (
+    spider TEXT NOT NULL,
+    key TEXT NOT NULL,
+    snapshot BLOB NOT NULL,
+    PRIMARY KEY (spider, key)
+);
+INSERT INTO snapshots (spider, key, snapshot) SELECT spider, key, snapshot FROM observations WHERE snapshot IS NOT NULL;
+UPDATE observations SET snapshot = NULL WHERE snapshot IS NOT NULL
+"""
+_V8_TRIGGER = """
+CREATE TRIGGER snapshots_go_with_their_key AFTER DELETE ON observations BEGIN
+    DELETE FROM snapshots WHERE spider = old.spider AND key = old.key;
+END
+"""  # one statement: the ';' in its body separates nothing
+
+
+def _migrate_7_to_8(db: sqlite3.Connection) -> None:
+    """Every stored snapshot moved to ``snapshots`` as it was (the bytes are not decoded)."""
+    for statement in _statements(_V7_TO_V8):
+        db.execute(statement)
+    db.execute(_V8_TRIGGER)
+    db.execute("UPDATE changewatch_meta SET value='8' WHERE name='schema_version'")
+# -- end of schema 8 -----------------------------------------------------------------------------------------------
 
 _V2_COPY = ("INSERT INTO observations_v3 (spider, key, url, version, snapshot, counters, first_seen, last_seen, "
             "last_good, last_changed, last_error, error_streak) VALUES (?,?,?,1,?,?,?,?,?,?,?,?)")
@@ -399,4 +431,4 @@ def existing_version(path: Path, timeout: float) -> int:
 #: _CREATED_VERSION and brought up by the same steps
 _MIGRATIONS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
     (1, _migrate_1_to_2), (2, _migrate_2_to_3), (3, _migrate_3_to_4), (4, _migrate_4_to_5), (5, _migrate_5_to_6),
-    (6, _migrate_6_to_7))
+    (6, _migrate_6_to_7), (7, _migrate_7_to_8))

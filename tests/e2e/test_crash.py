@@ -54,7 +54,7 @@ def check_store(path: Path) -> None:
         assert sorted(kept) == sorted(changes)
         assert not db.execute("SELECT 1 FROM evidence e LEFT JOIN evidence_bodies b ON b.spider = e.spider "
                               "AND b.digest = e.digest WHERE b.digest IS NULL").fetchall()
-        assert not db.execute("SELECT key FROM observations o WHERE snapshot IS NOT NULL AND NOT EXISTS "
+        assert not db.execute("SELECT key FROM snapshots o WHERE NOT EXISTS "
                               "(SELECT 1 FROM evidence e WHERE e.spider = o.spider AND e.key = o.key)").fetchall()
     finally:
         db.close()

@@ -71,7 +71,7 @@ def test_a_store_written_before_the_upgrade_keeps_working(site: HostileSite, tmp
     first = crawler.run()
     assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
     with sqlite3.connect(tmp_path / "state.db") as db:
-        db.execute("UPDATE observations SET snapshot = ?", (base64.b64decode(v1["snapshots"]["page"]),))
+        db.execute("UPDATE snapshots SET snapshot = ?", (base64.b64decode(v1["snapshots"]["page"]),))
 
     site.good["/changed"] = page(old_page.replace(b"gigabytes", b"terabytes"))
     second = crawler.run()
@@ -82,7 +82,7 @@ def test_a_store_written_before_the_upgrade_keeps_working(site: HostileSite, tmp
 
     comparisons = load_comparisons()
     with sqlite3.connect(tmp_path / "state.db") as db:
-        stored = dict(db.execute("SELECT key, snapshot FROM observations").fetchall())
+        stored = dict(db.execute("SELECT key, snapshot FROM snapshots").fetchall())
     for key in ("unchanged", "changed"):
         content = Snapshot.decode(stored[key], comparisons).part("content")
         assert not content.case_folded and "SIMDJSON 3.0 released" in content.text

@@ -64,7 +64,7 @@ def test_a_store_written_before_the_upgrade_reports_no_false_change(site: Hostil
     first = crawler.run()
     assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
     with sqlite3.connect(tmp_path / "state.db") as db:
-        db.execute("UPDATE observations SET snapshot = ?", (base64.b64decode(v2["snapshots"]["page"]),))
+        db.execute("UPDATE snapshots SET snapshot = ?", (base64.b64decode(v2["snapshots"]["page"]),))
 
     site.good["/changed"] = page(old_page.replace(b"Kettle 2000", b"Kettle 3000"), ctype="text/html; charset=utf-8")
     second = crawler.run()

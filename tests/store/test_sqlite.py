@@ -175,3 +175,34 @@ def open_at_once(path: Path, n: int = 4) -> list[str]:
 def test_crawls_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
     for i in range(10):
         assert open_at_once(tmp_path / f"state{i}.db") == []
+
+
+def _wal_bytes(store: SQLiteStore) -> int:
+    return (store.path.parent / (store.path.name + "-wal")).stat().st_size
+
+
+def test_an_observation_without_a_new_snapshot_does_not_rewrite_the_stored_one(tmp_path: Path) -> None:
+    """Schema 8 (issue 10): the counters of a key change size on most observations, and SQLite
+    rewrites a whole row when its size changes. With the snapshot in the key's row, every
+    unchanged page rewrote its snapshot (~31 KB for a page kept unread, overflow pages and all)."""
+    store = SQLiteStore(tmp_path / "s.db")
+    store.open()
+    try:
+        snapshot = bytes(range(256)) * 256  # 64 KB
+        store.commit("spider", "k", None, outcome(Kind.BASELINE, snapshot, at=T1))
+        version = 1
+        for day in range(2, 12):  # {"baseline": 1} → {"baseline": 1, "none": 1} → … "none": 10: sizes change
+            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            assert _wal_bytes(store) == 0
+            seen = outcome(Kind.NONE, at=f"2026-01-{day:02d}T00:00:00Z")
+            version = store.commit("spider", "k", version, seen).version
+            assert 0 < _wal_bytes(store) < len(snapshot) // 4, day
+        state = store.read("spider", "k")
+        assert state is not None and state.snapshot == snapshot and state.counters == {"baseline": 1, "none": 10}
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        new = snapshot[::-1]
+        store.commit("spider", "k", version, outcome(Kind.CONTENT, new, at="2026-01-20T00:00:00Z"))
+        assert _wal_bytes(store) > len(new)  # a new snapshot is written, of course
+        assert store.read("spider", "k").snapshot == new  # type: ignore[union-attr]
+    finally:
+        store.close()

@@ -234,3 +234,49 @@ def test_a_schema_5_store_gains_notifications_and_keeps_its_changes(tmp_path: Pa
         assert store.notification_states() == [] and store.spend("2024-01-01") == (0.0, 0)
     finally:
         store.close()
+
+
+def test_a_schema_7_store_moves_its_snapshots_to_their_own_table(tmp_path: Path) -> None:
+    """Schema 7 → 8 (issue 10): each snapshot moves, byte for byte, to ``snapshots``; the key's
+    row keeps everything else, and the key goes on from its version."""
+    path = tmp_path / "state.db"
+    blob = bytes(range(256)) * 200  # opaque to the store: not decoded on the way
+    store_at(path, 7, _KEY.replace("NULL", "x'" + blob.hex() + "'"),
+             _KEY.replace("'k'", "'no-snapshot'"),
+             "INSERT INTO observations (spider, key, url, version, snapshot, counters) "
+             "VALUES ('other', 'k', 'https://o.example/', 4, x'00ff', '{\"none\": 3}')")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _schema_version(store) == str(SCHEMA_VERSION)
+        k = store.read("spider", "k")
+        assert k is not None and k.snapshot == blob and k.version == 1 and k.last_seen == "2024-01-01T00:00:00Z"
+        empty = store.read("spider", "no-snapshot")
+        assert empty is not None and empty.snapshot is None
+        other = store.read("other", "k")
+        assert other is not None and (other.snapshot, other.version, other.counters) == (b"\x00\xff", 4, {"none": 3})
+        assert store.db.execute("SELECT count(*) FROM observations WHERE snapshot IS NOT NULL").fetchone()[0] == 0
+        assert store.db.execute("SELECT count(*) FROM snapshots").fetchone()[0] == 2
+        later = Outcome(Kind.NONE, "https://s.example/k", "2024-01-02T00:00:00Z")
+        assert store.commit("spider", "k", 1, later).version == 2
+        assert store.read("spider", "k").snapshot == blob  # type: ignore[union-attr]
+        # whatever deletes a key deletes its snapshot: a key added back starts without one
+        store.db.execute("DELETE FROM observations WHERE spider='other'")
+        assert [tuple(r) for r in store.db.execute("SELECT spider, key FROM snapshots")] == [("spider", "k")]
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        store.close()
+
+
+def test_a_failed_move_to_schema_8_leaves_the_store_at_7(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store_at(path, 7, _KEY.replace("NULL", "x'0102'"),
+             "CREATE TABLE snapshots (x)")  # in the way: the step fails whole
+    with pytest.raises(StoreError, match=r"upgrade it from schema 7 to 8"):
+        SQLiteStore(path).open()
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("SELECT value FROM changewatch_meta WHERE name='schema_version'").fetchone() == ("7",)
+        assert db.execute("SELECT snapshot FROM observations").fetchone() == (b"\x01\x02",)
+    finally:
+        db.close()
