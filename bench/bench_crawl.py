@@ -822,6 +822,18 @@ def against_variants(python: str) -> list[Variant]:
             Variant("against, 2nd crawl", "watch", True, python=python)]
 
 
+def _in_turn(variants: list[Variant], run: int) -> list[Variant]:
+    """*variants* in the order of run *run*: with --against, every other run crawls the other
+    tree's pair first, so neither tree always runs on the machine as the other leaves it."""
+    theirs = [v for v in variants if v.label.startswith("against, ")]
+    if not theirs or run % 2 == 0:
+        return variants
+    mine = [v for v in variants if v.label in ("watch, 1st crawl", "watch, 2nd crawl")]
+    at = variants.index(mine[0])
+    rest = [v for v in variants[at:] if v not in mine and v not in theirs]
+    return variants[:at] + theirs + mine + rest
+
+
 def report_against(variants: list[Variant]) -> None:
     ours = {v.label.removeprefix("watch, "): v for v in variants if v.label.startswith("watch, ") and v.changewatch}
     for theirs in (v for v in variants if v.label.startswith("against, ")):
@@ -859,7 +871,7 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
                 workbench.urlwatch_startup(run)
                 print(f"  run {run + 1}: urlwatch start-up    " + ", ".join(
                     f"{s['wall']:.2f} s" for s in workbench.startups[-3:]) + " wall (an empty job list)", flush=True)
-            for v in variants:
+            for v in _in_turn(variants, run):
                 # a fresh store per variant and run in the durability comparison: first crawls only
                 folder = (f"store-{run}-{v.label.replace(' ', '-')}" if durability
                           else f"store-{run}-against" if v.python else f"store-{run}")
