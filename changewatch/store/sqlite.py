@@ -33,6 +33,7 @@ from .base import (
 from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty, older_schema, paged, query_where
 from .options import Option, choice, resolve_options, seconds, split_query
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from .sqlite_checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
 from .sqlite_health import SQLiteHealth
 from .sqlite_routing import SQLiteRouting, write_notifications
 from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
@@ -69,6 +70,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                              f"{OPTIONS['synchronous'].accepts}") from None
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
+        #: checkpoints the log outside the committing thread (sqlite_checkpoint.py); None: SQLite's own
+        self._checkpointer: Checkpointer | None = None
         self._clamp_reported = False
         self._init_history()
 
@@ -106,10 +109,17 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
         db.row_factory = sqlite3.Row
         try:
             prepare(db, self.path, self.synchronous, self.timeout)
+            wal = db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+            if wal:
+                db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's thread does it
+        except sqlite3.Error as exc:
+            db.close()
+            raise store_error(self.path, "open it", exc) from exc
         except BaseException:
             db.close()
             raise
         self._db = db
+        self._checkpointer = Checkpointer(self.path) if wal else None
 
     def _make_directory(self) -> None:
         try:
@@ -121,6 +131,9 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             raise StoreError(f"cannot create the store's directory {self.path.parent}: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()  # then closing the last connection checkpoints what is left
+            self._checkpointer = None
         if self._db is not None:
             self._flush_history_at_close()
             self._db.close()
@@ -151,6 +164,17 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             if isinstance(exc, sqlite3.Error):
                 raise store_error(self.path, doing, exc) from exc
             raise
+        if self._checkpointer is not None and not self._checkpointer.written():
+            self._checkpoint_here(db)
+
+    def _checkpoint_here(self, db: sqlite3.Connection) -> None:
+        """The checkpoint thread is gone: SQLite checkpoints in the committing thread again."""
+        self._checkpointer = None
+        logger.warning("store %s: checkpoints run in the committing thread from now on", self.path)
+        try:
+            db.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+        except sqlite3.Error as exc:
+            raise store_error(self.path, "turn its automatic checkpoint back on", exc) from exc
 
     @contextmanager
     def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,5 +206,65 @@ def test_an_observation_without_a_new_snapshot_does_not_rewrite_the_stored_one(t
         store.commit("spider", "k", version, outcome(Kind.CONTENT, new, at="2026-01-20T00:00:00Z"))
         assert _wal_bytes(store) > len(new)  # a new snapshot is written, of course
         assert store.read("spider", "k").snapshot == new  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+def _fill(store: SQLiteStore, keys: range, size: int = 64 * 1024) -> None:
+    for i in keys:  # each commit ~16 pages of log: 100 of them take it past SQLite's 1,000
+        store.commit("spider", f"k{i}", None, outcome(Kind.BASELINE, bytes([i % 256]) * size, at=T1))
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_the_log_is_checkpointed_outside_the_committing_thread(tmp_path: Path) -> None:
+    """SQLite's automatic checkpoint runs inside the COMMIT that takes the log past 1,000 pages:
+    on the reactor, with two fsyncs (issue 10). The store's connection has it off, and a thread
+    of the store's copies the log into the database while the store is still open."""
+    store = SQLiteStore(tmp_path / "s.db")
+    store.open()
+    try:
+        assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        _fill(store, range(100))
+        assert _wait_for(lambda: (tmp_path / "s.db").stat().st_size > 100 * 64 * 1024), \
+            "the commits never reached the database file while the store was open"
+    finally:
+        store.close()
+    assert not (tmp_path / "s.db-wal").exists()  # the last connection closed checkpoints the rest
+    reopened = SQLiteStore(tmp_path / "s.db")
+    reopened.open()
+    try:
+        assert len(reopened.keys("spider")) == 100
+    finally:
+        reopened.close()
+
+
+def test_a_dead_checkpoint_thread_gives_the_checkpoint_back_to_sqlite(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Were the thread gone, the log would grow without bound: the store notices at its next commit
+    and turns SQLite's own checkpoint back on."""
+    store = SQLiteStore(tmp_path / "s.db")
+    store.open()
+    try:
+        def refuse(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            raise sqlite3.OperationalError("unable to open database file")
+        monkeypatch.setattr("changewatch.store.sqlite_checkpoint.sqlite3.connect", refuse)
+        _fill(store, range(1))
+        checkpointer = store._checkpointer
+        assert checkpointer is not None and checkpointer._thread is not None
+        checkpointer._thread.join(10)
+        monkeypatch.undo()
+        _fill(store, range(1, 100))
+        assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert "the checkpoint thread cannot open it" in caplog.text
+        assert "checkpoints run in the committing thread from now on" in caplog.text
+        assert (tmp_path / "s.db").stat().st_size > 50 * 64 * 1024  # SQLite checkpointed as it went
     finally:
         store.close()
