@@ -37,6 +37,8 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.ConditionalRequestMiddleware": 950,
 }
 RENDER_HANDLER = "changewatch.render.RenderDownloadHandler"
+SCRAPY_META_REFRESH = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
+META_REFRESH = "changewatch.middlewares.MetaRefreshMiddleware"  # in SCRAPY_META_REFRESH's place
 SPIDER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
     # requests of keys that are not due are never made (docs/schedule.md)
@@ -61,6 +63,12 @@ class Addon:
             translate_components(components)
             for path, priority in order.items():
                 components.set(path, priority, "addon")
+        # Meta refresh from the head of a page, not from all of it decoded (middlewares/metarefresh.py),
+        # in Scrapy's own place; a project that names Scrapy's in DOWNLOADER_MIDDLEWARES keeps it.
+        downloader, base = settings["DOWNLOADER_MIDDLEWARES"], settings["DOWNLOADER_MIDDLEWARES_BASE"]
+        if SCRAPY_META_REFRESH not in downloader and base.get(SCRAPY_META_REFRESH) is not None:
+            downloader.set(SCRAPY_META_REFRESH, None, "addon")
+            downloader.set(META_REFRESH, base.get(SCRAPY_META_REFRESH), "addon")
         # Rendered pages (changewatch.render): scrapy-playwright's handler, which is Scrapy's HTTP/1.1
         # handler for every request that is not rendered. Its browser starts with the first render.
         if settings.getbool("TWISTED_REACTOR_ENABLED", True):

@@ -1,5 +1,5 @@
 """Downloader and spider middlewares: the vantage point, conditional requests, rendering, redelivery,
-the schedule.
+the schedule, a meta refresh that reads only the head of a page.
 
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
@@ -7,11 +7,12 @@ The SSRF guard has its own package (:mod:`changewatch.guard`).
 from .calibration import CalibrationMiddleware
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
+from .metarefresh import MetaRefreshMiddleware
 from .notmodified import NotModified
 from .render import RenderMiddleware
 from .schedule import ScheduleMiddleware
 from .vantage import Vantage, VantageMiddleware
 
 __all__ = ["CalibrationMiddleware", "ConditionalRequestMiddleware",
-           "ConditionalSpiderMiddleware", "NotModified", "RedeliveryMiddleware",
+           "ConditionalSpiderMiddleware", "MetaRefreshMiddleware", "NotModified", "RedeliveryMiddleware",
            "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -1,0 +1,83 @@
+"""Scrapy's MetaRefreshMiddleware, reading only the head of a page it already knows the encoding of.
+
+Scrapy looks for ``<meta http-equiv="refresh">`` in the first 4,096 characters of every HTML
+response, but takes them from ``response.text``: the whole body decoded (0.4 ms for a 230 KB page
+here) and that text then held by the response until it is freed. The crawl process never needs
+the text otherwise (workers read the page), and the responses waiting for a worker held 8 to 22 MB
+of it (docs/architecture.md, "Performance"). The same 4,096 characters come from decoding the head
+of the body when its encoding is declared (BOM, ``Content-Type``, a ``<meta charset>``):
+that is :meth:`head_meta_refresh`. A page that declares none is left to Scrapy, which infers an
+encoding from the whole body; so is any head that decodes to too few characters to be sure of
+the first 4,096. The answer is Scrapy's in every case (tests/middlewares/test_metarefresh.py runs
+both over the corpus and over edge cases of encodings); ``METAREFRESH_ENABLED``,
+``METAREFRESH_IGNORE_TAGS`` and ``METAREFRESH_MAXDELAY`` mean what they mean in Scrapy.
+
+:class:`changewatch.Addon` puts it in the place of Scrapy's (priority 580) unless the project's
+``DOWNLOADER_MIDDLEWARES`` names Scrapy's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import cast
+
+from scrapy import Request, Spider
+from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware as ScrapyMetaRefreshMiddleware
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.response import get_meta_refresh
+from w3lib import html
+from w3lib.encoding import html_to_unicode
+
+__all__ = ["MetaRefreshMiddleware", "head_meta_refresh"]
+
+_CHARS = 4096  # what Scrapy reads (scrapy.utils.response.get_meta_refresh, get_base_url)
+#: bytes decoded: 4,096 characters take at most 16 KB in UTF-8, UTF-32 or GB 18030; a stateful
+#: encoding (ISO-2022, UTF-7) may take more, and is caught by the length check
+_HEAD = 32 * 1024
+_MARGIN = 16  # characters past 4,096 that show the cut did not fall inside them
+
+
+def _declared_encoding(response: TextResponse) -> str | None:
+    """The encoding the response declares (given, BOM, header, ``<meta>``), or None: Scrapy would
+    infer one from the whole body. Scrapy's own answer, read from its private method; a Scrapy
+    without it gets None, which is always safe (Scrapy's path)."""
+    declared = getattr(response, "_declared_encoding", None)
+    return declared() if callable(declared) else None
+
+
+def head_meta_refresh(response: TextResponse, ignore_tags: Iterable[str] = ("script", "noscript"),
+                      ) -> tuple[None, None] | tuple[float, str]:
+    """``scrapy.utils.response.get_meta_refresh(response, ignore_tags)``, without decoding the
+    whole body when its encoding is declared."""
+    if _declared_encoding(response) is None or len(response.body) <= _HEAD:
+        return get_meta_refresh(response, ignore_tags=ignore_tags)
+    encoding = response.encoding
+    # as TextResponse.text decodes (a BOM wins over the declared charset), on the head only
+    head = html_to_unicode(f"charset={encoding}", response.body[:_HEAD])[1]
+    if len(head) < _CHARS + _MARGIN:
+        return get_meta_refresh(response, ignore_tags=ignore_tags)
+    text = head[:_CHARS]
+    base = html.get_base_url(text, response.url, encoding)
+    return html.get_meta_refresh(text, base, encoding, ignore_tags=ignore_tags)
+
+
+class MetaRefreshMiddleware(ScrapyMetaRefreshMiddleware):
+    """Scrapy's MetaRefreshMiddleware (same settings, same redirects), but the whole body is
+    decoded only when the page does not declare its encoding."""
+
+    def process_response(self, request: Request, response: Response,
+                         spider: Spider | None = None) -> Request | Response:
+        if (request.meta.get("dont_redirect", False) or request.method == "HEAD"
+                or not isinstance(response, HtmlResponse)
+                or urlparse_cached(request).scheme not in {"http", "https"}):
+            return response
+        interval, url = head_meta_refresh(response, ignore_tags=self._ignore_tags)
+        if not url:
+            return response
+        redirected = self._redirect_request_using_get(request, response, url)
+        if urlparse_cached(redirected).scheme not in {"http", "https"}:
+            return response
+        if cast("float", interval) < self._maxdelay:
+            return self._redirect(redirected, request, "meta refresh")
+        return response
