@@ -108,3 +108,26 @@ def test_a_move_and_a_change_in_one_run_is_the_change_carrying_moved_to(site: Ho
     assert (change["kind"], change["url"], change["moved_to"]) == ("content", old, new)
     assert "+ moving: paragraph 3 now says something stable about moving." in change["diff"]
     assert ok(crawler.run()) == {}
+
+
+def test_a_meta_refresh_on_a_long_page_is_followed(site: HostileSite, tmp_path: Path) -> None:
+    """changewatch's MetaRefreshMiddleware stands in Scrapy's (it reads only the head of a page that
+    declares its encoding, issue 10): a real crawl follows the refresh of a page far longer than
+    that head, and the watch compares the page it leads to."""
+    filler = "".join(f"<p>Filler paragraph {i}, long enough to push the page past its head.</p>" for i in range(1200))
+    refreshing = (f'<html><head><meta http-equiv="refresh" content="0; url={site.base}/target">'
+                  f"<title>moving on</title></head><body>{filler}</body></html>").encode()
+    assert len(refreshing) > 64 * 1024
+    site.good.update({"/refreshing": page(refreshing), "/target": page(good_page("target"))})
+    crawler = Crawler(tmp_path, [{"key": "refreshed", "url": f"{site.base}/refreshing"}])
+    first = crawler.run("-s", "LOG_LEVEL=INFO")
+    assert ok(first) == {}
+    assert "changewatch.middlewares.MetaRefreshMiddleware" in first.stderr
+    assert "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware" not in first.stderr
+    assert site.hits["/target"] == 1
+
+    site.good["/target"] = page(good_page("target").replace(b"paragraph 4 says", b"paragraph 4 now says"))
+    records = ok(crawler.run())
+    assert list(records) == ["refreshed"] and records["refreshed"]["kind"] == "content"
+    assert "+ target: paragraph 4 now says something stable about target." in records["refreshed"]["diff"]
+    assert site.hits["/target"] == 2
