@@ -37,7 +37,7 @@ class Checkpointer:
     def __init__(self, path: Path, interval: float = 0.2):
         self.path = path
         self.interval = interval
-        self.checkpoints = 0  # completed checkpoint calls (tests, stats)
+        self.checkpoints = 0  # checkpoints this thread ran (the tests read it)
         self._written = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None

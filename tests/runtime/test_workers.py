@@ -24,6 +24,7 @@ import pytest
 from changewatch.runtime.processes import State
 from changewatch.runtime.workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
 
+from ..polling import wait_until
 from . import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,15 +43,6 @@ def running(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
     return True
 
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, open_store, store_from_uri
 from changewatch.store.sqlite import SQLiteStore
 
+from ..polling import wait_until
 from ._support import T1, encoded, outcome
 
 
@@ -215,15 +215,6 @@ def _fill(store: SQLiteStore, keys: range, size: int = 64 * 1024) -> None:
         store.commit("spider", f"k{i}", None, outcome(Kind.BASELINE, bytes([i % 256]) * size, at=T1))
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_the_log_is_checkpointed_outside_the_committing_thread(tmp_path: Path) -> None:
     """SQLite's automatic checkpoint runs inside the COMMIT that takes the log past 1,000 pages:
     on the reactor, with two fsyncs (issue 10). The store's connection has it off, and a thread
@@ -233,7 +224,11 @@ def test_the_log_is_checkpointed_outside_the_committing_thread(tmp_path: Path) -
     try:
         assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         _fill(store, range(100))
-        assert _wait_for(lambda: (tmp_path / "s.db").stat().st_size > 100 * 64 * 1024), \
+        checkpointer = store._checkpointer
+        assert checkpointer is not None
+        # the store's thread ran a checkpoint, and the commits are in the database file
+        assert wait_until(lambda: checkpointer.checkpoints > 0
+                          and (tmp_path / "s.db").stat().st_size > 100 * 64 * 1024, timeout=15), \
             "the commits never reached the database file while the store was open"
     finally:
         store.close()
