@@ -212,7 +212,6 @@ class ChangewatchPipeline:
         for event, count in judged.counters.items():
             component, _, name = event.partition("/")
             Stats(self.crawler, component).inc(name, count)
-        logger.debug("changewatch %s %s: %s", self.runtime.spider, obs.key, kind)
         if outcome.record is None or change_id is None:
             if outcome.kind is Kind.ERROR:
                 self.stats.inc("error_repeated")

@@ -64,6 +64,13 @@ class StoreRunner:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
 
+    def call_now(self, fn: Callable[..., T], *args: Any) -> T:
+        """:meth:`call` for a synchronous caller on the reactor (once a crawl, not per item): a
+        store that is not called inline is still called on its own thread, which this waits for."""
+        if self.store.fast_commits:
+            return fn(*args)
+        return self._executor.submit(fn, *args).result()
+
     async def call_opened(self, fn: Callable[..., T], *args: Any) -> T:
         """Call *fn* with the store held open for the call: for work at a crawl's edges (before
         the pipelines open it, or after they have closed it)."""

@@ -108,6 +108,39 @@ def test_a_skipped_key_is_noted_as_listed_only_when_it_is_getting_old(tmp_path: 
     assert mw.runtime.housekeeper.listed == {"aging"}  # a quarter of 90 days unseen: noted; an hour: not yet
 
 
+@pytest.mark.parametrize("table_read_first", [False, True])
+def test_a_callbacks_list_is_decided_without_awaiting_as_the_start_requests_are(
+        tmp_path: Path, simulated: None, table_read_first: bool) -> None:
+    """The sync method (a callback returning a list keeps Scrapy's chain synchronous) decides as
+    the async one does, whether the due table was read by a start request or is read here."""
+    mw, crawler = crawl_with(tmp_path, {"recent": 1, "old": 100}, CHANGEWATCH_SCHEDULE_ENABLED=True)
+    asyncio.run(mw.runtime.open())
+    if table_read_first:
+        asyncio.run(through(mw, [request("old")]))
+    items = [request("recent"), request("old"), request("new"), request(None), {"an": "item"}]
+    kept = list(mw.process_spider_output(scrapy.http.Response(URL), items))
+    assert kept == items[1:]
+    stats = crawler.stats.get_stats()
+    assert stats["changewatch/schedule/skipped"] == 1
+    assert stats["changewatch/schedule/due"] == (3 if table_read_first else 2)
+
+
+def test_the_watch_spiders_callback_output_runs_through_a_synchronous_chain() -> None:
+    """Every spider middleware the add-on enables has a sync process_spider_output (or none), so
+    Scrapy does not turn a list into an async generator through the whole chain per response."""
+    import inspect
+
+    from scrapy.utils.misc import load_object
+
+    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}})
+    enabled = [path for path, order in crawler.settings.getwithbase("SPIDER_MIDDLEWARES").items() if order is not None]
+    ours = [load_object(path) for path in enabled if str(path).startswith("changewatch.")]
+    assert ours, enabled
+    for cls in ours:
+        method = getattr(cls, "process_spider_output", None)
+        assert method is None or not inspect.isasyncgenfunction(method), cls
+
+
 class SiteSpider(ChangewatchSpider):
     name = "site"
 
