@@ -147,15 +147,21 @@ class ScheduleMiddleware:
                          value, exc)
             return None
 
+    def _schedule_store(self) -> MaintainedStore | None:
+        """The store, if it can keep a schedule; else the crawl fails (and None)."""
+        store = self.runtime.runner.store
+        if isinstance(store, MaintainedStore):
+            return store
+        self.runtime.fail(f"the store {store!r} cannot keep a schedule (it lacks "
+                          "changewatch.store.MaintainedStore), and watches with `every` or "
+                          "CHANGEWATCH_SCHEDULE_ENABLED need one")
+        return None
+
     async def _due_table(self) -> Mapping[str, DueEntry] | None:
         """Every key's due state, read once (at the first request that needs it)."""
         async with self._loading:
             if self._table is None:
-                store = self.runtime.runner.store
-                if not isinstance(store, MaintainedStore):
-                    self.runtime.fail(f"the store {store!r} cannot keep a schedule (it lacks "
-                                      "changewatch.store.MaintainedStore), and watches with `every` or "
-                                      "CHANGEWATCH_SCHEDULE_ENABLED need one")
+                if (store := self._schedule_store()) is None:
                     return None
                 await self.runtime.open()
                 try:
@@ -169,13 +175,7 @@ class ScheduleMiddleware:
         """:meth:`_due_table` from a synchronous caller: read directly (the store is open while
         responses are processed; a store that is not, or that cannot keep a schedule, makes the
         request be made, never skipped)."""
-        store = self.runtime.runner.store
-        if not isinstance(store, MaintainedStore):
-            self.runtime.fail(f"the store {store!r} cannot keep a schedule (it lacks "
-                              "changewatch.store.MaintainedStore), and watches with `every` or "
-                              "CHANGEWATCH_SCHEDULE_ENABLED need one")
-            return None
-        if not self.runtime.is_open:
+        if (store := self._schedule_store()) is None or not self.runtime.is_open:
             return None
         try:
             self._table = self.runtime.runner.call_now(store.due_table, self.runtime.spider)

@@ -32,7 +32,11 @@ def test_store_calls_run_inline_only_when_commits_cannot_block(tmp_path: Path, s
         try:
             update = await runner.update("spider", "k", compute)
             assert update.committed is not None and update.committed.version == 1
-            return await runner.call(lambda: threading.current_thread().name)
+            called = await runner.call(lambda: threading.current_thread().name)
+            # the synchronous form (a spider middleware's sync path) runs where call() does
+            assert runner.call_now(lambda: threading.current_thread().name) == called
+            assert runner.call_now(runner.store.keys, "spider") == ["k"]
+            return called
         finally:
             await runner.release()
 
