@@ -451,11 +451,16 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
             return
         # A full response replaces whatever the key had, from any URL: the key may have moved.
         # A row without validators is kept too: it says the page had none (a full fetch next time).
-        cur.execute(f"DELETE FROM {self._quoted}.validators WHERE spider = %s AND key = %s", (spider, key))
-        cur.execute(f"INSERT INTO {self._quoted}.validators (spider, url, key, etag, last_modified, size, full_at, "
-                    "runs, spec, render) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec,
-                     v.render))
+        # One statement, one round trip: the key's rows of other URLs go, its row of this URL is
+        # written in place (both see the same snapshot, and touch different rows).
+        cur.execute(f"WITH moved AS (DELETE FROM {self._quoted}.validators WHERE spider = %s AND key = %s "
+                    f"AND url <> %s) INSERT INTO {self._quoted}.validators (spider, url, key, etag, last_modified, "
+                    "size, full_at, runs, spec, render) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (spider, url, key) DO UPDATE SET etag = excluded.etag, "
+                    "last_modified = excluded.last_modified, size = excluded.size, full_at = excluded.full_at, "
+                    "runs = excluded.runs, spec = excluded.spec, render = excluded.render",
+                    (spider, key, v.url, spider, v.url, key, v.etag, v.last_modified, v.size,
+                     v.full_at or observed_at, v.runs, v.spec, v.render))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         self._retrying("forget validators", lambda cur, _: cur.execute(

@@ -305,11 +305,16 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             return
         # A full response replaces whatever the key had, from any URL: the key may have moved.
         # A row without validators is kept too: it says the page had none (a full fetch next time).
-        db.execute("DELETE FROM validators WHERE spider=? AND key=?", (spider, key))
-        db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, render) "
-                   "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec,
-                    v.render))
+        # The key's row for this URL is updated in place (its table page only: a DELETE and an
+        # INSERT would rewrite both its indexes and move the row to the end of the table, and a
+        # commit writes every page it changed).
+        values = (v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec, v.render)
+        db.execute("DELETE FROM validators INDEXED BY validators_by_key WHERE spider=? AND key=? AND url<>?",
+                   (spider, key, v.url))
+        if db.execute("UPDATE validators SET etag=?, last_modified=?, size=?, full_at=?, runs=?, spec=?, render=? "
+                      "WHERE spider=? AND url=? AND key=?", (*values, spider, v.url, key)).rowcount == 0:
+            db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, "
+                       "render) VALUES (?,?,?,?,?,?,?,?,?,?)", (spider, v.url, key, *values))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         kept = list(keep)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from changewatch.core.comparisons import Kind
+from changewatch.core.validators import HttpValidators
 from changewatch.store import Store, StoredState, VersionConflict
 from changewatch.store.base import Outcome
 from changewatch.store.runner import StoreRunner
@@ -53,6 +54,27 @@ def test_validators_follow_the_key_and_vanish_without_validators(store: Store) -
     assert store.validators("spider", new) == []
     store.forget_validators("spider", old, keep=[])
     assert store.validators("spider", old) == []
+
+
+def test_a_full_response_rewrites_every_column_of_the_row_and_keeps_one_row_a_key(store: Store) -> None:
+    """The row of the same URL is rewritten in place: nothing of the old one survives beside the
+    new values (runs, render, the validators themselves), and a key that moves away and back
+    still has one row."""
+    a, b = "https://s.example/a", "https://s.example/b"
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, a, '"a"', snapshot=encoded(), render="deps-1"))
+    store.commit("spider", "k", 1, with_http(Kind.NONE, a, None, not_modified=True, at=T1))
+    [v] = store.validators("spider", a)
+    assert (v.etag, v.runs, v.render) == ('"a"', 1, "deps-1")
+    full = Outcome(Kind.NONE, a, T2, http=HttpValidators(url=a, key="", etag=None, last_modified="Tue, 01 Dec 2026",
+                                                        size=99, spec="s2"))
+    store.commit("spider", "k", 2, full)
+    [v] = store.validators("spider", a)
+    assert (v.etag, v.last_modified, v.size, v.full_at, v.runs, v.spec, v.render) == (
+        None, "Tue, 01 Dec 2026", 99, T2, 0, "s2", None)
+    store.commit("spider", "k", 3, with_http(Kind.NONE, b, '"b"', at=T3))
+    store.commit("spider", "k", 4, with_http(Kind.NONE, a, '"a2"', at="2024-05-01T04:00:00Z"))
+    assert store.validators("spider", b) == []
+    assert [(v.key, v.etag) for v in store.validators("spider", a)] == [("k", '"a2"')]
 
 
 def test_a_failed_compute_writes_no_validators(store: Store) -> None:
