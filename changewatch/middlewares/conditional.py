@@ -253,7 +253,10 @@ class ConditionalSpiderMiddleware:
             return
         # the response too when its body may be kept as evidence (the pipeline decides)
         self.origins.register(item, origin, response if self.runtime.config.evidence_enabled else None)
-        key = ItemAdapter(item).get("key") if ItemAdapter.is_item(item) else None
+        if isinstance(item, dict):  # the watch spider's observations: no adapter needed
+            key = item.get("key")
+        else:
+            key = ItemAdapter(item).get("key") if ItemAdapter.is_item(item) else None
         if key is not None:
             keys.add(str(key))
 

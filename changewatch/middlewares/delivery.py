@@ -36,11 +36,13 @@ logger = logging.getLogger(__name__)
 def change_id_of(item: Any) -> int | None:
     """The change-log id an exported item carries, whatever its item kind (the ``exported`` hook
     or a later pipeline may have made the record the project's own item class)."""
-    if ItemAdapter.is_item(item):
+    if isinstance(item, dict):  # what the pipeline exports, and every dropped observation of the watch spider
+        value = item.get("change_id")
+    elif ItemAdapter.is_item(item):
         value = ItemAdapter(item).get("change_id")
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
+    else:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class RedeliveryMiddleware:
