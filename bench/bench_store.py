@@ -19,6 +19,9 @@ The reference is what anyone would write first with the same driver: a table wit
 columns and primary key, ``SELECT`` the key, then ``INSERT`` (first) or ``UPDATE`` (second) it, one
 transaction each, no version check, no validators, no change log. ``read`` is the median time of
 one ``Store.read`` of a random stored key: flat from 10k to 1M when the primary key does the work.
+``KB/2nd`` (SQLite): what the process wrote (``/proc/self/io`` wchar: WAL frames, checkpoints) per
+second observation, the store's and the reference's: the pages a commit dirties, which the
+machine's noise does not move (a rate on a shared 2-core machine moves by ±30 %).
 
 ``--loop`` (on by default) measures the crawl's side: 2,000 second observations through
 ``StoreRunner.update`` with 16 in flight, as the pipeline runs them, while a ticker on the same
@@ -232,10 +235,14 @@ class Bench:
             store.commit(SPIDER, key, state.version, Outcome(Kind.NONE, key, at, http=http), lease=LEASE,
                          previous=state)
 
-        figures = {"first": rate(first, fresh), "second": rate(second, stored)}
+        figures = {"first": rate(first, fresh)}
+        written_kb(1)  # counted from here
+        figures["second"], figures["second KB"] = rate(second, stored), written_kb(len(stored))
         ref_fresh = [key_of(self.n + self.sample + i) for i in range(self.sample)]
         figures["ref first"] = rate(lambda k: self.reference(k, True), ref_fresh)
+        written_kb(1)
         figures["ref second"] = rate(lambda k: self.reference(k, False), stored)
+        figures["ref second KB"] = written_kb(len(stored))
         reads = [key_of(i) for i in self.rng.sample(range(self.n), min(self.sample, self.n))]
         figures["read µs"] = median_time(lambda k: store.read(SPIDER, k), reads) * 1e6
         return figures
@@ -246,6 +253,23 @@ def rate(fn: Callable[[str], None], keys: list[str]) -> float:
     for key in keys:
         fn(key)
     return len(keys) / (time.perf_counter() - started)
+
+
+_written_at = [0]
+
+
+def written_kb(count: int) -> float:
+    """KB this process handed to write() since the last call, per one of *count* observations
+    (Linux ``/proc/self/io`` wchar: the WAL frames and the checkpoints of a SQLite commit; NaN
+    elsewhere, and for PostgreSQL, whose server writes). Unlike a rate, the machine's noise does
+    not move it: it counts the pages a commit dirties."""
+    try:
+        with open("/proc/self/io") as io:
+            wchar = next(int(line.split()[1]) for line in io if line.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return float("nan")
+    before, _written_at[0] = _written_at[0], wchar
+    return (wchar - before) / 1024 / count
 
 
 def median_time(fn: Callable[[str], object], keys: list[str]) -> float:
@@ -297,6 +321,10 @@ async def loop_lag(store: Store, keys: list[str], inline: bool) -> tuple[float, 
     return len(keys) / elapsed, late[int(len(late) * 0.99)] * 1e3, late[-1] * 1e3
 
 
+def written(kb: float, backend: str) -> str:
+    return f"{kb:.1f}" if backend == "sqlite" and kb == kb else "-"
+
+
 def parse_size(text: str) -> int:
     text = text.strip().lower()
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
@@ -318,7 +346,7 @@ def main() -> None:
     print(f"snapshot: {statistics.mean(map(len, snapshots)):.0f} bytes on average; {args.sample} observations "
           "per figure")
     header = (f"{'backend':<11}{'keys':>10}{'fill s':>8}{'first/s':>10}{'ref':>9}{'ratio':>7}{'second/s':>10}"
-              f"{'ref':>9}{'ratio':>7}{'read µs':>9}")
+              f"{'ref':>9}{'ratio':>7}{'read µs':>9}{'KB/2nd':>8}{'ref':>6}")
     print(header)
     with tempfile.TemporaryDirectory(prefix="cwbench-") as tmp:
         for backend in args.backends.split(","):
@@ -330,7 +358,8 @@ def main() -> None:
                     f = bench.observations(store)
                     print(f"{backend:<11}{n:>10,}{filled:>8.1f}{f['first']:>10.0f}{f['ref first']:>9.0f}"
                           f"{f['first'] / f['ref first']:>6.2f}x{f['second']:>10.0f}{f['ref second']:>9.0f}"
-                          f"{f['second'] / f['ref second']:>6.2f}x{f['read µs']:>9.0f}", flush=True)
+                          f"{f['second'] / f['ref second']:>6.2f}x{f['read µs']:>9.0f}"
+                          f"{written(f['second KB'], backend):>8}{written(f['ref second KB'], backend):>6}", flush=True)
                     if args.loop and n == parse_size(args.sizes.split(",")[0]):
                         for inline in ((False, True) if backend == "postgresql" else (True,)):
                             keys = [key_of(i) for i in range(min(n, 2000))]
