@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.comparisons import CompareContext, Kind, load_comparisons
-from ..core.comparisons.content import ContentPart
+from ..core.comparisons.content import ContentPart, UnreadableStoredText
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
@@ -68,11 +68,26 @@ def _judge(task: ObserveTask) -> Judged:
         try:
             old = Snapshot.decode(task.old, comparisons)
         except SnapshotError as exc:
-            # Unreadable: the key starts again from this observation (a silent baseline), which
-            # can miss one change but never invents one.
-            logger.warning("changewatch: the stored snapshot of %r cannot be read (%s): starting it again",
-                           task.obs.key, exc)
-            counters["store/snapshot_unreadable"] = 1
+            _unreadable(task, exc, counters)
+    try:
+        return _judged(task, old, comparisons, counters)
+    except UnreadableStoredText as exc:
+        if old is None:
+            raise
+        # Damaged in a way only reading its text shows (its text is decompressed on use): the
+        # same as a snapshot that cannot be decoded. Left as it is, every run would fail on it.
+        _unreadable(task, exc, counters)
+        return _judged(task, None, comparisons, counters)
+
+
+def _unreadable(task: ObserveTask, exc: Exception, counters: dict[str, int]) -> None:
+    # Unreadable: the key starts again from this observation (a silent baseline), which can miss
+    # one change but never invents one.
+    logger.warning("changewatch: the stored snapshot of %r cannot be read (%s): starting it again", task.obs.key, exc)
+    counters["store/snapshot_unreadable"] = 1
+
+
+def _judged(task: ObserveTask, old: Snapshot | None, comparisons: Any, counters: dict[str, int]) -> Judged:
     verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)
     kept = None

@@ -249,3 +249,36 @@ def test_a_first_page_not_surely_long_is_parsed_once() -> None:
         verdict = _observe(html, None)
     assert verdict.kind is Kind.BASELINE
     assert parser.call_count == 1
+
+
+def _damaged(snapshot: bytes) -> bytes:
+    """*snapshot* with 16 bytes of its content blob flipped, a third of the way in."""
+    (size,) = struct.unpack_from(">I", snapshot, 4)
+    at, length = json.loads(snapshot[8:8 + size])["content"]["blob"]
+    damaged = bytearray(snapshot)
+    start = 8 + size + at + length // 3
+    damaged[start:start + 16] = bytes(b ^ 0xFF for b in damaged[start:start + 16])
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize("stored", ["kept unread", "read"])
+def test_a_damaged_blob_starts_the_key_again_silently_instead_of_failing_or_alerting(stored: str) -> None:
+    """A blob is decompressed only when its text is needed, so damage shows then, not when the
+    snapshot is decoded. It failed the page on every run (an `unprocessable` error, the baseline
+    never replaced); a kept-unread body, whose zstd frames had no checksum, decompressed to other
+    bytes and was reported as a content change. Now: a silent baseline, counted."""
+    html = _page()
+    obs = Observation(key="k", url="https://example.com/", html=html, encoding="utf-8")
+    first = _judge(ObserveTask(obs, None, _table(), CompareContext(), html)).snapshot \
+        if stored == "kept unread" else _read_baseline(html)
+    assert first is not None
+    assert _content_data(first).get("body") == ("zstd" if stored == "kept unread" else None)
+    edited = _page(edit="A sentence that was not there before.")
+    again = Observation(key="k", url="https://example.com/", html=edited, encoding="utf-8")
+    judged = _judge(ObserveTask(again, _damaged(first), _table(), CompareContext(), edited))
+    assert (judged.kind, judged.error) == (Kind.BASELINE, None)
+    assert judged.counters["store/snapshot_unreadable"] == 1
+    # the new baseline is whole: the next edit is reported against it
+    later = _page(edit="A sentence that was not there before. And another one.")
+    obs3 = Observation(key="k", url="https://example.com/", html=later, encoding="utf-8")
+    assert _judge(ObserveTask(obs3, judged.snapshot, _table(), CompareContext(), later)).kind is Kind.CONTENT

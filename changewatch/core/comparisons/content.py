@@ -33,7 +33,20 @@ from ..textbound import first_page_read
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 from .noise import learned_difference
 
-__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "blocked", "text_spec"]
+__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "UnreadableStoredText", "blocked", "text_spec"]
+
+
+class UnreadableStoredText(ValueError):
+    """A stored part's text or body does not decompress (or decode): the snapshot is damaged. Found
+    only when the text is needed (it is decompressed on use); the key starts again from the
+    observation being judged (runtime/offload.py), as with a snapshot that cannot be decoded."""
+
+
+def _inflate(blob: bytes, what: str) -> str:
+    try:
+        return zlib.decompress(blob).decode("utf-8", "surrogatepass")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise UnreadableStoredText(f"its stored {what} does not decompress: {exc}") from None
 
 _BLOCKED = re.compile(
     r"access denied|access to this page has been denied|captcha|are you a robot|are you human"
@@ -126,7 +139,10 @@ class _Page:
     def html(self) -> str | bytes:
         if self._html is None:
             assert self._compressed is not None
-            self._html = decompress(COMPRESSION, self._compressed)
+            try:
+                self._html = decompress(COMPRESSION, self._compressed)
+            except ValueError as exc:
+                raise UnreadableStoredText(f"its stored page: {exc}") from None
         return self._html
 
     def compressed(self) -> bytes:
@@ -302,7 +318,7 @@ class ContentPart:
             if (visible := self.visible) is not None:
                 self._raw = visible.raw
             elif self._raw_compressed is not None:
-                self._raw = zlib.decompress(self._raw_compressed).decode("utf-8", "surrogatepass")
+                self._raw = _inflate(self._raw_compressed, "raw text")
         return self._raw
 
     @property
@@ -338,7 +354,7 @@ class ContentPart:
             if (visible := self.visible) is not None:
                 self._text = visible.stable
             elif self._compressed is not None:
-                self._text = zlib.decompress(self._compressed).decode("utf-8", "surrogatepass")
+                self._text = _inflate(self._compressed, "text")
             else:
                 raw = self.raw
                 assert raw is not None
