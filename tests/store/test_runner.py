@@ -61,3 +61,27 @@ def test_the_store_opens_for_the_first_user_and_closes_after_the_last(tmp_path: 
     asyncio.run(use())
     with pytest.raises(StoreError, match="not open"):
         store.keys("spider")
+
+
+def test_call_now_runs_on_the_store_thread_of_a_postgresql_store(postgresql_store_uri: str) -> None:
+    """PostgreSQL commits may block (a network, a lock): calls go to the store's thread, and the
+    synchronous form waits for them there, against the real server."""
+    runner = StoreRunner(store_from_uri(postgresql_store_uri))
+    assert runner.store.fast_commits is False
+
+    async def compute(state: StoredState | None) -> Outcome:
+        return outcome(Kind.BASELINE, encoded())
+
+    async def use() -> tuple[str, str, list[str]]:
+        await runner.acquire()
+        try:
+            await runner.update("spider", "k", compute)
+            called = await runner.call(lambda: threading.current_thread().name)
+            return called, runner.call_now(lambda: threading.current_thread().name), runner.call_now(
+                runner.store.keys, "spider")
+        finally:
+            await runner.release()
+
+    called, now, keys = asyncio.run(use())
+    assert called == now != threading.main_thread().name
+    assert keys == ["k"]
