@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.comparisons import CompareContext, Kind, load_comparisons
+from ..core.comparisons import CompareContext, Comparison, Kind, load_comparisons
 from ..core.comparisons.content import ContentPart, UnreadableStoredText
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
@@ -87,7 +87,8 @@ def _unreadable(task: ObserveTask, exc: Exception, counters: dict[str, int]) -> 
     counters["store/snapshot_unreadable"] = 1
 
 
-def _judged(task: ObserveTask, old: Snapshot | None, comparisons: Any, counters: dict[str, int]) -> Judged:
+def _judged(task: ObserveTask, old: Snapshot | None, comparisons: Sequence[Comparison],
+            counters: dict[str, int]) -> Judged:
     verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)
     kept = None

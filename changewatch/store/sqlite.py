@@ -53,6 +53,11 @@ _CHUNK = 500  # ids per statement, well under SQLite's limit on parameters
 #: changes a row's size rewrites all of it, and the counters change size on most observations)
 _STATE = ("SELECT o.*, s.snapshot AS kept FROM observations o LEFT JOIN snapshots s "
           "ON s.spider = o.spider AND s.key = o.key WHERE o.spider=? AND o.key=?")
+#: a key's validators for one URL, written in place when the row is there
+_WRITE_VALIDATORS = ("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, "
+                     "render) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (spider, url, key) DO UPDATE SET "
+                     "etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size, "
+                     "full_at = excluded.full_at, runs = excluded.runs, spec = excluded.spec, render = excluded.render")
 _KEEP_SNAPSHOT = ("INSERT INTO snapshots (spider, key, snapshot) VALUES (?,?,?) "
                   "ON CONFLICT (spider, key) DO UPDATE SET snapshot = excluded.snapshot")
 
@@ -305,16 +310,14 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             return
         # A full response replaces whatever the key had, from any URL: the key may have moved.
         # A row without validators is kept too: it says the page had none (a full fetch next time).
-        # The key's row for this URL is updated in place (its table page only: a DELETE and an
-        # INSERT would rewrite both its indexes and move the row to the end of the table, and a
-        # commit writes every page it changed).
-        values = (v.etag, v.last_modified, v.size, v.full_at or observed_at, v.runs, v.spec, v.render)
+        # The key's rows of other URLs go (through validators_by_key: the planner scanned the table
+        # otherwise), its row of this URL is written in place by an upsert: a DELETE and an INSERT
+        # would rewrite both indexes and move the row to the end of the table, and a commit writes
+        # every page it changed.
         db.execute("DELETE FROM validators INDEXED BY validators_by_key WHERE spider=? AND key=? AND url<>?",
                    (spider, key, v.url))
-        if db.execute("UPDATE validators SET etag=?, last_modified=?, size=?, full_at=?, runs=?, spec=?, render=? "
-                      "WHERE spider=? AND url=? AND key=?", (*values, spider, v.url, key)).rowcount == 0:
-            db.execute("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, "
-                       "render) VALUES (?,?,?,?,?,?,?,?,?,?)", (spider, v.url, key, *values))
+        db.execute(_WRITE_VALIDATORS, (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at,
+                                       v.runs, v.spec, v.render))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         kept = list(keep)
