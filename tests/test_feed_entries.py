@@ -17,6 +17,7 @@ from changewatch.core.observation import Observation
 from changewatch.extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
 from changewatch.spiders.watch import observe_watch
 from changewatch.spiders.watchlist import Watch
+from tests.changes import field
 
 URL = "https://news.example/feed"
 RSS2 = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -201,8 +202,9 @@ def test_a_date_written_another_way_is_no_change_but_a_new_date_is() -> None:
     same = build_entities(feed(at("2026-12-01T11:00:00+01:00")), base_url=URL, kinds=FEED_KINDS)
     later = build_entities(feed(at("Tue, 01 Dec 2026 10:05:00 GMT")), base_url=URL, kinds=FEED_KINDS)
     assert compare_entities(old, same) == ([], [], [])
-    assert compare_entities(old, later)[2] == [{"key": "a", "changes": {"published": {
-        "old": "Tue, 01 Dec 2026 10:00:00 GMT", "new": "Tue, 01 Dec 2026 10:05:00 GMT"}}}]
+    assert compare_entities(old, later)[2] == [{"key": "a", "changes": {"published": field(
+        "Tue, 01 Dec 2026 10:00:00 GMT", "Tue, 01 Dec 2026 10:05:00 GMT",
+        "2026-12-01T10:00:00Z", "2026-12-01T10:05:00Z")}}]
 
 
 def test_a_new_entry_that_reuses_a_guid_is_still_added() -> None:

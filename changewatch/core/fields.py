@@ -11,7 +11,9 @@ from .charset import readable
 
 __all__ = ["FieldChange", "compare_fields", "normalise_value"]
 
-FieldChange = dict[str, Any]  # {"old": raw, "new": raw}
+# {"old": raw, "new": raw, "old_normalised": …, "new_normalised": …}: the page's own words for
+# the reader, and beside them what was compared (why "89.00" and "89" are one price).
+FieldChange = dict[str, Any]
 
 _WS = re.compile(r"\s+")
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -73,18 +75,20 @@ def normalise_value(value: Any) -> Any:
 
 def compare_fields(old_norm: Mapping[str, Any], new_norm: Mapping[str, Any],
                    old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]) -> dict[str, FieldChange]:
-    """Changes between two observations' fields, keyed by field name, raw values for display.
+    """Changes between two observations' fields, keyed by field name: the raw values as the
+    page showed them, and beside them the normalised values that were compared.
 
     Fields that one side does not track at all (the watch gained or lost a field) are not
     changes: they start or end being compared.
 
     >>> compare_fields({"p": "89"}, {"p": "79"}, {"p": "89.00"}, {"p": "79.00"})
-    {'p': {'old': '89.00', 'new': '79.00'}}
+    {'p': {'old': '89.00', 'new': '79.00', 'old_normalised': '89', 'new_normalised': '79'}}
     """
     changes: dict[str, FieldChange] = {}
     for name, new in new_norm.items():
-        if name in old_norm and old_norm[name] != new:
-            changes[name] = {"old": _shown(old_raw.get(name)), "new": _shown(new_raw.get(name))}
+        if name in old_norm and (old := old_norm[name]) != new:
+            changes[name] = {"old": _shown(old_raw.get(name)), "new": _shown(new_raw.get(name)),
+                             "old_normalised": _shown_deep(old), "new_normalised": _shown_deep(new)}
     return changes
 
 
@@ -95,3 +99,14 @@ def _shown(raw: Any) -> Any:
     if isinstance(raw, list):
         return [readable(v) if isinstance(v, str) else v for v in raw]
     return raw
+
+
+def _shown_deep(value: Any) -> Any:
+    # A normalised value is a string, a number's string, a list or a mapping of them.
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, list):
+        return [_shown_deep(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown_deep(v) for k, v in value.items()}
+    return value

@@ -17,6 +17,7 @@ from changewatch.core.normalise import visible_text
 from changewatch.core.observation import Observation
 from changewatch.core.simhash import distance, simhash
 from changewatch.core.snapshot import Snapshot
+from tests.changes import field
 
 from ._support import article_html, prose_paragraphs, prose_words
 
@@ -203,7 +204,7 @@ def test_slow_drift_adds_up_until_it_is_reported() -> None:
 def test_field_change() -> None:
     verdict = classify(fields_snap({"price": "89.00", "name": "Tea"}), fields_snap({"price": "79.00", "name": "Tea"}))
     assert verdict.kind is Kind.FIELD
-    assert verdict.changes == {"price": {"old": "89.00", "new": "79.00"}}
+    assert verdict.changes == {"price": field("89.00", "79.00", "89", "79")}
 
 
 def test_equal_field_values_are_none() -> None:
@@ -217,7 +218,7 @@ def test_field_change_wins_kind_over_text_but_text_members_are_filled() -> None:
     new = fields_snap({"price": "79.00"}, text="Great tea set\nPrice 79.00\nOnly a few left")
     verdict = classify(old, new)
     assert verdict.kind is Kind.FIELD
-    assert verdict.changes == {"price": {"old": "89.00", "new": "79.00"}}
+    assert verdict.changes == {"price": field("89.00", "79.00", "89", "79")}
     assert verdict.diff is not None and "+ Only a few left" in verdict.diff
 
 
@@ -233,7 +234,7 @@ def test_entity_change_kind() -> None:
     assert verdict.kind is Kind.ENTITIES
     assert [a["key"] for a in verdict.added] == ["https://list.example/c"]
     assert [r["key"] for r in verdict.removed] == ["https://list.example/a"]
-    assert verdict.changed == [{"key": "https://list.example/b", "changes": {"price": {"old": "20", "new": "21"}}}]
+    assert verdict.changed == [{"key": "https://list.example/b", "changes": {"price": field("20", "21")}}]
 
 
 def test_entity_change_wins_over_text_field_wins_over_entities() -> None:

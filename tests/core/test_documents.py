@@ -24,6 +24,7 @@ from changewatch.core.json_paths import MISSING, canonical_json, check_path, res
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
+from tests.changes import field
 
 from ..pdf import encrypted_pdf, minimal_pdf
 
@@ -154,7 +155,7 @@ def test_json_fields_report_old_and_new_and_a_missing_path_is_an_error() -> None
     bodies = [PRODUCT, {**PRODUCT, "product": {**PRODUCT["product"], "price": 79.0}}, {"product": {"price": 79.0}}]
     baseline, changed, broken = runs(*(document(json.dumps(b).encode(), "json", json=spec) for b in bodies))
     assert baseline.kind is Kind.BASELINE
-    assert changed.kind is Kind.FIELD and changed.changes == {"product.price": {"old": 89.0, "new": 79.0}}
+    assert changed.kind is Kind.FIELD and changed.changes == {"product.price": field(89.0, 79.0, "89", "79")}
     assert changed.diff is None  # fields are compared, not the text
     assert broken.kind is Kind.ERROR and broken.error == "extraction: json field '/items/0/id' matched nothing"
 

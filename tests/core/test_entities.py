@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from changewatch.core import Entity, build_entities, compare_entities
+from tests.changes import field
 
 BASE = "https://Rentals.example:443/search/?q=2br&page=2"
 
@@ -112,8 +113,8 @@ def test_added_removed_changed_in_page_order() -> None:
                      {"key": "https://rentals.example/f", "fields": {}}]
     assert removed == [{"key": "https://rentals.example/a", "fields": {"price": "10"}}]
     assert changed == [
-        {"key": "https://rentals.example/d", "changes": {"price": {"old": "40", "new": "41"}}},
-        {"key": "https://rentals.example/b", "changes": {"price": {"old": "20", "new": "21"}}},
+        {"key": "https://rentals.example/d", "changes": {"price": field("40", "41")}},
+        {"key": "https://rentals.example/b", "changes": {"price": field("20", "21")}},
     ]
 
 
@@ -158,4 +159,4 @@ def test_a_change_of_case_in_an_entity_field_is_a_change() -> None:
     new = build_entities(raw(("/a", {"title": "Flat in Paris"})), base_url=BASE)
     added, removed, changed = compare_entities(old, new)
     assert not added and not removed
-    assert [c["changes"] for c in changed] == [{"title": {"old": "Flat in PARIS", "new": "Flat in Paris"}}]
+    assert [c["changes"] for c in changed] == [{"title": field("Flat in PARIS", "Flat in Paris")}]

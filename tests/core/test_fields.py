@@ -156,12 +156,13 @@ def _compare(old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]) -> dict[str
                           {k: normalise_value(v) for k, v in new_raw.items()}, old_raw, new_raw)
 
 
-def test_compare_fields_reports_raw_old_and_new_values() -> None:
+def test_compare_fields_reports_raw_values_beside_the_normalised_ones_compared() -> None:
     old = {"price": "89.00", "name": "Tea set", "availability": "https://schema.org/InStock"}
     new = {"price": "79.00", "name": "Tea  set", "availability": "http://schema.org/OutOfStock"}
     assert _compare(old, new) == {
-        "price": {"old": "89.00", "new": "79.00"},
-        "availability": {"old": "https://schema.org/InStock", "new": "http://schema.org/OutOfStock"},
+        "price": {"old": "89.00", "new": "79.00", "old_normalised": "89", "new_normalised": "79"},
+        "availability": {"old": "https://schema.org/InStock", "new": "http://schema.org/OutOfStock",
+                         "old_normalised": "InStock", "new_normalised": "OutOfStock"},
     }
 
 
@@ -173,12 +174,15 @@ def test_compare_fields_equal_meanings_are_no_change() -> None:
 
 def test_compare_fields_ignores_fields_only_one_side_tracks() -> None:
     assert _compare({"price": "1", "gone": "x"}, {"price": "1", "added": "y"}) == {}
-    assert _compare({"price": "1", "gone": "x"}, {"price": "2", "added": "y"}) == {"price": {"old": "1", "new": "2"}}
+    assert _compare({"price": "1", "gone": "x"}, {"price": "2", "added": "y"}) == {"price": {
+        "old": "1", "new": "2", "old_normalised": "1", "new_normalised": "2"}}
 
 
 def test_compare_fields_value_to_none_is_a_change() -> None:
-    assert _compare({"price": "89"}, {"price": None}) == {"price": {"old": "89", "new": None}}
-    assert _compare({"price": None}, {"price": "89"}) == {"price": {"old": None, "new": "89"}}
+    assert _compare({"price": "89"}, {"price": None}) == {
+        "price": {"old": "89", "new": None, "old_normalised": "89", "new_normalised": None}}
+    assert _compare({"price": None}, {"price": "89"}) == {
+        "price": {"old": None, "new": "89", "old_normalised": None, "new_normalised": "89"}}
 
 
 def test_compare_fields_nested_values() -> None:
@@ -186,7 +190,9 @@ def test_compare_fields_nested_values() -> None:
     new = {"offers": {"currency": "EUR", "price": "10"}}
     assert _compare(old, new) == {}
     changed = {"offers": {"currency": "USD", "price": "10"}}
-    assert _compare(old, changed) == {"offers": {"old": old["offers"], "new": changed["offers"]}}
+    assert _compare(old, changed) == {"offers": {
+        "old": old["offers"], "new": changed["offers"],
+        "old_normalised": {"currency": "EUR", "price": "10"}, "new_normalised": {"currency": "USD", "price": "10"}}}
 
 
 def test_compare_fields_in_new_observation_order() -> None:
@@ -200,4 +206,5 @@ def test_a_change_of_case_in_a_text_field_is_a_change() -> None:
     old, new = {"name": "KETTLE 2000"}, {"name": "Kettle 2000"}
     old_norm = {k: normalise_value(v) for k, v in old.items()}
     new_norm = {k: normalise_value(v) for k, v in new.items()}
-    assert compare_fields(old_norm, new_norm, old, new) == {"name": {"old": "KETTLE 2000", "new": "Kettle 2000"}}
+    assert compare_fields(old_norm, new_norm, old, new) == {"name": {
+        "old": "KETTLE 2000", "new": "Kettle 2000", "old_normalised": "KETTLE 2000", "new_normalised": "Kettle 2000"}}

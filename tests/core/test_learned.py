@@ -13,6 +13,7 @@ from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, calibrate
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
+from tests.changes import field as field_change
 
 STABLE = ["Terms of service", "You may cancel at any time.", "We were founded in 1998.", "Contact us"]
 
@@ -158,4 +159,4 @@ def test_a_page_whose_every_line_varies_is_reported_noisy_once_and_fields_still_
     snapshot = first.keep or snapshot
     assert _observe(busy(9), snapshot).kind is Kind.NOISE  # said once
     field = _observe(busy(10, price="12"), snapshot)
-    assert field.kind is Kind.FIELD and field.changes == {"price": {"old": "10", "new": "12"}}
+    assert field.kind is Kind.FIELD and field.changes == {"price": field_change("10", "12")}

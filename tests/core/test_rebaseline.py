@@ -16,6 +16,7 @@ from changewatch.core.comparisons.fields import FieldsComparison, FieldsPart
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
+from tests.changes import field
 
 from ._support import article_html, prose_paragraphs, stored_as_version_5
 
@@ -47,13 +48,13 @@ def test_an_edited_selector_restarts_that_field_while_a_price_change_is_still_re
     edited = {**SPECS, "stock": "css main p.availability::text"}
     verdict = judge(fields_obs("12.00", "Available now", edited), old)
     assert verdict.kind is Kind.FIELD
-    assert verdict.changes == {"price": {"old": "10.00", "new": "12.00"}}  # not the re-read stock
+    assert verdict.changes == {"price": field("10.00", "12.00", "10", "12")}  # not the re-read stock
     assert verdict.counters["fields/rebaselined"] == 1
     kept = stored(verdict).part("fields")
     assert kept.raw["stock"] == "Available now" and kept.specs == edited
     # from then on the field compares as any other
     later = judge(fields_obs("12.00", "Sold out", edited), stored(verdict))
-    assert later.changes == {"stock": {"old": "Available now", "new": "Sold out"}}
+    assert later.changes == {"stock": field("Available now", "Sold out")}
     assert "fields/rebaselined" not in later.counters
 
 
@@ -83,7 +84,7 @@ def test_fields_without_specs_compare_as_before() -> None:
     old = stored(judge(fields_obs("10.00", "In stock", None), None))
     assert stored(judge(fields_obs("10.00", "In stock", None), None)).part("fields").specs is None
     verdict = judge(fields_obs("10.00", "Sold out", {"stock": "css x"}), old)
-    assert verdict.changes == {"stock": {"old": "In stock", "new": "Sold out"}}
+    assert verdict.changes == {"stock": field("In stock", "Sold out")}
 
 
 def test_a_version_1_fields_part_compares_as_before_then_keeps_the_specs() -> None:
@@ -94,7 +95,7 @@ def test_a_version_1_fields_part_compares_as_before_then_keeps_the_specs() -> No
     old = Snapshot({"fields": v1})
     # a change made across the upgrade is reported, whatever the specs say now
     changed = judge(fields_obs("10.00", "Sold out", {**SPECS, "stock": "css other"}), old)
-    assert changed.changes == {"stock": {"old": "In stock", "new": "Sold out"}}
+    assert changed.changes == {"stock": field("In stock", "Sold out")}
     # unchanged: none, and the part is rewritten once with its specs
     same = judge(fields_obs("10.00", "In stock"), old)
     assert same.kind is Kind.NONE and same.keep is not None
@@ -239,7 +240,7 @@ def entities_obs(keys: list[str], spec: str | None, **fields: Any) -> Observatio
 def test_an_edited_entity_set_restarts_alone() -> None:
     old = stored(judge(entities_obs(["a", "b"], "sel-1", count="2"), None))
     verdict = judge(entities_obs(["a", "c", "d"], "sel-2", count="3"), old)
-    assert verdict.kind is Kind.FIELD and verdict.changes == {"count": {"old": "2", "new": "3"}}
+    assert verdict.kind is Kind.FIELD and verdict.changes == {"count": field("2", "3")}
     assert not verdict.added and not verdict.removed
     assert verdict.counters["entities/rebaselined"] == 1
     assert list(stored(verdict).part("entities").entities) == [f"https://rentals.example/flat/{k}" for k in "acd"]

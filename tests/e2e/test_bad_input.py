@@ -9,6 +9,7 @@ from typing import Any
 
 from changewatch.demo.site import DemoSite
 from changewatch.store.sqlite import SQLiteStore
+from tests.changes import field
 
 from .crawl import Crawler, by_key
 from .hostile import Handler, HostileSite, endless, gzip_bomb, huge_length, page, redirect
@@ -91,8 +92,8 @@ def test_bad_pages(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
     assert second.returncode == 0
     changes = {k: r for k, r in by_key(second.records).items()}
     # the valid JSON-LD beside invalid blocks, and JSON-LD given as a list, are still compared
-    assert changes["invalid-jsonld"]["changes"] == {"offers.price": {"old": "10.00", "new": "8.50"}}
-    assert changes["list-jsonld"]["changes"] == {"offers.price": {"old": "10.00", "new": "8.50"}}
+    assert changes["invalid-jsonld"]["changes"] == {"offers.price": field("10.00", "8.50", "10", "8.5")}
+    assert changes["list-jsonld"]["changes"] == {"offers.price": field("10.00", "8.50", "10", "8.5")}
     # everything else is unchanged, and the repeated errors are not reported again, but for the
     # page missing on a second consecutive run: it is gone now (CHANGEWATCH_GONE_AFTER)
     assert changes["missing"]["error"] == "gone: HTTP 404 on 2 consecutive runs"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from changewatch.core.documents import JSON_MAX_BYTES
+from tests.changes import field
 
 from ..pdf import minimal_pdf
 from .crawl import Crawler, by_key
@@ -94,7 +95,7 @@ def test_json_text_pdf_and_images_across_runs(site: HostileSite, tmp_path: Path)
     records = by_key(second.records)
     assert set(records) == {"json-fields"}, second.records  # the errors are the same streak: not repeated
     assert records["json-fields"]["kind"] == "field"
-    assert records["json-fields"]["changes"] == {"product.price": {"old": 89.0, "new": 79.0}}
+    assert records["json-fields"]["changes"] == {"product.price": field(89.0, 79.0, "89", "79")}
 
     # One line of the text file, one word of the PDF, one value of the JSON, the image's bytes.
     changed_notes = [line.replace("faster parsing", "faster parsing, fewer bugs") for line in NOTES]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.changes import field
+
 from ..services import require
 from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .crawl import scrapy_env
@@ -105,7 +107,8 @@ def test_three_processes_fetch_each_watch_once_per_round_and_report_each_change_
         assert len({r["change_id"] for r in records}) == len(records)
         for r in records:
             i = int(str(r["key"])[1:])
-            assert r["changes"] == {"offers.price": {"old": price(i, round_ - 1), "new": price(i, round_)}}
+            assert r["changes"] == {"offers.price": field(price(i, round_ - 1), price(i, round_),
+                                                      str(10 + i + round_ - 1), str(10 + i + round_))}
 
 
 def test_redis_flushed_mid_round_loses_no_watch_and_reports_each_change_once(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from changewatch.examples.site import FixtureSite
+from tests.changes import field
 
 from .crawl import ROOT, SpiderCrawler, by_key, scrapy_env
 
@@ -54,13 +55,13 @@ def test_catalogue_reports_field_and_entity_changes(catalogue: tuple[FixtureSite
     assert set(records) == {"LMP-001", "KTL-010", lamps, lamps2}, third.records
 
     assert records["LMP-001"]["kind"] == "field"
-    assert records["LMP-001"]["changes"] == {"price": {"old": "129.00", "new": "119.00"}}
+    assert records["LMP-001"]["changes"] == {"price": field("129.00", "119.00", "129", "119")}
     # one size out of stock: a change of that size, not "more than one price found"
     assert records["KTL-010"]["kind"] == "entities"
-    assert records["KTL-010"]["changed"] == [{"key": "KTL-010-17", "changes": {"availability": {
-        "old": "https://schema.org/InStock", "new": "https://schema.org/OutOfStock"}}}]
+    assert records["KTL-010"]["changed"] == [{"key": "KTL-010-17", "changes": {"availability": field(
+        "https://schema.org/InStock", "https://schema.org/OutOfStock", "InStock", "OutOfStock")}}]
     assert records[lamps]["changed"] == [{"key": f"{base}/p/lmp-001.html",
-                                         "changes": {"price": {"old": "€ 129,00", "new": "€ 119,00"}}}]
+                                         "changes": {"price": field("€ 129,00", "€ 119,00", "129 EUR", "119 EUR")}}]
     assert records[lamps2]["added"] == [{"key": f"{base}/p/lmp-005.html", "fields": {
         "sku": "LMP-005", "name": "Wall sconce", "price": "€ 45,00", "stock": "Pre-order"}}]
     assert third.stats["changewatch/commit/baseline"] == 1  # the new product's own page
@@ -105,7 +106,7 @@ def test_board_reports_added_removed_and_changed(board: tuple[FixtureSite, str],
     assert record["removed"] == [{"key": f"{base}/ad/1077", "fields": {
         "title": "Studio above the bakery", "rent": "£720 pcm", "area": "Old Town"}}]
     assert record["changed"] == [{"key": f"{base}/ad/1042",
-                                  "changes": {"rent": {"old": "£1,150 pcm", "new": "£1,095 pcm"}}}]
+                                  "changes": {"rent": field("£1,150 pcm", "£1,095 pcm", "1150 GBP", "1095 GBP")}}]
 
     # the second page fails: the board is an error, not the removal of its older adverts
     site.overrides["/board/page/2/"] = (503, b"<h1>Busy</h1>")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from changewatch.demo.site import DemoSite
+from tests.changes import field
 
 from .crawl import Crawler, by_key
 from .test_watch_crawl import demo_watches
@@ -45,7 +46,7 @@ def test_without_a_reactor_baselines_then_real_changes(demo_site: tuple[DemoSite
     assert changed.returncode == 0, changed.stderr[-3000:]
     records = by_key(changed.records)
     assert set(records) == {"demo-kettle", "demo-terms", "demo-listings"}
-    assert records["demo-kettle"]["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
+    assert records["demo-kettle"]["changes"] == {"offers.price": field("89.00", "79.00", "89", "79")}
     assert "+ Clause 17. Refunds now take up to sixty days." in records["demo-terms"]["diff"]
     assert [a["key"] for a in records["demo-listings"]["added"]] == [f"{base}/rent/21-canal-walk"]
     # the SSRF guard says what it cannot check without Twisted's resolver

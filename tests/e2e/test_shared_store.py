@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from changewatch.demo.site import DemoSite
+from tests.changes import field
 
 from .crawl import ROOT, crawl_command, read_feed, scrapy_env
 
@@ -64,7 +65,8 @@ def test_concurrent_crawls_export_each_change_once(tmp_path: Path, demo_site: tu
         assert changed == expected, (round_, changed)
         for r in records:
             i = int(r["key"][1:])
-            assert r["changes"] == {"offers.price": {"old": price(i, round_ - 1), "new": price(i, round_)}}
+            assert r["changes"] == {"offers.price": field(price(i, round_ - 1), price(i, round_),
+                                                      str(10 + i + round_ - 1), str(10 + i + round_))}
         assert len({r["change_id"] for r in records}) == len(records)
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from changewatch.demo.run import WATCHLIST
 from changewatch.demo.site import DemoSite
+from tests.changes import field
 
 from .crawl import Crawler, by_key
 
@@ -41,7 +42,7 @@ def test_only_real_changes_leave_the_crawl(demo_site: tuple[DemoSite, str], tmp_
 
     kettle = records["demo-kettle"]
     assert kettle["kind"] == "field"
-    assert kettle["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
+    assert kettle["changes"] == {"offers.price": field("89.00", "79.00", "89", "79")}
     assert kettle["url"] == f"{base}/product/kettle"
 
     terms = records["demo-terms"]
@@ -93,7 +94,7 @@ def test_errors_are_reported_and_keep_the_baseline(demo_site: tuple[DemoSite, st
     site.publish_changes()
     recovered = by_key(crawler.run().records)
     # compared with the last good observation, not with the error pages
-    assert recovered["demo-kettle"]["changes"] == {"offers.price": {"old": "89.00", "new": "79.00"}}
+    assert recovered["demo-kettle"]["changes"] == {"offers.price": field("89.00", "79.00", "89", "79")}
     assert recovered["demo-terms"]["kind"] == "content"
     assert [a["key"] for a in recovered["demo-listings"]["added"]] == [f"{base}/rent/21-canal-walk"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.changes import field
+
 from .crawl import Crawler, CrawlResult, by_key
 from .hostile import HostileSite, page
 
@@ -78,14 +80,14 @@ def test_an_edited_selector_starts_afresh_while_a_price_change_in_the_same_run_i
     assert second.returncode == 0, second.stderr[-3000:]
     assert len(second.records) == 1, second.records
     record = second.records[0]
-    assert record["kind"] == "field" and record["changes"] == {"price": {"old": "89.00", "new": "79.00"}}
+    assert record["kind"] == "field" and record["changes"] == {"price": field("89.00", "79.00", "89", "79")}
     assert second.stats.get("changewatch/fields/rebaselined") == 1
 
     # the edited field now compares from what it read after the edit
     site.good["/lamp"] = page(product("79.00", "In stock", "Sold out"))
     third = crawler.run()
     assert third.returncode == 0, third.stderr[-3000:]
-    assert [r["changes"] for r in third.records] == [{"stock": {"old": "Ships in 2 days", "new": "Sold out"}}]
+    assert [r["changes"] for r in third.records] == [{"stock": field("Ships in 2 days", "Sold out")}]
 
 
 def test_an_entity_watch_whose_selector_is_edited_is_no_record(site: HostileSite, tmp_path: Path) -> None:

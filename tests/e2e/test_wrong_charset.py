@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.changes import field
+
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, page
 
@@ -41,7 +43,7 @@ def test_a_change_between_two_undecodable_bytes_is_reported(site: HostileSite, t
     assert records["text"]["kind"] == "content"
     assert "- Price: 5 \\x80" in records["text"]["diff"] and "+ Price: 5 \\xa3" in records["text"]["diff"]
     assert records["field"]["kind"] == "field"
-    assert records["field"]["changes"]["price"] == {"old": "Price: 5 \\x80", "new": "Price: 5 \\xa3"}
+    assert records["field"]["changes"]["price"] == field("Price: 5 \\x80", "Price: 5 \\xa3")
     assert second.stats.get(STAT) == 3, second.stats  # the steady page was not read again: it says so still
 
     third = crawler.run()

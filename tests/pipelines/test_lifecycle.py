@@ -19,6 +19,7 @@ from changewatch.items import as_observation
 from changewatch.pipelines.lifecycle import gone_error, missing_runs
 from changewatch.store import StoredState
 from changewatch.store.sqlite import SQLiteStore
+from tests.changes import field
 
 from .test_pipelines import make_chain, obs  # noqa: F401
 
@@ -119,7 +120,7 @@ def test_a_move_is_reported_once_and_the_comparison_goes_on_at_the_new_url(make_
     assert kinds(out) == [None, "moved", None, "field"]
     assert {k: out[1][k] for k in ("url", "moved_to", "key")} == {"url": OLD, "moved_to": NEW, "key": "k"}
     assert "changes" not in out[1]
-    assert out[3]["changes"] == {"price": {"old": "1", "new": "2"}}  # against the baseline from the old URL
+    assert out[3]["changes"] == {"price": field("1", "2")}  # against the baseline from the old URL
     assert out[3]["url"] == NEW and "moved_to" not in out[3]
     state = stored(tmp_path)
     assert state.url == NEW and state.counters["moved"] == 1
@@ -132,7 +133,7 @@ def test_a_move_with_a_change_is_the_change_and_carries_moved_to(make_chain: Any
                     obs(url=NEW, moved_from=OLD, fields={"price": "2"}))
     assert kinds(out) == [None, "field", None]
     assert out[1]["url"] == OLD and out[1]["moved_to"] == NEW
-    assert out[1]["changes"] == {"price": {"old": "1", "new": "2"}}
+    assert out[1]["changes"] == {"price": field("1", "2")}
 
 
 def test_a_first_observation_is_a_silent_baseline_wherever_it_landed(make_chain: Any) -> None:
@@ -190,7 +191,7 @@ def test_a_page_that_came_back_changed_is_reported_by_its_change(make_chain: Any
     out = chain.run(obs(fields={"price": "1"}), obs(error="http: HTTP 404"), obs(error="http: HTTP 404"),
                     obs(fields={"price": "2"}), obs(fields={"price": "2"}))
     assert kinds(out) == [None, "error", "error", "field", None]
-    assert out[3]["changes"] == {"price": {"old": "1", "new": "2"}}
+    assert out[3]["changes"] == {"price": field("1", "2")}
 
 
 def test_kinds_that_leave_the_crawl_include_moved_and_recovered() -> None:

@@ -23,6 +23,7 @@ from changewatch.pipelines import ChangewatchPipeline
 from changewatch.runtime.config import ChangewatchConfig, ConfigError
 from changewatch.runtime.extension import ChangewatchRuntime
 from changewatch.store.sqlite import SQLiteStore
+from tests.changes import field
 
 ARTICLE = "".join(f"<p>Paragraph {i}: " + "steady words about the subject " * 8 + "</p>" for i in range(30))
 
@@ -93,7 +94,7 @@ def test_field_change_is_reported_once(make_chain: Any) -> None:
     record = out[2]
     assert record["kind"] == "field" and record["key"] == "k" and record["spider"] == "unit"
     # old is the value as last displayed ("89.0" equals "89.00" but is what the page said last)
-    assert record["changes"] == {"price": {"old": "89.0", "new": "79.00"}}
+    assert record["changes"] == {"price": field("89.0", "79.00", "89", "79")}
     assert "diff" not in record and "added" not in record
     assert chain.stat("commit/field") == 1 and chain.stat("commit/none") == 2
 
@@ -117,7 +118,7 @@ def test_any_item_kind_is_an_observation(make_chain: Any, kind: Any) -> None:
     out = chain.run(kind(key="sku-1", url="https://s.example/1", fields={"price": 1}),
                     kind(key="sku-1", url="https://s.example/1", fields={"price": 2}))
     assert out[0] is None
-    assert out[1]["changes"] == {"price": {"old": 1, "new": 2}}
+    assert out[1]["changes"] == {"price": field(1, 2, "1", "2")}
 
 
 @dataclasses.dataclass
@@ -154,7 +155,7 @@ def test_item_kinds_say_how_fields_compare(make_chain: Any, kind: Any) -> None:
     out = chain.run(item("€ 1.234,56", "in stock"), item("1.234,56 EUR", "http://schema.org/InStock"),
                     item("€ 1.199,00", "InStock"))
     assert out[:2] == [None, None]  # same price and stock, spelled differently
-    assert out[2]["changes"] == {"price": {"old": "1.234,56 EUR", "new": "€ 1.199,00"}}
+    assert out[2]["changes"] == {"price": field("1.234,56 EUR", "€ 1.199,00", "1234.56 EUR", "1199 EUR")}
 
 
 def test_unknown_kind_is_an_error_record(make_chain: Any) -> None:
@@ -173,7 +174,7 @@ def test_entity_fields_compare_by_kind(make_chain: Any) -> None:
     assert chain.run(board("£1,150 pcm"), board("£ 1150 pcm"))[1] is None
     [record] = chain.run(board("£1,095 pcm"))
     assert record["changed"] == [{"key": "https://shop.example/ad/1",
-                                  "changes": {"rent": {"old": "£ 1150 pcm", "new": "£1,095 pcm"}}}]
+                                  "changes": {"rent": field("£ 1150 pcm", "£1,095 pcm", "1150 GBP", "1095 GBP")}}]
 
 
 def test_other_items_pass_untouched(make_chain: Any) -> None:
@@ -235,7 +236,7 @@ def test_errors_keep_the_baseline_and_are_reported_once(make_chain: Any) -> None
     assert out[2] is None
     assert out[3]["kind"] == "error" and out[3]["error"].startswith("timeout")
     assert out[4]["kind"] == "error" and "price" in out[4]["error"]
-    assert out[5]["kind"] == "field" and out[5]["changes"] == {"price": {"old": "89.00", "new": "79.00"}}
+    assert out[5]["kind"] == "field" and out[5]["changes"] == {"price": field("89.00", "79.00", "89", "79")}
     assert chain.stat("commit/error") == 4 and chain.stat("commit/error_repeated") == 1
 
 
@@ -250,7 +251,7 @@ def test_error_as_first_observation_sets_no_baseline(make_chain: Any) -> None:
     out = chain.run(obs(error="dns: no such host"), obs(fields={"price": "1"}), obs(fields={"price": "2"}))
     # the first good observation is the baseline; it also closes the reported failure streak
     assert out[0]["kind"] == "error" and out[1]["kind"] == "recovered" and "changes" not in out[1]
-    assert out[2]["kind"] == "field" and out[2]["changes"] == {"price": {"old": "1", "new": "2"}}
+    assert out[2]["kind"] == "field" and out[2]["changes"] == {"price": field("1", "2")}
 
 
 def test_entities(make_chain: Any) -> None:
@@ -266,7 +267,7 @@ def test_entities(make_chain: Any) -> None:
     assert r["added"] == [{"key": "https://shop.example/rent/3", "fields": {"rent": "650"}}]
     assert r["removed"] == [{"key": "https://shop.example/rent/2", "fields": {"rent": "700"}}]
     assert r["changed"] == [{"key": "https://shop.example/rent/1",
-                             "changes": {"rent": {"old": "900", "new": "950"}}}]
+                             "changes": {"rent": field("900", "950")}}]
 
 
 def test_bad_region_is_an_error_record(make_chain: Any) -> None:
@@ -389,7 +390,7 @@ def test_fetch_order_is_judged_as_times_not_as_text(make_chain: Any, tmp_path: P
     with sqlite3.connect(tmp_path / "state.db") as db:  # 12:00 UTC, as an old store may hold it
         db.execute("UPDATE observations SET last_seen='2026-11-30T13:00:00+01:00'")
     [record] = chain.run(obs(fields={"price": "2"}, observed_at="2026-11-30T12:30:00Z"))
-    assert record["kind"] == "field" and record["changes"] == {"price": {"old": "1", "new": "2"}}
+    assert record["kind"] == "field" and record["changes"] == {"price": field("1", "2")}
     assert chain.run(obs(fields={"price": "3"}, observed_at="2026-11-30T12:10:00Z")) == [None]  # truly earlier
     assert chain.stat("commit/stale") == 1
 
@@ -409,5 +410,5 @@ def test_a_subclass_decides_what_is_reported_and_how_it_leaves(make_chain: Any) 
     chain.pipeline = build_from_crawler(QuietOnErrors, chain.crawler)
     out = chain.run(obs(fields={"p": "1"}), obs(error="blocked: HTTP 403"), obs(fields={"p": "2"}))
     assert out[:2] == [None, None]
-    assert out[2]["changes"] == {"p": {"old": "1", "new": "2"}} and out[2]["team"] == "pricing"
+    assert out[2]["changes"] == {"p": field("1", "2")} and out[2]["team"] == "pricing"
     assert chain.stat("commit/error") == 1  # still counted, and the baseline was kept

@@ -8,6 +8,7 @@ from typing import Any
 
 from changewatch.core.snapshot import Snapshot
 from changewatch.store.sqlite import SQLiteStore
+from tests.changes import field
 
 from ..e2e.crawl import Crawler, CrawlResult, by_key
 from ..store._support import decoded
@@ -57,7 +58,7 @@ def test_a_shell_page_is_rendered_rechecked_and_its_data_change_reported(js_site
     assert second.returncode == 0, second.stderr[-3000:]
     records = by_key([r for r in second.records if r["key"] != "plain"])
     assert records["rendered"]["kind"] == "field"
-    assert records["rendered"]["changes"] == {"price": {"old": "11.00 EUR", "new": "9.50 EUR"}}
+    assert records["rendered"]["changes"] == {"price": field("11.00 EUR", "9.50 EUR")}
     assert records["text"]["kind"] == "content"
     assert "+ p1: paragraph 3 now says something new." in records["text"]["diff"]
     assert "still" not in records
