@@ -115,7 +115,16 @@ class GuardedResolver:
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> GuardedResolver:
         # Scrapy passes the CrawlerProcess here: these are the process's settings, not a spider's.
-        config = GuardConfig.from_settings(crawler.settings)
+        # Built while the reactor is set up, before any crawl: the first to read changewatch's
+        # settings. A bad one ends the process from here with a traceback on stderr only, so it
+        # is said in the log too (LOG_FILE: a Scrapyd job's log would otherwise end silently).
+        from ..runtime.config import ConfigError  # not at the top: the runtime imports the guard
+
+        try:
+            config = GuardConfig.from_settings(crawler.settings)
+        except ConfigError as exc:
+            logger.error("changewatch cannot start: %s", exc)
+            raise
         return cls.for_config(reactor, config, None)
 
     @classmethod

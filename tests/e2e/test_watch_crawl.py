@@ -138,6 +138,18 @@ def test_a_bad_setting_stops_the_crawl(demo_site: tuple[DemoSite, str], tmp_path
     assert result.records == []
 
 
+@pytest.mark.parametrize("setting", ["CHANGEWATCH_STORE=bogus://x", "CHANGEWATCH_THRESHOLD=99"])
+def test_a_bad_setting_is_said_in_the_crawl_log(demo_site: tuple[DemoSite, str], tmp_path: Path, setting: str) -> None:
+    """With LOG_FILE (as Scrapyd runs every job), the log says why the crawl never started: the
+    traceback on stderr is not in it, and a job log that ends after Scrapy's banner says nothing."""
+    _, base = demo_site
+    log = tmp_path / "crawl.log"
+    result = Crawler(tmp_path, [{"url": f"{base}/terms", "key": "t"}]).run("-s", setting, "-s", f"LOG_FILE={log}")
+    assert result.returncode == 1 and result.records == []
+    [line] = [line for line in log.read_text(encoding="utf-8").splitlines() if "ERROR" in line]
+    assert f"ERROR: changewatch cannot start: {setting.split('=')[0]} = " in line, line
+
+
 def test_a_foreign_store_is_refused_and_left_alone(demo_site: tuple[DemoSite, str], tmp_path: Path) -> None:
     _, base = demo_site
     store = tmp_path / "notes.txt"
