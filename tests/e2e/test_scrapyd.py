@@ -227,7 +227,8 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
         baseline = scrapyd.schedule(private, watchlist=watchlist)
         missing = scrapyd.schedule(private, watchlist="w.yaml")
         refused = scrapyd.schedule(watchlist=watchlist)
-        scrapyd.wait(baseline, missing, refused)
+        bad_setting = scrapyd.schedule(private, "CHANGEWATCH_THRESHOLD=99", watchlist=watchlist)
+        scrapyd.wait(baseline, missing, refused, bad_setting)
         assert "ERROR" not in scrapyd.job_log(baseline), scrapyd.job_log(baseline)[-3000:]
         assert changes(scrapyd) == []  # a baseline is silent
         for job, message in [
@@ -241,6 +242,10 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
             # traceback no longer follows the message)
             assert "Spider closed (changewatch_failed)" in log and "Traceback" not in log, log[-3000:]
             assert re.search(rf"Process died: exitstatus=1 .*job='{job}'", scrapyd.log.read_text()), job
+        # a bad setting stops the job before its spider exists: the job's log says which and why
+        log = scrapyd.job_log(bad_setting)
+        assert "ERROR: changewatch cannot start: CHANGEWATCH_THRESHOLD = '99': expected an integer" in log, log[-3000:]
+        assert re.search(rf"Process died: exitstatus=1 .*job='{bad_setting}'", scrapyd.log.read_text())
 
         # the price drops; two jobs of the same spider run at once: one change, logged once
         site.good["/lamp"] = page(product("79.00"))
