@@ -88,25 +88,17 @@ def compare_fields(old_norm: Mapping[str, Any], new_norm: Mapping[str, Any],
     for name, new in new_norm.items():
         if name in old_norm and (old := old_norm[name]) != new:
             changes[name] = {"old": _shown(old_raw.get(name)), "new": _shown(new_raw.get(name)),
-                             "old_normalised": _shown_deep(old), "new_normalised": _shown_deep(new)}
+                             "old_normalised": _shown(old), "new_normalised": _shown(new)}
     return changes
 
 
-def _shown(raw: Any) -> Any:
-    # A byte that did not decode is shown as \x80 (the character it is compared as has no glyph).
-    if isinstance(raw, str):
-        return readable(raw)
-    if isinstance(raw, list):
-        return [readable(v) if isinstance(v, str) else v for v in raw]
-    return raw
-
-
-def _shown_deep(value: Any) -> Any:
-    # A normalised value is a string, a number's string, a list or a mapping of them.
+def _shown(value: Any) -> Any:
+    # A byte that did not decode is shown as \x80 (the character it is compared as has no glyph),
+    # at any depth: raw values and normalised ones are strings, numbers, lists or mappings of them.
     if isinstance(value, str):
         return readable(value)
     if isinstance(value, list):
-        return [_shown_deep(v) for v in value]
+        return [_shown(v) for v in value]
     if isinstance(value, dict):
-        return {k: _shown_deep(v) for k, v in value.items()}
+        return {k: _shown(v) for k, v in value.items()}
     return value

@@ -208,3 +208,13 @@ def test_a_change_of_case_in_a_text_field_is_a_change() -> None:
     new_norm = {k: normalise_value(v) for k, v in new.items()}
     assert compare_fields(old_norm, new_norm, old, new) == {"name": {
         "old": "KETTLE 2000", "new": "Kettle 2000", "old_normalised": "KETTLE 2000", "new_normalised": "Kettle 2000"}}
+
+
+def test_an_undecodable_byte_is_shown_readable_at_any_depth_raw_and_normalised() -> None:
+    # A byte that did not decode is carried as U+10DC80..; a record shows it as \x80, inside a
+    # nested value (JSON-LD offers) as well as at the top.
+    old = {"offers": {"price": "5 \U0010dc80", "currency": "EUR"}}
+    new = {"offers": {"price": "6 \U0010dc80", "currency": "EUR"}}
+    change = _compare(old, new)["offers"]
+    assert change["old"] == {"price": "5 \\x80", "currency": "EUR"}
+    assert change["new_normalised"] == {"currency": "EUR", "price": "6 \\x80"}
