@@ -15,7 +15,7 @@ from collections import Counter
 from .normalise import _TRIGGER, _lower_same_length, _stable_text
 from .text_options import VERBATIM
 
-__all__ = ["same_stable_text", "stable_text_longer_than"]
+__all__ = ["keeps_a_line_whole", "same_stable_text", "stable_text_longer_than"]
 
 
 def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) -> bool | None:
@@ -70,3 +70,13 @@ def stable_text_longer_than(raw: str, chars: int) -> bool:
         if kept > chars:
             return True
     return False
+
+
+def keeps_a_line_whole(raw: str) -> bool:
+    """Whether the stable text of the raw text *raw* (without ``include``'s verbatim lines) keeps
+    one of its lines whole, so is not empty: a line no volatile pattern can touch.
+
+    >>> keeps_a_line_whole("Updated 10:32\\nKettle"), keeps_a_line_whole("Updated 10:32\\n5 minutes ago")
+    (True, False)
+    """
+    return any(line and not _TRIGGER.search(_lower_same_length(line)) for line in raw.split("\n"))

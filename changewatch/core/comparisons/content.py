@@ -14,7 +14,7 @@ from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
 from ..evidence import COMPRESSION, compress, decompress
 from ..learned import Learned
-from ..linewise import same_stable_text, stable_text_longer_than
+from ..linewise import keeps_a_line_whole, same_stable_text, stable_text_longer_than
 from ..normalise import (
     RegionError,
     VisibleText,
@@ -28,12 +28,13 @@ from ..normalise import (
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..simhash import simhash
-from ..text_options import TextOptions, TextOptionsError
+from ..text_options import VERBATIM, TextOptions, TextOptionsError
 from ..textbound import first_page_read
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 from .noise import learned_difference
 
-__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "UnreadableStoredText", "blocked", "text_spec"]
+__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "UnreadableStoredText", "blocked", "first_text_passes",
+           "text_spec"]
 
 
 class UnreadableStoredText(ValueError):
@@ -48,13 +49,23 @@ def _inflate(blob: bytes, what: str) -> str:
     except (zlib.error, UnicodeDecodeError) as exc:
         raise UnreadableStoredText(f"its stored {what} does not decompress: {exc}") from None
 
-_BLOCKED = re.compile(
-    r"access denied|access to this page has been denied|captcha|are you a robot|are you human"
-    r"|verify you are (?:a )?human|unusual traffic|request (?:was )?blocked|you have been blocked"
-    r"|attention required|just a moment\.\.\.|enable javascript and cookies|too many requests"
-    r"|403 forbidden|pardon our interruption|bot detection|checking your browser|security check",
-    re.IGNORECASE,
+# What a block page says. Each is a few words separated by single spaces, an optional word written
+# "(?:word )?", and "." escaped: the words a phrase cannot do without are told from it
+# (_BLOCK_WORDS), so that a first text none of whose phrases can match needs no stable text.
+_BLOCK_PHRASES = (
+    r"access denied", r"access to this page has been denied", r"captcha", r"are you a robot", r"are you human",
+    r"verify you are (?:a )?human", r"unusual traffic", r"request (?:was )?blocked", r"you have been blocked",
+    r"attention required", r"just a moment\.\.\.", r"enable javascript and cookies", r"too many requests",
+    r"403 forbidden", r"pardon our interruption", r"bot detection", r"checking your browser", r"security check",
 )
+_BLOCKED = re.compile("|".join(_BLOCK_PHRASES), re.IGNORECASE)
+#: the words each phrase must contain, as the regex reads them in lower case
+_BLOCK_WORDS = tuple(tuple(re.sub(r"\(\?:[^)]*\)\?", "", phrase).replace("\\", "").split())
+                     for phrase in _BLOCK_PHRASES)
+# Characters that re.IGNORECASE takes for an ASCII letter although str.lower() does not make them
+# one: the dotless i and the long s (re's own case fixes), and the dotted capital I (lowered to
+# two characters). A text with one is not told by its words.
+_CASE_FIXES = ("\u0131", "\u017f", "\u0130")
 BLOCKED_MAX_CHARS = 3000
 COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
@@ -494,12 +505,38 @@ def _valid_utf8(data: bytes) -> bool:
 def _first_page_problem(part: ContentPart) -> str | None:
     """Why *part* cannot be a first page (a baseline): no text, or a block page's."""
     raw = part.raw
-    if raw is not None and stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
+    if raw is not None and first_text_passes(raw):
         return None
     text = part.text
     if not text.strip():
         return "empty: no visible text"
     return blocked(text)
+
+
+def first_text_passes(raw: str) -> bool:
+    """Whether the stable text of the raw text *raw* surely passes a first page's checks (not
+    empty, not a block page's), told without making it: it is longer than a block page can be
+    (:func:`~changewatch.core.linewise.stable_text_longer_than`), or it keeps a line whole (no
+    volatile pattern can touch it) and no block phrase can be found in it.
+
+    Why the words tell: the stable text is the raw text with fragments replaced by a space (and
+    spaces collapsed, separators trimmed at line ends, lines sorted), so each run of it without a
+    space or a line end is a run of the raw text. A phrase found in the stable text has each of
+    its words in such a run: in the raw text too, as :data:`_BLOCKED` reads case. A page that is
+    not surely long still runs the patterns over its text only when the words of one phrase are
+    all in it (a shop's page that mentions a security check), or when no line is whole.
+
+    >>> first_text_passes("Kettle\\nPrice 89.00"), first_text_passes("Updated 10:32")
+    (True, False)
+    >>> first_text_passes("Attention Required!\\nRay ID 8f2a"), first_text_passes("ſecurity check\\nRay ID 8f2a")
+    (False, False)
+    """
+    if stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
+        return True
+    if VERBATIM in raw or not keeps_a_line_whole(raw) or any(c in raw for c in _CASE_FIXES):
+        return False
+    lowered = raw.lower()
+    return not any(all(word in lowered for word in words) for words in _BLOCK_WORDS)
 
 
 def blocked(text: str, baseline: ContentPart | None = None) -> str | None:
@@ -628,8 +665,8 @@ class ContentComparison:
         if old is not None and not fresh:
             if new.same_stable_text(old):
                 return None  # its stable text is the last good page's, which passed these checks
-        elif (raw := new.raw) is not None and stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
-            return None  # a first text (or one read anew) too long to be empty or a block page
+        elif (raw := new.raw) is not None and first_text_passes(raw):
+            return None  # a first text (or one read anew) surely not empty, nor a block page's
         text = new.text
         if not text.strip():
             return "empty: no visible text"
