@@ -18,6 +18,8 @@ both over the corpus and over edge cases of encodings); ``METAREFRESH_ENABLED``,
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Iterable
 from typing import cast
 
@@ -36,6 +38,30 @@ _CHARS = 4096  # what Scrapy reads (scrapy.utils.response.get_meta_refresh, get_
 #: encoding (ISO-2022, UTF-7) may take more, and is caught by the length check
 _HEAD = 32 * 1024
 _MARGIN = 16  # characters past 4,096 that show the cut did not fall inside them
+#: what the attributes of a refresh tag contain (Scrapy's test: ``"refresh" in attrs.lower()``)
+_REFRESH = re.compile(rb"refresh", re.IGNORECASE)
+#: bytes that hold the first 4,096 characters in any scannable encoding (EUC-KR writes some Hangul
+#: syllables in 8 bytes, no other more: tests/middlewares/test_metarefresh.py checks every codec)
+_REFRESH_SCAN = 8 * _CHARS
+
+
+#: the ASCII-compatible encodings of the web (WHATWG's Encoding Standard, by Python's codec names):
+#: each ASCII character is its own byte, and nothing can be written between two of them (unlike
+#: ISO-2022-JP's escape sequences, UTF-7's or Python's unicode_escape's), so a word their bytes lack
+#: is a word their text lacks
+_SCANNABLE = frozenset({
+    "utf-8", "ascii", "iso8859-1", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", "cp932", "cp949",
+    *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16)), *(f"cp{n}" for n in range(1250, 1259)),
+    "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp", "shift_jis", "euc_kr",
+})
+
+
+def _scannable(encoding: str) -> bool:
+    """Whether *encoding* (Python's name or an alias) is one of :data:`_SCANNABLE`."""
+    try:
+        return codecs.lookup(encoding).name in _SCANNABLE
+    except (LookupError, TypeError, ValueError):
+        return False
 
 
 def _declared_encoding(response: TextResponse) -> str | None:
@@ -50,7 +76,10 @@ def head_meta_refresh(response: TextResponse, ignore_tags: Iterable[str] = ("scr
                       ) -> tuple[None, None] | tuple[float, str]:
     """``scrapy.utils.response.get_meta_refresh(response, ignore_tags)``, without decoding the
     whole body when its encoding is declared."""
-    if _declared_encoding(response) is None or len(response.body) <= _HEAD:
+    declared = _declared_encoding(response)
+    if declared is not None and _scannable(declared) and not _REFRESH.search(response.body, 0, _REFRESH_SCAN):
+        return None, None  # no refresh in its bytes: none in its text (most pages: nothing decoded)
+    if declared is None or len(response.body) <= _HEAD:
         return get_meta_refresh(response, ignore_tags=ignore_tags)
     encoding = response.encoding
     # as TextResponse.text decodes (a BOM wins over the declared charset), on the head only

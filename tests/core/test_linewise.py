@@ -157,7 +157,7 @@ def test_a_baseline_and_its_noise_are_kept_without_their_stable_text_computed() 
 BLOCK_FRAGMENTS = ["Access", "denied", "ACCESS DENIED", "access 10:32 denied", "Just a moment...", "just",
                    "a moment...", "Attention", "Required!", "captcha", "CAPTCHA 2026-11-30", "you have been",
                    "blocked", "403", "Forbidden", "verify you are a human", "Security 5 minutes ago check",
-                   "security check", "ſecurity check", "captcha"]
+                   "security check", "\u017fecurity check", "captcha"]
 
 
 def first_page_fine(raw: str) -> bool:

@@ -166,3 +166,35 @@ def test_metarefresh_enabled_false_turns_it_off() -> None:
     from scrapy.exceptions import NotConfigured
     with pytest.raises(NotConfigured):
         crawler_middleware({"METAREFRESH_ENABLED": False})
+
+
+def test_scannable_encodings_take_at_most_8_bytes_a_character() -> None:
+    """The encodings whose bytes are searched for a refresh: each ASCII character its own byte and
+    nothing written between two of them (w3lib's test), and the first 4,096 characters within the
+    bytes searched (_REFRESH_SCAN)."""
+    import codecs
+
+    import w3lib.html
+
+    from changewatch.middlewares.metarefresh import _CHARS, _REFRESH_SCAN, _SCANNABLE, _scannable
+
+    chars = "".join(map(chr, [*range(0x20, 0x2000, 7), *range(0x3000, 0xD800, 97), *range(0xE000, 0x10FFFF, 4099)]))
+    w3lib_scannable = getattr(w3lib.html, "_scannable", None)  # w3lib >= 2.5: its own test agrees
+    for name in _SCANNABLE:
+        assert codecs.lookup(name).name == name, name
+        assert w3lib_scannable is None or w3lib_scannable(name), name
+        for char in chars:
+            try:
+                encoded = char.encode(name)
+            except (UnicodeError, ValueError):
+                continue
+            assert len(encoded) * _CHARS <= _REFRESH_SCAN, (name, char)
+    assert all(map(_scannable, ("UTF-8", "windows-1252", "Shift_JIS", "euc-kr", "iso-8859-15", "gb18030")))
+    assert not any(map(_scannable, ("iso-2022-jp", "utf-7", "utf-16", "unicode_escape", "raw_unicode_escape",
+                                    "cp037", "no-such-encoding")))
+
+
+def test_a_short_declared_page_without_refresh_is_not_decoded(text_forbidden: None) -> None:
+    small = "<p>Short page.</p>\n" * 500  # ~10 KB: all of it is searched
+    assert head_meta_refresh(response(small.encode(), "text/html; charset=utf-8")) == (None, None)
+    assert head_meta_refresh(response(('<meta charset="utf-8">' + small).encode())) == (None, None)

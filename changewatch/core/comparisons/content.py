@@ -33,8 +33,8 @@ from ..textbound import first_page_read
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 from .noise import learned_difference
 
-__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "UnreadableStoredText", "blocked", "first_text_passes",
-           "text_spec"]
+__all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "ContentPart", "UnreadableStoredText", "blocked",
+           "first_text_passes", "text_spec"]
 
 
 class UnreadableStoredText(ValueError):
@@ -528,7 +528,7 @@ def first_text_passes(raw: str) -> bool:
 
     >>> first_text_passes("Kettle\\nPrice 89.00"), first_text_passes("Updated 10:32")
     (True, False)
-    >>> first_text_passes("Attention Required!\\nRay ID 8f2a"), first_text_passes("ſecurity check\\nRay ID 8f2a")
+    >>> first_text_passes("Attention Required!\\nRay ID 8f2a"), first_text_passes("\\u017fecurity check\\nRay ID 8f2a")
     (False, False)
     """
     if stable_text_longer_than(raw, BLOCKED_MAX_CHARS):
