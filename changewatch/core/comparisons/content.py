@@ -205,7 +205,7 @@ class ContentPart:
     as a page."""
 
     __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
-                 "_raw_hash", "_text", "_undecodable", "_untrusted", "_visible", "body_hash", "case_folded",
+                 "_raw_hash", "_same_as", "_text", "_undecodable", "_untrusted", "_visible", "body_hash", "case_folded",
                  "fffd_decoded", "keeps_body", "learned", "reading", "sort_lines", "spec", "stored_as_body")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
@@ -230,6 +230,8 @@ class ContentPart:
         self.stored_as_body = stored_as_body
         #: whether a part stored as its body failed a first page's checks once read (None: not read)
         self._untrusted: bool | None = None
+        #: the last part this one's stable text was told against, and the answer
+        self._same_as: tuple[ContentPart, bool | None] | None = None
         self.case_folded = case_folded
         self.spec = spec
         self.reading = reading
@@ -413,9 +415,13 @@ class ContentPart:
             return None
         if self._content_hash is not None and old._content_hash is not None:
             return self._content_hash == old._content_hash
+        if self._same_as is not None and self._same_as[0] is old:
+            return self._same_as[1]  # told once already (the checks, then the comparison)
         raw, old_raw = self.raw, old.raw
         assert raw is not None and old_raw is not None
-        return same_stable_text(old_raw, raw, sort_lines=self.sort_lines)
+        same = same_stable_text(old_raw, raw, sort_lines=self.sort_lines)
+        self._same_as = (old, same)
+        return same
 
     def compressed(self) -> bytes:
         """The stable text, compressed."""
