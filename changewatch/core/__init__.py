@@ -7,16 +7,25 @@ Usable from spiders, pipelines, worker processes, the CLI and tests alike: norma
 (:mod:`.classify`).
 """
 
-from .comparisons import CompareContext, Comparison, Kind, Unobservable, load_comparisons
-from .diff import DiffOptions, line_diff
-from .entities import Entity, build_entities, compare_entities
-from .fields import compare_fields, normalise_value
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Two functions are named as their modules: imported now, so that the package's attribute is the
+# function whenever the module is imported (importing a submodule sets the attribute to it).
 from .normalise import RegionError, VisibleText, check_region, normalise, normalise_text, visible_text
-from .observation import Observation
 from .simhash import distance, simhash, simhash_reference
-from .snapshot import Snapshot
-from .urls import TRACKING_PARAMS, canonical_url
-from .verdict import Verdict, classify, digest, observe
+
+if TYPE_CHECKING:
+    from .comparisons import CompareContext, Comparison, Kind, Unobservable, load_comparisons
+    from .diff import DiffOptions, line_diff
+    from .entities import Entity, build_entities, compare_entities
+    from .fields import compare_fields, normalise_value
+    from .observation import Observation
+    from .snapshot import Snapshot
+    from .urls import TRACKING_PARAMS, canonical_url
+    from .verdict import Verdict, classify, digest, observe
 
 __all__ = [
     "TRACKING_PARAMS", "CompareContext", "Comparison", "DiffOptions", "Entity", "Kind", "Observation", "RegionError",
@@ -24,3 +33,24 @@ __all__ = [
     "classify", "compare_entities", "compare_fields", "digest", "distance", "line_diff", "load_comparisons",
     "normalise", "normalise_text", "normalise_value", "observe", "simhash", "simhash_reference", "visible_text",
 ]
+
+# Imported on first use: a worker process imports the comparisons it runs, not every module here
+# (entities, values and URLs bring w3lib and price-parser).
+_LAZY = {
+    **dict.fromkeys(("CompareContext", "Comparison", "Kind", "Unobservable", "load_comparisons"), "comparisons"),
+    **dict.fromkeys(("DiffOptions", "line_diff"), "diff"),
+    **dict.fromkeys(("Entity", "build_entities", "compare_entities"), "entities"),
+    **dict.fromkeys(("compare_fields", "normalise_value"), "fields"),
+    "Observation": "observation", "Snapshot": "snapshot",
+    **dict.fromkeys(("TRACKING_PARAMS", "canonical_url"), "urls"),
+    **dict.fromkeys(("Verdict", "classify", "digest", "observe"), "verdict"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

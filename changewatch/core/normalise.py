@@ -20,11 +20,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from html.parser import HTMLParser as _Tokenizer
+from typing import TYPE_CHECKING
 
-import numpy as np
-from lxml import etree
-from lxml import html as lxml_html
-from parsel.csstranslator import HTMLTranslator
 from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
@@ -38,6 +35,13 @@ from .volatile_languages import (
     name_starts,
     words_before_numbers,
 )
+
+# Worker processes read whole pages with lexbor: lxml (regions, include and ignore, pages nested
+# too deeply for lexbor) and NumPy (the depth estimate of long pages) are imported where they are
+# needed, not by every process that imports this module (~45 ms of each worker's start-up).
+if TYPE_CHECKING:
+    import numpy as np
+    from lxml import etree
 
 __all__ = ["RegionError", "VisibleText", "decode_page", "decode_page_counted", "escape_undecodable",
            "legacy_stable_text", "normalise", "normalise_text", "visible_text"]
@@ -190,6 +194,9 @@ class VisibleText:
 
 @lru_cache(maxsize=256)
 def _region_xpath(region: str) -> etree.XPath:
+    from lxml import etree
+    from parsel.csstranslator import HTMLTranslator
+
     try:
         return etree.XPath(HTMLTranslator().css_to_xpath(region))
     except Exception as exc:  # cssselect raises several unrelated types
@@ -337,6 +344,9 @@ def _clean_markup(html: str) -> str:
 def _parse(html: str) -> tuple[etree._Element | None, bool]:
     """Parse *html*; the flag says libxml2 hit a resource limit (nesting deeper than it allows)
     and the tree is truncated."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
     if not html.strip():
         return None, False
     parser = lxml_html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
@@ -397,6 +407,8 @@ def _tokenizer_lines(html: str) -> list[str]:
 
 def _text_lines(roots: list[etree._Element]) -> list[str]:
     """Text of *roots* split at block elements. Iterative, so deep nesting cannot overflow."""
+    from lxml import etree
+
     lines: list[str] = []
     parts: list[str] = []
 
@@ -434,6 +446,8 @@ def _marked_text_lines(roots: list[etree._Element]) -> list[str]:
     where each block starts and ends, serialise as text, split at the marks. Mutates the tree
     (each page's tree is parsed for this one use); regions are selected before anything is dropped,
     so positional selectors see the page as served."""
+    from lxml import etree
+
     lines: list[str] = []
     for root in roots:
         etree.strip_elements(root, *_DROPPED, with_tail=False)
@@ -469,6 +483,7 @@ _SPLIT_INVISIBLE = "\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 def _letters(codes: np.ndarray) -> np.ndarray:
+    """Where *codes* (bytes as a NumPy array) are ASCII letters."""
     return (codes | 0x20) - 0x61 < 26  # a-z, A-Z (unsigned: below "a" wraps past 26)
 
 
@@ -477,8 +492,10 @@ def _maybe_deep(markup: bytes) -> bool:
     (~0.2 ms for 230 KB): the running count of start tags ("<" and a letter, void elements and
     self-closed "/>" tags aside) less end tags ("</"). An overestimate at worst (an unclosed
     <p> or <li> counts as open): such a page takes the slower, exact way."""
-    if len(markup) < 3 * LEXBOR_MAX_DEPTH:
+    if len(markup) < 3 * LEXBOR_MAX_DEPTH or markup.count(b"<") <= LEXBOR_MAX_DEPTH:
         return False
+    import numpy as np
+
     data = np.frombuffer(markup, np.uint8)
     at = np.flatnonzero(data[:-1] == 0x3C)  # "<"
     if len(at) <= LEXBOR_MAX_DEPTH:
@@ -787,6 +804,8 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
 
 def _lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,
                        encoding: str | None, like_scrapy: bool = False) -> VisibleText:
+    from lxml import etree
+
     xpath = _region_xpath(region) if region else None
     text, bad = _decode(html, encoding, like_scrapy)
     markup = _clean_markup(text)
@@ -810,6 +829,8 @@ def _options_visible_text(html: str | bytes, region: str | None, sort_lines: boo
     """Visible text with ``include`` and ``ignore`` applied: the lxml way, so that ignore selectors
     mean what ``region`` selectors mean. The region and the ignored elements are both selected
     from the page as served; the included parts are taken after the ignored elements are gone."""
+    from lxml import etree
+
     xpath = _region_xpath(region) if region else None
     decoded, bad = _decode(html, encoding, like_scrapy)
     tree, _ = _parse(_clean_markup(decoded))

@@ -23,14 +23,16 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
-import regex
-from cssselect import parse as parse_css
-from lxml import etree
-
 from .urls import is_tracking_param, path_without_session
+
+# Imported where a watch's include or ignore is read: a worker process that reads no such watch
+# does not pay for them.
+if TYPE_CHECKING:
+    import regex
+    from lxml import etree
 
 __all__ = ["IGNORE_TEXT_BUDGET", "INCLUDE_PARTS", "VERBATIM", "TextOptions", "TextOptionsError", "check_pattern",
            "check_selector", "include_lines", "without_ignored_lines"]
@@ -61,6 +63,8 @@ class TextOptionsError(ValueError):
 
 @lru_cache(maxsize=256)
 def _selector_xpath(selector: str) -> etree.XPath:
+    from cssselect import parse as parse_css
+
     from .normalise import RegionError, _region_xpath
 
     try:
@@ -75,6 +79,8 @@ def _selector_xpath(selector: str) -> etree.XPath:
 
 @lru_cache(maxsize=256)
 def _pattern(pattern: str) -> regex.Pattern[str]:
+    import regex
+
     try:
         # VERSION0: the `re` module's syntax and meaning, as the docs promise
         compiled = regex.compile(pattern, regex.VERSION0)
@@ -142,6 +148,8 @@ class TextOptions:
 
     def drop_ignored(self, tree: etree._Element) -> None:
         """Remove the elements the ignore selectors match (their tails stay: they are the parent's)."""
+        from lxml import etree
+
         doomed = [el for selector in self.selectors for el in _selector_xpath(selector)(tree)
                   if isinstance(el, etree._Element)]
         for el in doomed:

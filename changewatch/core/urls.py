@@ -6,8 +6,6 @@ import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url
-
 __all__ = ["TRACKING_PARAMS", "canonical_url", "is_tracking_param", "path_without_session"]
 
 # Parameters that identify a visit, a campaign or a session, never the thing itself.
@@ -63,4 +61,6 @@ def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = (
     if port and not ((scheme == "http" and port == 80) or (scheme == "https" and port == 443)):
         host = f"{host}:{port}"
     rebuilt = urlunsplit((scheme, host, path or "/", urlencode(query), ""))
+    from w3lib.url import canonicalize_url  # here: a worker process that keys no entity never needs it
+
     return canonicalize_url(rebuilt)

@@ -11,10 +11,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from email.utils import parsedate_to_datetime
 from typing import Any
-
-from price_parser import Price
 
 from .fields import normalise_value
 
@@ -59,6 +56,8 @@ def normalise_price(value: Any) -> Any:
         # Machine-written ("1234.560" in JSON-LD, a content attribute): a dot is a decimal point,
         # where price-parser would read "1.234" as a thousand.
         return normalise_value(text)
+    from price_parser import Price  # here: a worker process that reads no price never imports it
+
     price = Price.fromstring(text)
     if price.amount is None:
         return text
@@ -123,6 +122,8 @@ def normalise_date(value: Any) -> Any:
             except ValueError:
                 continue
         if parsed is None:
+            from email.utils import parsedate_to_datetime
+
             try:
                 parsed = parsedate_to_datetime(text)
             except (TypeError, ValueError, IndexError):
@@ -170,6 +171,8 @@ def normalise_number(value: Any) -> Any:
         return normalise_value(Decimal(text))
     except InvalidOperation:
         pass
+    from price_parser import Price
+
     amount = Price.fromstring(text).amount
     return normalise_value(amount) if amount is not None else normalise_value(text)
 

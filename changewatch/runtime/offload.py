@@ -17,7 +17,7 @@ import logging
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.comparisons import CompareContext, Comparison, Kind, load_comparisons
 from ..core.comparisons.content import ContentPart, UnreadableStoredText
@@ -25,7 +25,10 @@ from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
 from ..core.verdict import Verdict, observe
-from .workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
+from .errors import WorkerCrashed, WorkerError, WorkerTaskError, WorkerTimeout
+
+if TYPE_CHECKING:  # the pool (asyncio, processes) is the crawl's side: a worker process imports this module too
+    from .workers import WorkerPool
 
 __all__ = ["Judged", "ObserveTask", "judge", "judge_in_worker"]
 
