@@ -23,9 +23,10 @@ from urllib.parse import urlsplit
 
 from ..guard.fetch import FetchError, fetch_once
 from ..guard.policy import AddressPolicy, shown_url
-from .watchlist import INLINE, Watch, WatchlistError, load_watchlist, parse_watchlist_text
+from .watchlist import INLINE, Watch, WatchlistError, parse_watchlist_text, read_text
+from .watchlist_spool import Watchlist, spool_watchlist
 
-__all__ = ["WatchlistSource", "is_fetched", "read_watchlist"]
+__all__ = ["WatchlistSource", "is_fetched", "open_watchlist", "read_watchlist"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -55,9 +56,23 @@ def is_fetched(argument: str) -> bool:
 def read_watchlist(argument: str, source: WatchlistSource) -> list[Watch]:
     """The watches *argument* names (a path, an http(s) URL or inline JSON). Raises
     :class:`WatchlistError` and nothing else."""
+    text, shown, is_json = _document(argument, source)
+    return parse_watchlist_text(text, shown, is_json=is_json)
+
+
+def open_watchlist(argument: str, source: WatchlistSource) -> Watchlist:
+    """:func:`read_watchlist`'s watches, read watch by watch and kept on disk for the crawl
+    (:mod:`.watchlist_spool`): what the ``watch`` spider crawls. The same problems are refused,
+    in the same words."""
+    text, shown, is_json = _document(argument, source)
+    return spool_watchlist(text, shown, is_json=is_json)
+
+
+def _document(argument: str, source: WatchlistSource) -> tuple[str, str, bool]:
+    """The watchlist's text, how errors name it, and whether it is JSON."""
     text = argument.strip()
     if text.startswith(("{", "[")):
-        return parse_watchlist_text(text, INLINE, is_json=True)
+        return text, INLINE, True
     if _URL.match(text):
         return _fetched(text, source)
     path = source.path(argument)
@@ -66,10 +81,10 @@ def read_watchlist(argument: str, source: WatchlistSource) -> list[Watch]:
                  else f"the working directory ({os.getcwd()}), unless CHANGEWATCH_WATCHLIST_DIR is set")
         raise WatchlistError(f"cannot read watchlist {path}: no such file (a relative path is read from {where}; "
                              "or give an absolute path, an http(s) URL or inline JSON)")
-    return load_watchlist(path)
+    return read_text(path), str(path), path.suffix.lower() == ".json"
 
 
-def _fetched(url: str, source: WatchlistSource) -> list[Watch]:
+def _fetched(url: str, source: WatchlistSource) -> tuple[str, str, bool]:
     shown = shown_url(url)
     if urlsplit(url).scheme.lower() not in ("http", "https"):
         raise WatchlistError(f"watchlist {shown}: only http and https watchlist URLs are fetched "
@@ -88,4 +103,4 @@ def _fetched(url: str, source: WatchlistSource) -> list[Watch]:
         raise WatchlistError(f"watchlist {shown} is not UTF-8 text: {exc}") from None
     ctype = fetched.content_type.split(";", 1)[0].strip().lower()
     is_json = ctype.endswith(("/json", "+json")) or urlsplit(fetched.url).path.lower().endswith(".json")
-    return parse_watchlist_text(text, shown, is_json=is_json)
+    return text, shown, is_json

@@ -26,8 +26,9 @@ from ..items import Observation
 from ..render.browser import find_browser, how_to_install
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
-from .sources import WatchlistSource, is_fetched, read_watchlist
+from .sources import WatchlistSource, is_fetched, open_watchlist
 from .watchlist import Watch, WatchlistError
+from .watchlist_spool import Watchlist
 
 __all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
 
@@ -170,7 +171,8 @@ class WatchSpider(scrapy.Spider):
 
     name = "watch"
     cw_stats: Stats
-    watches: list[Watch]
+    #: the watchlist's watches, read again from their spool on each iteration (a list in tests)
+    watches: Watchlist | list[Watch]
     #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
     changewatch_cannot_start: str | None = None
     #: some watch is rendered in a browser (RenderMiddleware)
@@ -200,8 +202,10 @@ class WatchSpider(scrapy.Spider):
             if not spider.watchlist:
                 raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
                                      "(a path, an http(s) URL or inline JSON)")
-            spider.watches = read_watchlist(spider.watchlist, source)
-            spider.changewatch_renders = any(w.render is not None for w in spider.watches)
+            # read watch by watch and kept on disk: the crawl's memory does not grow with the watchlist
+            watches = open_watchlist(spider.watchlist, source)
+            spider.watches = watches
+            spider.changewatch_renders = watches.renders
             if spider.changewatch_renders and find_browser(config.render_browser) is None:
                 raise WatchlistError(f"watches with render need a browser and there is none: {how_to_install()}")
             spider.watchlist_fetched = is_fetched(spider.watchlist)
@@ -218,6 +222,8 @@ class WatchSpider(scrapy.Spider):
 
     def changewatch_canaries(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """The watchlist's canaries (docs/health.md), for the health check: key → (url, declaration)."""
+        if isinstance(self.watches, Watchlist):
+            return dict(self.watches.canaries)  # known since it was read: its spool is not read again
         return {w.key: (w.url, {"expect": w.canary[0], "within": w.canary[1]}) for w in self.watches if w.canary}
 
     async def start(self) -> AsyncIterator[Any]:

@@ -355,11 +355,15 @@ def load_watchlist(path: str | Path) -> list[Watch]:
     :class:`WatchlistError` (unreadable, not YAML/JSON, nested too deeply, or invalid) and
     nothing else."""
     p = Path(path)
+    return parse_watchlist_text(read_text(p), str(p), is_json=p.suffix.lower() == ".json")
+
+
+def read_text(path: Path) -> str:
+    """A watchlist file's text; :class:`WatchlistError` when it cannot be read as UTF-8."""
     try:
-        text = p.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise WatchlistError(f"cannot read watchlist {p}: {exc}") from exc
-    return parse_watchlist_text(text, str(p), is_json=p.suffix.lower() == ".json")
+        raise WatchlistError(f"cannot read watchlist {path}: {exc}") from exc
 
 
 def parse_watchlist_text(text: str, source: str, *, is_json: bool) -> list[Watch]:
