@@ -68,7 +68,9 @@ YAML_LISTS = {
 def test_a_yaml_watchlist_is_read_watch_by_watch_into_the_same_watches(name: str, streamed_only: None) -> None:
     text = YAML_LISTS[name]
     spooled = list(spool_watchlist(text, "w.yaml", is_json=False))
-    assert spooled and spooled == parse_watchlist_text(text, "w.yaml", is_json=False)  # (not the patched one)
+    whole = parse_watchlist_text(text, "w.yaml", is_json=False)  # (not the patched one)
+    assert spooled and spooled == whole
+    assert [w.spec() for w in spooled] == [w.spec() for w in whole]  # a spec known from the options shared
 
 
 @pytest.mark.parametrize("name", sorted(YAML_LISTS))

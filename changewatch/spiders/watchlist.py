@@ -128,6 +128,9 @@ class Watch:
     render: RenderOptions | None = None
     #: where its changes are sent after the crawl (not part of :meth:`spec`: it reads nothing)
     notify: tuple[NotifyRule, ...] = ()
+    #: :meth:`spec`, when it is known already (a watch read from a spool shares its options', which
+    #: do not depend on the URL or the key); not part of the watch
+    known_spec: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def tracked_fields(self) -> frozenset[str]:
@@ -142,6 +145,8 @@ class Watch:
         another region, another vantage point), an unchanged page must still be fetched in full
         once, not answered with a 304. So must the first run of a version that reads pages
         differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
+        if self.known_spec is not None:
+            return self.known_spec
         parts: tuple[Any, ...] = (
             NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
             self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)

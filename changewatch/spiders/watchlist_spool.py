@@ -167,7 +167,7 @@ class _SpoolWriter:
         index = self._shared_index.get(digest)
         if index is None and len(self.shared) < _MAX_SHARED:
             index = self._shared_index[digest] = len(self.shared)
-            self.shared.append(options)
+            self.shared.append(replace(options, known_spec=options.spec()))  # one spec for all who share it
         if index is not None:
             record = pickle.dumps((index, watch.url, None if watch.key == watch.url else watch.key),
                                   protocol=pickle.HIGHEST_PROTOCOL)
