@@ -23,6 +23,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.settings import BaseSettings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
+from twisted.internet.task import LoopingCall
 
 from ..core.comparisons import Comparison, ComparisonError, load_comparisons
 from ..core.diff import DiffOptions
@@ -38,6 +39,7 @@ from .housekeeping import Housekeeper
 from .origins import ItemRequests, ResponseOrigins
 from .parsers import BadValue, Bool
 from .stats import Stats
+from .sweep import start_sweep
 from .workers import WorkerPool
 
 __all__ = ["ChangewatchRuntime", "check_components"]
@@ -135,6 +137,7 @@ class ChangewatchRuntime:
         #: ``-a force=1``: fetch every watch, due or not (read when the crawl opens)
         self.force = False
         self.housekeeper = Housekeeper(self)
+        self._sweep: LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
@@ -152,6 +155,7 @@ class ChangewatchRuntime:
             raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
         runtime = cls(crawler, config, StoreRunner(store), comparisons)
         crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(runtime._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(runtime._spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(runtime.housekeeper.closed, signal=signals.spider_closed)
         return runtime
@@ -306,7 +310,15 @@ class ChangewatchRuntime:
             self.stats.inc("store_retries", retries - self._retries_counted)
             self._retries_counted = retries
 
+    def _spider_opened(self) -> None:
+        if self.crawler.settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            from twisted.internet import reactor
+
+            self._sweep = start_sweep(reactor)
+
     def _spider_closed(self) -> None:
+        if self._sweep is not None and self._sweep.running:
+            self._sweep.stop()
         self._count_store_retries()  # before Scrapy logs the stats; again at the end, for the feeds' writes
         if self.failure is not None and not self._open:
             # The store never opened (so nothing was compared, logged or exported), and Scrapy

@@ -74,7 +74,7 @@ class WorkerPool:
         one warning, and the pool then runs tasks in a thread. Blocks (up to ``start_timeout``).
 
         ``wait=False`` (what the crawl does) returns once the processes are spawned: they boot
-        (~0.3 s of imports) while the crawl fetches its first pages, and the first tasks wait
+        (~0.1 s of imports) while the crawl fetches its first pages, and the first tasks wait
         for them on the event loop. A worker that cannot start is then replaced, and after
         three failures in a row the pool falls back to the thread with one warning."""
         if self._started and not self._stopped:

@@ -26,6 +26,7 @@ from ..items import Observation
 from ..render.browser import find_browser, how_to_install
 from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
+from .pacing import StartPacer
 from .sources import WatchlistSource, is_fetched, open_watchlist
 from .watchlist import Watch, WatchlistError
 from .watchlist_spool import Watchlist
@@ -229,12 +230,14 @@ class WatchSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[Any]:
         if self.changewatch_cannot_start:
             return
+        pacer = StartPacer(self.crawler)
         for n, watch in enumerate(self.watches, 1):
             if n % START_YIELD_EVERY == 0:
                 # While the downloader is full, Scrapy's engine takes start requests in a tight
                 # loop: without a pause, a long watchlist (and a scheduler that talks to Redis per
                 # request) would be queued whole before the first downloads move on.
                 await asyncio.sleep(0)
+            await pacer.room()
             request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
                                             meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
             if watch.every is not None:  # the ScheduleMiddleware drops it until it is due
