@@ -100,3 +100,29 @@ class SimulatedClock:
         if isinstance(item, Observation):
             item.observed_at = self.now
         return item
+
+
+class Peaks:
+    """An extension (``EXTENSIONS``): at each response, the most requests Scrapy's scheduler held
+    (``test/scheduler_peak``) and the most timed calls Twisted's reactor held, cancelled ones
+    included (``test/timed_calls_peak``; its private heap: this is what the test is about)."""
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Peaks:
+        peaks = cls(crawler)
+        crawler.signals.connect(peaks.response, signal=signals.response_received)
+        return peaks
+
+    def response(self, response: Any, request: Any, spider: Any) -> None:
+        from twisted.internet import reactor
+
+        stats, engine = self.crawler.stats, self.crawler.engine
+        assert stats is not None and engine is not None
+        scheduler = getattr(engine, "scheduler", None) or engine._slot.scheduler  # type: ignore[union-attr]
+        stats.max_value("test/scheduler_peak", len(scheduler))
+        pending = getattr(reactor, "_pendingTimedCalls", None)
+        if pending is not None:
+            stats.max_value("test/timed_calls_peak", len(pending))
