@@ -23,6 +23,7 @@ from .normalise import VisibleText, _maybe_deep, lexbor_dropped, lexbor_marked_t
 __all__ = ["first_page_read", "text_chars_at_least"]
 
 _DIGITS = "0123456789"
+_CHUNK = 4096
 
 
 def first_page_read(markup: bytes, chars: int, sort_lines: bool = False) -> tuple[bool, VisibleText | None]:
@@ -36,10 +37,22 @@ def first_page_read(markup: bytes, chars: int, sort_lines: bool = False) -> tupl
     tree = lexbor_dropped(markup)
     if tree is None or tree.root is None:
         return False, lexbor_visible_text("", sort_lines)
-    text = "".join(tree.root.text(deep=True).split())
-    if len(text) - sum(map(text.count, _DIGITS)) >= chars:
+    if _counted_at_least(tree.root.text(deep=True), chars):
         return True, None
     return False, lexbor_visible_text(lexbor_marked_text(tree), sort_lines)
+
+
+def _counted_at_least(text: str, chars: int) -> bool:
+    """Whether *text* has *chars* characters that are neither whitespace (as str.split() finds
+    it) nor digits: counted a few thousand characters at a time, as far as needed (a long page's
+    text is several times what the bound asks for)."""
+    need = chars
+    for at in range(0, len(text), _CHUNK):
+        chunk = text[at:at + _CHUNK]
+        need -= sum(map(len, chunk.split())) - sum(map(chunk.count, _DIGITS))
+        if need <= 0:
+            return True
+    return need <= 0
 
 
 def text_chars_at_least(markup: bytes, chars: int) -> bool:

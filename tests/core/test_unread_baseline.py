@@ -9,6 +9,8 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.content import BLOCKED_MAX_CHARS, UNREAD_MIN_CHARS, ContentPart
@@ -282,3 +284,19 @@ def test_a_damaged_blob_starts_the_key_again_silently_instead_of_failing_or_aler
     later = _page(edit="A sentence that was not there before. And another one.")
     obs3 = Observation(key="k", url="https://example.com/", html=later, encoding="utf-8")
     assert _judge(ObserveTask(obs3, judged.snapshot, _table(), CompareContext(), later)).kind is Kind.CONTENT
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["word", " ", "\n", "\u3000", "\xa0", "12", "é", "\u2028", "x" * 50, "\t\t"]),
+                max_size=400).map("".join), st.integers(0, 3000))
+def test_the_count_goes_chunk_by_chunk_to_the_same_answer(text: str, chars: int) -> None:
+    from changewatch.core import textbound
+
+    joined = "".join(text.split())
+    expected = len(joined) - sum(map(joined.count, "0123456789")) >= chars
+    for chunk in (3, 64, textbound._CHUNK):  # chunks that cut words, spaces and digits apart
+        textbound._CHUNK, saved = chunk, textbound._CHUNK
+        try:
+            assert textbound._counted_at_least(text, chars) is expected
+        finally:
+            textbound._CHUNK = saved
