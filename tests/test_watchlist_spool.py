@@ -6,7 +6,10 @@ memory that does not grow with the number of watches."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from changewatch.spiders.watchlist import INLINE, WatchlistError, parse_watchlis
 from changewatch.spiders.watchlist_spool import Watchlist, spool_watchlist
 
 from .fuzz.strategies import as_file_text, watch_dicts, watchlist_documents
+from .fuzz.test_hypothesis import LAUGHS
 
 
 def outcome(read: Any) -> tuple[str, Any]:
@@ -189,3 +193,22 @@ def test_memory_does_not_grow_with_the_watches() -> None:
     watch) and what is held does not grow at all."""
     small, large = _peak(2_000), _peak(20_000)
     assert large - small < 40 * 18_000, (small, large)  # 40 bytes a watch at most, where it took 1,500
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("laughs.yaml", LAUGHS), ("deep.json", "[" * 100_000 + "]" * 100_000), ("deep.yaml", "[" * 100_000 + "]" * 100_000),
+    ("alias.yaml", "watches: &w [*w]"), ("fields.yaml", "watches:\n  - url: http://x\n    fields: &f {a: *f}"),
+    ("deep-watch.json", '{"watches": [' + "[" * 50_000 + "]" * 50_000 + "]}"),
+])
+def test_hostile_watchlists_fail_fast_and_clearly_watch_by_watch_too(tmp_path: Path, name: str, text: str) -> None:
+    """Billion laughs, deep nesting and self-reference, read the spider's way: a WatchlistError, in
+    a subprocess so that a regression fails after 60 s instead of hanging the suite."""
+    (tmp_path / name).write_text(text)
+    code = ("import sys\nfrom changewatch.spiders.watchlist import WatchlistError\n"
+            "from changewatch.spiders.watchlist_spool import spool_watchlist\n"
+            "text = open(sys.argv[1]).read()\n"
+            "try:\n    spool_watchlist(text, sys.argv[1], is_json=sys.argv[1].endswith('.json'))\n"
+            "except WatchlistError as e:\n    print(str(e)[:2000])\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / name)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and name in proc.stdout, proc.stderr[-2000:]
