@@ -82,3 +82,9 @@ def test_another_scheduler_is_not_paced() -> None:
     assert pacer_with(Redis()).queued() is None
     asyncio.run(asyncio.wait_for(pacer_with(Redis()).room(), 1.0))
     assert pacer_with(None).queued() is None  # no engine slot yet
+
+
+def test_a_crawler_without_an_engine_yet_is_not_paced() -> None:
+    pacer = StartPacer(get_crawler())  # its engine is set when the crawl starts
+    assert pacer.queued() is None
+    asyncio.run(asyncio.wait_for(pacer.room(), 1.0))

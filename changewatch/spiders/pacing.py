@@ -48,7 +48,10 @@ class StartPacer:
 
     def queued(self) -> int | None:
         """What Scrapy's scheduler holds (None: another scheduler, or none yet: not paced)."""
-        engine = self.crawler.engine
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy 2.19: not set yet (start() read outside a crawl)
+            return None
         scheduler = getattr(engine, "scheduler", None)  # Scrapy 2.19
         if scheduler is None:
             scheduler = getattr(getattr(engine, "_slot", None), "scheduler", None)
