@@ -1,19 +1,18 @@
-"""The watch spider's start pacing (changewatch/spiders/pacing.py): a start request waits while
-Scrapy's scheduler holds the lookahead, wakes when a request reaches the downloader or, failing
-that, after a second; any other scheduler is not paced."""
+"""The watch spider's start pacing (changewatch/spiders/pacing.py): start requests are given while
+Scrapy's scheduler holds fewer than the high mark, then wait until the downloader has taken it
+down to the low mark; any other scheduler is not paced."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
-from scrapy import signals
+import pytest
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.test import get_crawler
 
 from changewatch.spiders import pacing
-from changewatch.spiders.pacing import StartPacer, lookahead
+from changewatch.spiders.pacing import StartPacer, watermarks
 
 
 class Queue(Scheduler):
@@ -31,45 +30,35 @@ class Engine:
         self.scheduler = scheduler
 
 
-def pacer_with(scheduler: Any) -> StartPacer:
-    crawler = get_crawler(settings_dict={"CONCURRENT_REQUESTS": 8})
+def pacer_with(scheduler: Any, concurrent: int = 16) -> StartPacer:
+    crawler = get_crawler(settings_dict={"CONCURRENT_REQUESTS": concurrent})
     crawler.engine = Engine(scheduler)  # type: ignore[assignment]
     return StartPacer(crawler)
 
 
-def test_the_lookahead_is_twice_the_concurrency_and_32_at_least() -> None:
-    assert lookahead(get_crawler(settings_dict={"CONCURRENT_REQUESTS": 100})) == 200
-    assert lookahead(get_crawler(settings_dict={"CONCURRENT_REQUESTS": 4})) == 32
+def test_the_marks_follow_the_concurrency() -> None:
+    assert watermarks(get_crawler(settings_dict={"CONCURRENT_REQUESTS": 100})) == (800, 3200)
+    assert watermarks(get_crawler(settings_dict={"CONCURRENT_REQUESTS": 4})) == (128, 512)
 
 
-def test_a_start_request_waits_for_room_and_wakes_when_a_request_moves() -> None:
-    queue = Queue(40)
+def test_requests_are_given_up_to_the_high_mark_then_wait_for_the_low_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pacing, "POLL", 0.005)
+    queue = Queue(0)
     pacer = pacer_with(queue)
-    assert pacer.ahead == 32
-
-    async def run() -> float:
-        waiting = asyncio.ensure_future(pacer.room())
-        await asyncio.sleep(0.05)
-        assert not waiting.done()  # 40 queued: no room
-        queue.held = 31
-        t0 = time.perf_counter()
-        pacer.crawler.signals.send_catch_log(signals.request_reached_downloader, request=None, spider=None)
-        await waiting
-        return time.perf_counter() - t0
-
-    assert asyncio.run(run()) < 0.5  # woken by the signal, not the timer
-
-
-def test_a_missed_wake_up_costs_a_second_at_most(monkeypatch: Any) -> None:
-    monkeypatch.setattr(pacing, "_LOOK_AGAIN", 0.05)
-    queue = Queue(40)
-    pacer = pacer_with(queue)
+    low, high = pacer.low, pacer.high
 
     async def run() -> None:
+        queue.held = high - 1
+        await asyncio.wait_for(pacer.room(), 0.5)  # below the high mark: at once
+        queue.held = high
         waiting = asyncio.ensure_future(pacer.room())
-        await asyncio.sleep(0.02)
-        queue.held = 0  # room, and no signal
-        await asyncio.wait_for(waiting, 1.0)
+        await asyncio.sleep(0.03)
+        assert not waiting.done()
+        queue.held = low + 1  # taken down, not far enough
+        await asyncio.sleep(0.03)
+        assert not waiting.done()
+        queue.held = low
+        await asyncio.wait_for(waiting, 0.5)
 
     asyncio.run(run())
 
