@@ -152,7 +152,7 @@ class _SpoolWriter:
         self.canaries: dict[str, tuple[str, dict[str, Any]]] = {}
         self.renders = False
         self.shared: list[Watch] = []
-        self._shared_index: dict[bytes, int] = {}
+        self._shared_index: dict[bytes, int] = {}  # the pickled options → their index in shared
 
     def add(self, watch: Watch) -> None:
         self.count += 1
@@ -161,12 +161,12 @@ class _SpoolWriter:
         self.renders = self.renders or watch.render is not None
         options = replace(watch, url="", key="")
         try:
-            digest = pickle.dumps(options, protocol=pickle.HIGHEST_PROTOCOL)
+            pickled = pickle.dumps(options, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             raise WatchlistError(f"watch {watch.url}: its options cannot be kept for the crawl") from None
-        index = self._shared_index.get(digest)
+        index = self._shared_index.get(pickled)
         if index is None and len(self.shared) < _MAX_SHARED:
-            index = self._shared_index[digest] = len(self.shared)
+            index = self._shared_index[pickled] = len(self.shared)
             self.shared.append(replace(options, known_spec=options.spec()))  # one spec for all who share it
         if index is not None:
             record = pickle.dumps((index, watch.url, None if watch.key == watch.url else watch.key),
