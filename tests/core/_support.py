@@ -7,6 +7,7 @@ import csv
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +64,14 @@ def require_corpus() -> Path:
     if not CORPUS_PAGES.is_dir():
         pytest.skip(CORPUS_SKIP_REASON)
     return CORPUS_PAGES
+
+
+def corpus_cases(kind: str | None = None, count: int | None = None) -> list[Any]:
+    """:func:`corpus_files` for ``pytest.mark.parametrize`` (called when the module is collected):
+    without the corpus, one case that skips with the reason, not a module that cannot be collected."""
+    if not CORPUS_PAGES.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason=CORPUS_SKIP_REASON))]
+    return corpus_files(kind)[:count]
 
 
 def corpus_files(kind: str | None = None) -> list[Path]:

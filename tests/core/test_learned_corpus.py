@@ -18,7 +18,7 @@ from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
 
-from ._support import corpus_files
+from ._support import corpus_cases
 
 _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
 _WORD = re.compile(r"(?<![\w&#;/=.-])([a-z]{8,})(?![\w-])")
@@ -52,7 +52,7 @@ def _edit(html: str, text: str) -> tuple[str, str] | None:
     return None
 
 
-@pytest.mark.parametrize("path", corpus_files("article")[:12], ids=lambda p: Path(p).name)
+@pytest.mark.parametrize("path", corpus_cases("article", 12), ids=lambda p: Path(p).name if p else "no-corpus")
 def test_injected_noise_is_learned_and_a_one_word_edit_still_shows(path: Path) -> None:
     html = decode_page(path.read_bytes())
     snapshot = _observe(noisy(html, 0), None).keep
