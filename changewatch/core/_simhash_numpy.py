@@ -73,7 +73,7 @@ def _mark_unicode_spaces(b: np.ndarray, space: np.ndarray) -> None:
 
 
 def _word_hashes(data: bytes) -> np.ndarray:
-    """The hash of every word of *data*, in order, as :func:`_word_hash` computes it."""
+    """The hash of every word of *data*, in order, as :func:`~.simhash._word_hash` computes it."""
     b = np.frombuffer(data, dtype=np.uint8)
     space = _SPACE_TABLE[b]
     if not data.isascii():
@@ -109,5 +109,3 @@ def fingerprint(text: str) -> int:
     ones = np.concatenate([np.bincount(octets[:, c], minlength=256) @ _BYTE_BITS for c in range(8)])
     positive = (2 * ones - grams) > 0
     return sum(v for v, p in zip(_BIT_VALUES, positive.tolist(), strict=True) if p)
-
-

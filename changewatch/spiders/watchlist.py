@@ -253,6 +253,27 @@ def _unknown_fields(watch: Watch) -> str | None:
     return None
 
 
+def own_text_options(model: WatchModel) -> tuple[str, ...]:
+    """The text options (include, ignore) a watch gives itself, not through its defaults."""
+    return tuple(o for o in ("include", "ignore") if getattr(model, o) is not None)
+
+
+def merged_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
+    """What is wrong with *watch* that only its options merged with the defaults show (*own*: the
+    text options it gives itself); duplicate keys aside. Both readers of a watchlist ask this:
+    :func:`parse_watchlist` and the spider's, watch by watch (:mod:`.watchlist_spool`)."""
+    found: list[str] = []
+    if not watch.compares_text and own:
+        found.append(f"{' and '.join(own)} appl{'y' if len(own) > 1 else 'ies'} to text watches; this one is "
+                     "compared by jsonld, fields, entities or json")
+    html_given = [name for name in HTML_OPTIONS if getattr(watch, name)]
+    if why := html_options_conflict(watch.type, watch.json is not None, html_given):  # with the defaults' options
+        return [*found, why]
+    if why := _unknown_fields(watch):
+        found.append(why)
+    return found
+
+
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
     """Validate a loaded watchlist document (any value) into watches with the watchlist's model
     (:class:`~changewatch.spiders.watchlist_model.WatchlistModel`). Raises
@@ -273,20 +294,12 @@ def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
     while models:
         model = models.pop()
         watches.append(_watch(defaults, model))
-        own.append(tuple(o for o in ("include", "ignore") if getattr(model, o) is not None))
+        own.append(own_text_options(model))
     seen: dict[str, int] = {}
     found: list[str] = []  # problems only the merged options show, and duplicate keys
     for i, watch in enumerate(watches):
-        if not watch.compares_text and (given := own[i]):
-            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {' and '.join(given)} "
-                         f"appl{'y' if len(given) > 1 else 'ies'} to text watches; this one is compared "
-                         "by jsonld, fields, entities or json")
-        html_given = [name for name in HTML_OPTIONS if getattr(watch, name)]
-        if why := html_options_conflict(watch.type, watch.json is not None, html_given):  # with the defaults' options
-            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
-            continue
-        if why := _unknown_fields(watch):
-            found.append(f"{source}: {describe_watch(i, data['watches'][i])}: {why}")
+        found.extend(f"{source}: {describe_watch(i, data['watches'][i])}: {why}"
+                     for why in merged_problems(watch, own[i]))
         if watch.key in seen:
             found.append(f"{source}: {describe_watch(i, data['watches'][i])}: duplicate key {watch.key!r} "
                          f"(also watch #{seen[watch.key] + 1}); give one of them its own key")

@@ -48,11 +48,12 @@ from .watchlist import (
     WatchlistError,
     _construct_unique_mapping,
     _unique_json,
-    _unknown_fields,
     _watch,
+    merged_problems,
+    own_text_options,
     parse_watchlist_text,
 )
-from .watchlist_model import HTML_OPTIONS, WatchlistModel, WatchModel, html_options_conflict
+from .watchlist_model import WatchlistModel, WatchModel
 
 __all__ = ["Watchlist", "spool_watchlist"]
 
@@ -105,9 +106,6 @@ class Watchlist:
             else:
                 index, url, key = item
                 yield replace(shared[index], url=url, key=url if key is None else key)
-
-    def close(self) -> None:
-        self._spool.close()
 
 
 def _records(spool: IO[bytes]) -> Iterator[bytes]:
@@ -408,12 +406,8 @@ def _checked(defaults: Any, raw: Any) -> Watch:
     except (ValidationError, RecursionError):
         raise _Unusual("a watch does not validate") from None
     watch = _watch(defaults, model)
-    if not watch.compares_text and (model.include is not None or model.ignore is not None):
-        raise _Unusual("include or ignore on a watch compared by its fields")
-    if html_options_conflict(watch.type, watch.json is not None, [n for n in HTML_OPTIONS if getattr(watch, n)]):
-        raise _Unusual("options that do not go together")
-    if _unknown_fields(watch):
-        raise _Unusual("notify.when names a field the watch does not track")
+    if merged_problems(watch, own_text_options(model)):
+        raise _Unusual("a problem only the merged options show")
     return watch
 
 

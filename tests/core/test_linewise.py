@@ -205,3 +205,26 @@ def test_every_corpus_page_passes_its_first_checks_as_before() -> None:
         raw = visible_text(path.read_bytes(), like_scrapy=True).raw
         if first_text_passes(raw):
             assert first_page_fine(raw), path.name
+
+
+def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its checks and its comparison both ask whether the stable texts are the same: the lines
+    are compared, and the patterns run over those that differ, once."""
+    from changewatch.core.comparisons import content, load_comparisons
+    from changewatch.core.observation import Observation
+    from changewatch.core.verdict import Kind, observe
+
+    page = "<html><body><h1>Kettle</h1>" + "".join(f"<p>Line {i} of the page.</p>" for i in range(40))
+    comparisons = load_comparisons()
+    first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 10:32</p>"), None, comparisons)
+    assert first.kind is Kind.BASELINE and first.keep is not None
+    calls: list[int] = []
+    told = content.same_stable_text
+
+    def counted(*args: object, **kwargs: object) -> bool | None:
+        calls.append(1)
+        return told(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(content, "same_stable_text", counted)
+    again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 11:47</p>"), first.keep, comparisons)
+    assert again.kind is Kind.NOISE and len(calls) == 1
