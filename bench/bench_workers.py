@@ -12,7 +12,7 @@ sending, waking up, receiving. Payloads are bytes of real pages of ``../shared/c
 corpus. Two shapes:
 
 * ``bytes``: the payload as bytes; the executor pickles it, the pool sends it as it is.
-* ``pipeline``: what ContentPipeline sends, ``(html: str, None, None, False)``: the executor
+* ``pipeline``: what the pipeline sends, ``(html: str, None, None, False)``: the executor
   pickles the arguments, the pool's caller pickles the tuple (``changewatch.runtime.tasks``).
 
 For each it prints wall time and CPU time of the calling process (``time.process_time``: every

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _deprecated
-
 __version__ = "0.1.0"
 
 __all__ = ["Addon", "ChangeRecord", "ChangewatchSpider", "Entities", "FieldSpec", "Observation", "Page",
@@ -32,13 +30,10 @@ _LAZY = {"Addon": "addon", "ChangeRecord": "items", "Observation": "items", "Cha
          "Entities": "extract.specs", "FieldSpec": "extract.specs", "Page": "extract.page",
          "canonical_url": "core.urls"}
 
-_deprecated.install()
-_moved = _deprecated.module_getattr(__name__)
-
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         from importlib import import_module
 
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    return _moved(name)  # Field (now FieldSpec), with a warning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

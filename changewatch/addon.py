@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
-from ._deprecated import translate_components
-
 __all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER",
            "SPIDER_MIDDLEWARE_ORDER",
            "Addon"]
@@ -60,7 +58,6 @@ class Addon:
             # Into the component dict, at "addon" priority: the user's own entries (settings,
             # -s on the command line, custom_settings) stay, and win for the same component.
             components = settings[name]
-            translate_components(components)
             for path, priority in order.items():
                 components.set(path, priority, "addon")
         # Meta refresh from the head of a page, not from all of it decoded (middlewares/metarefresh.py),

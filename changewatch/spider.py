@@ -20,7 +20,6 @@ from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from . import meta as meta_keys
-from ._deprecated import module_getattr
 from .core.comparisons.content import NORMALISER_VERSION
 from .core.durations import parse_duration
 from .core.urls import canonical_url
@@ -206,6 +205,3 @@ class ChangewatchSpider(scrapy.Spider):
         self.cw_stats.inc("failed")
         yield Observation(key=str(key), url=url, error=describe_failure(failure))
 
-
-# ``KEY_META`` is ``changewatch.meta.KEY`` now.
-__getattr__ = module_getattr(__name__)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from ..core.comparisons.base import spec_digest
 from ..core.values import FIELD_KINDS, infer_kind
@@ -198,14 +197,3 @@ class Entities:
         observation says it (``options["entities_spec"]``), so an edited entity set starts afresh."""
         return spec_digest([self.selector, list(self.types), self.key.fingerprint(),
                             {name: f.fingerprint() for name, f in self.fields.items()}])
-
-
-
-def __getattr__(name: str) -> Any:
-    # ``Field`` shadowed ``scrapy.Field`` in users' imports: it is FieldSpec now.
-    if name == "Field":
-        from .._deprecated import warn_moved
-
-        warn_moved("changewatch.extract.specs.Field", "changewatch.FieldSpec")
-        return FieldSpec
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,17 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._deprecated import module_getattr
-
 if TYPE_CHECKING:
     from .extension import ChangewatchRuntime
     from .progress import ProgressLog
 
 __all__ = ["ChangewatchRuntime", "ProgressLog"]
-
-# ``changewatch.runtime`` was one module (StoreRunner, WorkerPool, spider_name): they still resolve.
-_moved = module_getattr(__name__)
-
 
 def __getattr__(name: str) -> Any:
     if name == "ChangewatchRuntime":
@@ -30,4 +24,4 @@ def __getattr__(name: str) -> Any:
         from .progress import ProgressLog
 
         return ProgressLog
-    return _moved(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ from changewatch.middlewares.conditional import NotModified
 
 class KillOnKey:
     """SIGKILLs the crawl when an item of key ``CHANGEWATCH_TEST_KILL_KEY`` reaches it. At
-    priority 780 that is the observation, after the download and before CommitPipeline's
+    priority 780 that is the observation, after the download and before ChangewatchPipeline's
     transaction; at 800 it is the change record, committed and not yet exported."""
 
     def __init__(self, key: str):
