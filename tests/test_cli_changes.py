@@ -18,13 +18,14 @@ import pytest
 from changewatch.cli import main
 from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, Lease, open_store
-from changewatch.store.semantics import format_time
-from changewatch.store.sqlite import SCHEMA_VERSION, SQLiteStore
+from changewatch.store.semantics import FIRST_SCHEMA, format_time
+from changewatch.store.sqlite import SQLiteStore
+from changewatch.store.sqlite_schema import schema_version
 
 from .services import require
 from .store._support import LOGGED, T1, encoded, log_changes, outcome
 from .store.conftest import drop_postgresql_schema, postgresql_schema_uri
-from .store.test_sqlite_migrations import SCHEMA_2, _old_store
+from .store.test_sqlite_schema import older_released_store
 
 Capture = pytest.CaptureFixture[str]
 SCRIPT = Path(sys.executable).parent / "changewatch"
@@ -175,26 +176,28 @@ def test_a_password_in_the_query_is_never_printed(capsys: Capture, query: str) -
     assert "s3cret" not in err and "again" not in err
 
 
-def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys: Capture) -> None:
+def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys: Capture,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "old.db"
-    _old_store(path, SCHEMA_2, 2)
+    older_released_store(path, monkeypatch)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     err = refused(capsys, "--store", f"sqlite:///{path}")
-    assert f"has store schema 2, older than this changewatch's ({SCHEMA_VERSION})" in err and "add --upgrade" in err
+    assert (f"has store schema {FIRST_SCHEMA}, older than this changewatch's ({schema_version()})" in err
+            and "add --upgrade" in err)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     code, lines, _ = changes(capsys, "--store", f"sqlite:///{path}", "--upgrade")
-    assert code == 0 and [line["key"] for line in lines] == ["fields-only", "page"]
+    assert code == 0 and [line["key"] for line in lines] == ["k"]
     with sqlite3.connect(path) as db:
         version = db.execute("SELECT value FROM changewatch_meta WHERE name = 'schema_version'").fetchone()
-        assert version == (str(SCHEMA_VERSION),)
+        assert version == (str(schema_version()),)
 
 
 def test_a_newer_store_is_refused(tmp_path: Path, capsys: Capture) -> None:
     path = tmp_path / "new.db"
     open_store(f"sqlite:///{path}").close()
     with sqlite3.connect(path) as db:
-        db.execute("UPDATE changewatch_meta SET value = '99' WHERE name = 'schema_version'")
-    assert "has store schema 99, newer than this changewatch understands" in refused(
+        db.execute("UPDATE changewatch_meta SET value = '999' WHERE name = 'schema_version'")
+    assert "has store schema 999, newer than this changewatch understands" in refused(
         capsys, "--store", f"sqlite:///{path}", "--upgrade")
 
 

@@ -144,15 +144,16 @@ def test_an_occupied_target_is_refused(tmp_path: Path, new_postgresql: NewPostgr
     assert dump(target) == before
 
 
-def test_a_target_of_an_older_schema_is_refused_as_it_is(tmp_path: Path, capsys: Capture) -> None:
+def test_a_target_of_an_older_schema_is_refused_as_it_is(tmp_path: Path, capsys: Capture,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Never upgraded in place first and refused after: the target is left exactly as it was."""
-    from .store.test_sqlite_migrations import SCHEMA_2, _old_store
+    from .store.test_sqlite_schema import older_released_store
 
     source, target = f"sqlite:///{tmp_path}/a.db", tmp_path / "old.db"
-    store = open_store(source)
+    older_released_store(target, monkeypatch)
+    store = open_store(source)  # created at this code's schema
     store.commit("shop", "k", None, outcome(Kind.FIELD, encoded(), {"kind": "field"}))
     store.close()
-    _old_store(target, SCHEMA_2, 2)
     before = target.read_bytes()
     code, out, err = migrate(capsys, source, f"sqlite:///{target}")
     assert (code, out) == (2, "")

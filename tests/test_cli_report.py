@@ -12,10 +12,11 @@ import pytest
 
 from changewatch.cli import main
 from changewatch.core.comparisons import Kind
-from changewatch.store import Outcome, sqlite_schema
+from changewatch.store import Outcome
 from changewatch.store.sqlite import SQLiteStore
 
 from .report.stores import Filler, every_kind
+from .store.test_sqlite_schema import older_released_store
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -124,12 +125,9 @@ def test_observations_from_a_clock_ahead(tmp_path: Path, capsys: pytest.CaptureF
     assert 'class="bar kind-content"' in html  # charted on today, not off the chart
 
 
-def test_an_older_schema_is_refused_without_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.MonkeyPatch.context() as patch:  # a store as schema 3 created it
-        patch.setattr(sqlite_schema, "SCHEMA_VERSION", 3)
-        store = SQLiteStore(tmp_path / "state.db")
-        store.open()
-        store.close()
+def test_an_older_schema_is_refused_without_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    older_released_store(tmp_path / "state.db", monkeypatch)
     uri = f"sqlite:///{tmp_path / 'state.db'}"
     code, _, err = run(capsys, "--store", uri, "-o", str(tmp_path / "r.html"))
     assert code == 2 and "older than this changewatch's" in err and "--upgrade" in err

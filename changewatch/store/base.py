@@ -301,7 +301,7 @@ class ChangeQuery:
 @dataclass(frozen=True, slots=True)
 class LogEntry:
     """One change-log row as listed: the logged change and when it was confirmed as delivered
-    (None: not yet; a store upgraded from schema 1 says ``before-schema-2``)."""
+    (None: not yet)."""
 
     id: int
     spider: str

@@ -39,12 +39,12 @@ from .options import Option, redact, resolve_options, seconds, split_query
 from .postgresql_health import PostgreSQLHealth
 from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
 from .postgresql_routing import PostgreSQLRouting, write_notifications
-from .postgresql_schema import SCHEMA_VERSION, prepare
+from .postgresql_schema import prepare
 from .postgresql_transfer import PostgreSQLTransfer
 from .postgresql_upkeep import PostgreSQLUpkeep
 from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 
-__all__ = ["OPTIONS", "SCHEMA_VERSION", "PostgreSQLStore"]
+__all__ = ["OPTIONS", "PostgreSQLStore"]
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 Every table lives in one PostgreSQL schema (``?schema=``, default ``changewatch``), so that one
 database can hold several stores, and the tests a fresh one each. ``changewatch_meta`` names the
-application and the schema version; :data:`MIGRATIONS` upgrade an older store one step at a time.
+application and the schema version; :data:`MIGRATIONS` upgrade a store of an older released
+schema one step at a time (a development build's is refused).
 Creating and upgrading run under a transaction-level advisory lock on the schema's name: crawls
 opening one store at once wait for each other, and each step checks again that it is due.
 """
@@ -14,11 +15,11 @@ from typing import Any
 
 from .base import NoSuchStore, StoreError
 from .health import HEALTH_TABLES
-from .semantics import APP_ID, check_schema_version
+from .semantics import APP_ID, FIRST_SCHEMA, check_schema_version
 
-__all__ = ["APP_ID", "MIGRATIONS", "SCHEMA_VERSION", "existing_version", "prepare", "schema_sql"]
+__all__ = ["MIGRATIONS", "existing_version", "prepare", "schema_sql", "schema_version"]
 
-#: ``{s}`` is the quoted schema name
+#: ``{s}`` is the quoted schema name. Large values are TOASTed: a row's small columns read without them.
 _SCHEMA = """
 CREATE TABLE {s}.changewatch_meta (name text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE {s}.observations (
@@ -34,6 +35,10 @@ CREATE TABLE {s}.observations (
     last_changed text,
     last_error text,
     error_streak integer NOT NULL DEFAULT 0,
+    schedule text,
+    due_at text,
+    due_interval double precision,
+    listed_at text,
     PRIMARY KEY (spider, key)
 );
 CREATE TABLE {s}.changes (
@@ -49,6 +54,7 @@ CREATE TABLE {s}.changes (
 );
 CREATE INDEX changes_by_key ON {s}.changes (spider, key, id);
 CREATE INDEX changes_undelivered ON {s}.changes (spider, id) WHERE delivered_at IS NULL;
+CREATE INDEX changes_by_time ON {s}.changes (spider, observed_at);
 CREATE TABLE {s}.validators (
     spider text NOT NULL,
     url text NOT NULL,
@@ -59,13 +65,10 @@ CREATE TABLE {s}.validators (
     full_at text,
     runs integer NOT NULL DEFAULT 0,
     spec text,
+    render text,
     PRIMARY KEY (spider, url, key)
 );
 CREATE INDEX validators_by_key ON {s}.validators (spider, key);
-"""
-
-# -- schema 4: notifications and summaries (issue 16) -- one self-contained step --------------------------------
-_NOTIFY_TABLES = """
 CREATE TABLE {s}.notifications (
     change_id bigint NOT NULL,
     destination text NOT NULL,
@@ -80,71 +83,55 @@ CREATE TABLE {s}.notifications (
 );
 CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) WHERE sent_at IS NULL;
 CREATE TABLE {s}.summary_spend (day text PRIMARY KEY, cost double precision NOT NULL DEFAULT 0,
-                                calls integer NOT NULL DEFAULT 0)
-"""
-# -- end of schema 4 ---------------------------------------------------------------------------------------------
+                                calls integer NOT NULL DEFAULT 0);
+CREATE TABLE {s}.evidence_bodies (
+    spider text NOT NULL,
+    digest text NOT NULL,
+    compression text NOT NULL,
+    size bigint NOT NULL,
+    stored_at text NOT NULL,
+    body bytea NOT NULL,
+    PRIMARY KEY (spider, digest)
+);
+CREATE TABLE {s}.evidence (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    spider text NOT NULL,
+    key text NOT NULL,
+    change_id bigint,
+    observed_at text NOT NULL,
+    url text NOT NULL,
+    status integer NOT NULL,
+    headers text NOT NULL,
+    digest text NOT NULL,
+    superseded integer NOT NULL DEFAULT 0
+);
+CREATE INDEX evidence_by_key ON {s}.evidence (spider, key, id);
+CREATE INDEX evidence_by_change ON {s}.evidence (change_id) WHERE change_id IS NOT NULL;
+CREATE INDEX evidence_by_digest ON {s}.evidence (spider, digest);
+CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE superseded = 1;
+""" + HEALTH_TABLES.replace("{s}", "{s}.").replace("{without_rowid}", "")
 
-#: ``MIGRATIONS[n]`` upgrades a store at schema ``n + 1`` to ``n + 2``: SQL (``{s}``: the quoted
-#: schema name) or a function of a cursor and the quoted schema name. Append, never edit.
-MIGRATIONS: list[str | Callable[[Any, str], None]] = [
-    # ---- health: schema 2, the watcher's own history and open health conditions (store/health.py) ----
-    HEALTH_TABLES.replace("{s}", "{s}.").replace("{without_rowid}", ""),
-    # ---- end of schema 2 ----
-    # -- schema 3 (issue 13, rendering): a rendered page's dependency set beside its validators --
-    "ALTER TABLE {s}.validators ADD COLUMN render text",
-    # -- end of schema 3 ---------------------------------------------------------------------------
-    _NOTIFY_TABLES,  # 3 → 4: notifications and summary spend (issue 16)
-    # -- issue 15, schema 5: adaptive revisits, evidence, forgetting (one self-contained step) ------------------
-    # Per key: the schedule's estimate and due time, and when it was last listed without being
-    # fetched. Evidence: the versions kept as served, and their bodies, compressed, once per
-    # spider and digest (large values are TOASTed: a row's small columns read without them).
-    """
-    ALTER TABLE {s}.observations ADD COLUMN schedule text, ADD COLUMN due_at text,
-        ADD COLUMN due_interval double precision, ADD COLUMN listed_at text;
-    CREATE INDEX changes_by_time ON {s}.changes (spider, observed_at);
-    CREATE TABLE {s}.evidence_bodies (
-        spider text NOT NULL,
-        digest text NOT NULL,
-        compression text NOT NULL,
-        size bigint NOT NULL,
-        stored_at text NOT NULL,
-        body bytea NOT NULL,
-        PRIMARY KEY (spider, digest)
-    );
-    CREATE TABLE {s}.evidence (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        spider text NOT NULL,
-        key text NOT NULL,
-        change_id bigint,
-        observed_at text NOT NULL,
-        url text NOT NULL,
-        status integer NOT NULL,
-        headers text NOT NULL,
-        digest text NOT NULL,
-        superseded integer NOT NULL DEFAULT 0
-    );
-    CREATE INDEX evidence_by_key ON {s}.evidence (spider, key, id);
-    CREATE INDEX evidence_by_change ON {s}.evidence (change_id) WHERE change_id IS NOT NULL;
-    CREATE INDEX evidence_by_digest ON {s}.evidence (spider, digest);
-    CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE superseded = 1
-    """,
-    # -- end of issue 15's step
-]
+#: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (``{s}``: the
+#: quoted schema name) or a function of a cursor and the quoted schema name. A new store is created
+#: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
+MIGRATIONS: list[str | Callable[[Any, str], None]] = []
 
-#: the schema this code creates and writes
-SCHEMA_VERSION = 1 + len(MIGRATIONS)
+
+def schema_version() -> int:
+    """The schema this code creates and writes."""
+    return FIRST_SCHEMA + len(MIGRATIONS)
 
 
 def schema_sql(quoted: str) -> list[str]:
-    """The statements that create schema 1 in the schema *quoted* (:data:`MIGRATIONS` bring it up
-    to date, as they upgrade an older store: one way to every version)."""
+    """The statements that create schema :data:`FIRST_SCHEMA` in the schema *quoted*."""
     return [s for s in _SCHEMA.format(s=quoted).split(";") if s.strip()]
 
 
 def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
     """Create the store in schema *name* (created too when missing), or upgrade it, in one
     transaction on *conn* (psycopg, not in autocommit); its schema version. Refuses, leaving it
-    untouched, a schema that holds other tables, that is not ours, or of a newer version.
+    untouched, a schema that holds other tables, that is not ours, of a newer version or of a
+    development build.
     *where* names the store in messages."""
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"changewatch store {name}",))
@@ -154,10 +141,10 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
         cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (name,))
         tables = {row[0] for row in cur.fetchall()}
         if not tables:
-            # created at schema 1, then brought up to date by the same steps that upgrade an older store
             for statement in schema_sql(quoted):
                 cur.execute(statement)
-            cur.execute(f"INSERT INTO {quoted}.changewatch_meta VALUES ('app', %s), ('schema_version', '1')", (APP_ID,))
+            cur.execute(f"INSERT INTO {quoted}.changewatch_meta VALUES ('app', %s), ('schema_version', %s)",
+                        (APP_ID, str(FIRST_SCHEMA)))
             tables = {"changewatch_meta"}
         if "changewatch_meta" not in tables:
             raise StoreError(f"{where}: schema {name!r} holds tables of another application "
@@ -166,8 +153,8 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
         cur.execute(f"SELECT name, value FROM {quoted}.changewatch_meta")
         meta = dict(cur.fetchall())
         version = _version(meta, name, where)
-        while version < SCHEMA_VERSION:
-            step = MIGRATIONS[version - 1]
+        while version < schema_version():
+            step = MIGRATIONS[version - FIRST_SCHEMA]
             if callable(step):
                 step(cur, quoted)
             else:
@@ -180,13 +167,13 @@ def prepare(conn: Any, name: str, quoted: str, where: str) -> int:
 
 
 def _version(meta: dict[str, str], name: str, where: str) -> int:
-    return check_schema_version(meta, f"{where}: schema {name!r}", SCHEMA_VERSION)
+    return check_schema_version(meta, f"{where}: schema {name!r}", schema_version())
 
 
 def existing_version(conn: Any, name: str, quoted: str, where: str) -> int:
     """The schema version of the store in schema *name*, read without creating or changing
     anything: NoSuchStore when the schema does not exist or holds no table, StoreError for one
-    that is not ours or of a newer version."""
+    that is not ours, of a newer version or of a development build."""
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (name,))
         tables = {row[0] for row in cur.fetchall()}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, StoreCounts, StoreError, TransferBatch
 from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, not_empty, older_schema, paged, query_where
-from .postgresql_schema import SCHEMA_VERSION, existing_version
+from .postgresql_schema import existing_version, schema_version
 
 __all__ = ["PostgreSQLTransfer"]
 
@@ -48,8 +48,8 @@ class PostgreSQLTransfer:
                 found = existing_version(conn, self.schema, self._quoted, self._where)
         except psycopg.Error as exc:
             raise self._error("connect and read the store's schema version", exc) from exc
-        if found < SCHEMA_VERSION and not upgrade:
-            raise older_schema(self._where, found, SCHEMA_VERSION)
+        if found < schema_version() and not upgrade:
+            raise older_schema(self._where, found, schema_version())
         self.open()
 
     def query_changes(self, query: ChangeQuery, *, after_id: int = 0, batch_size: int = 1000) -> Iterator[LogEntry]:

@@ -13,11 +13,18 @@ from typing import Any
 from ..core.comparisons import Kind
 from .base import CLOCK_TOLERANCE, Outcome, StaleObservation, StoredState, StoreError, VersionConflict
 
-__all__ = ["check_committable", "check_schema_version", "clamp", "dumps", "format_time", "is_stale",
-           "logged_record", "next_state", "parse_time", "report_clamp"]
+__all__ = ["APP_ID", "FIRST_SCHEMA", "check_committable", "check_schema_version", "clamp", "dumps", "format_time",
+           "is_stale", "logged_record", "next_state", "parse_time", "report_clamp"]
 
 #: what every store writes in its metadata table: its application and its schema version
 APP_ID = "changewatch"
+
+#: the first released store schema, both backends'. Development builds numbered theirs from 1
+#: (SQLite up to 8, PostgreSQL up to 5) and upgraded them in place; the release squashed those
+#: steps into one create statement and numbered it above them all, so that a development store
+#: can never pass as current. The application id stays: a development store is ours, and the line
+#: that refuses it can say what to do, where a new id could only say "another application's".
+FIRST_SCHEMA = 100
 
 
 def dumps(value: Any) -> str:
@@ -135,8 +142,9 @@ def report_clamp(logger: logging.Logger, reported: bool, spider: str, key: str, 
 
 def check_schema_version(meta: Mapping[str, str], subject: str, supported: int) -> int:
     """The store schema version in a store's metadata (``app``, ``schema_version``); StoreError
-    for another application's data, a newer schema than *supported*, or none readable. *subject*
-    names the store in the messages (a file, a PostgreSQL schema)."""
+    for another application's data, a newer schema than *supported*, a development build's
+    (below :data:`FIRST_SCHEMA`), or none readable. *subject* names the store in the messages (a
+    file, a PostgreSQL schema)."""
     if meta.get("app") != APP_ID:
         raise StoreError(f"{subject} is not a changewatch store (app={meta.get('app')!r}); it was left untouched")
     try:
@@ -149,4 +157,9 @@ def check_schema_version(meta: Mapping[str, str], subject: str, supported: int) 
     if version < 1:
         raise StoreError(f"{subject} has no readable store schema version ({meta.get('schema_version')!r}); "
                          "it was left untouched")
+    if version < FIRST_SCHEMA:
+        # never upgraded: the steps from it were squashed away, and rebuilding it would be a guess
+        raise StoreError(f"{subject} was written by a development build of changewatch (store schema {version}) "
+                         "and is not read by this one; it was left untouched: point CHANGEWATCH_STORE (or --store) "
+                         "at a new store path, where baselines are taken again silently")
     return version

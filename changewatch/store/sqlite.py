@@ -36,10 +36,10 @@ from .semantics import check_committable, clamp, dumps, logged_record, next_stat
 from .sqlite_checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
 from .sqlite_health import SQLiteHealth
 from .sqlite_routing import SQLiteRouting, write_notifications
-from .sqlite_schema import SCHEMA_VERSION, check_file, existing_version, prepare, store_error
+from .sqlite_schema import check_file, existing_version, prepare, schema_version, store_error
 from .sqlite_upkeep import SQLiteUpkeep
 
-__all__ = ["OPTIONS", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["OPTIONS", "SQLiteStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -381,8 +381,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
         if self._db is not None:
             return
         found = existing_version(self.path, self.timeout)
-        if found < SCHEMA_VERSION and not upgrade:
-            raise older_schema(f"store {self.path}", found, SCHEMA_VERSION)
+        if found < schema_version() and not upgrade:
+            raise older_schema(f"store {self.path}", found, schema_version())
         self.open()
 
     def query_changes(self, query: ChangeQuery, *, after_id: int = 0, batch_size: int = 1000) -> Iterator[LogEntry]:

@@ -131,25 +131,6 @@ def test_legacy_reading_reproduces_version_1_on_every_corpus_page() -> None:
         assert _digest(legacy_stable_text(visible.raw)) == content_hash, name
 
 
-def test_a_schema_2_store_migrated_by_the_new_version_keeps_its_text_case_folded() -> None:
-    """Schema 2 (a column per comparison) was always written by NORMALISER_VERSION 1: the
-    migration to one snapshot value marks its text case-folded, or every unchanged page would
-    come back as a change from lower case to the page's own."""
-    import zlib
-
-    from changewatch.store.legacy import snapshot_from_v2_columns
-
-    old = part(stored_v1())
-    row = {"text": zlib.compress(old.text.encode("utf-8")), "raw_hash": old.raw_hash,
-           "content_hash": old.content_hash, "fingerprint": old.fingerprint}
-    encoded = snapshot_from_v2_columns(row)
-    assert encoded is not None
-    migrated = Snapshot.decode(encoded, COMPARISONS)
-    assert part(migrated).case_folded
-    verdict = run(PAGE, migrated)
-    assert verdict.kind is Kind.NONE and not part(verdict.keep).case_folded
-
-
 def folded_v1(html: str) -> ContentPart:
     """A content part as version 1 stored *html* (its text is legacy_stable_text's, checked
     against version 1 on every corpus page above)."""

@@ -12,8 +12,8 @@ import pytest
 from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, store_from_uri
 from changewatch.store import postgresql_schema as schema
-from changewatch.store.health import HistoryQuery
 from changewatch.store.postgresql import PostgreSQLStore
+from changewatch.store.semantics import FIRST_SCHEMA
 
 from ._support import T0, T1, encoded, outcome
 from .conftest import drop_postgresql_schema, postgresql_schema_uri
@@ -95,17 +95,17 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
     store = _pg(uri)
     store.open()
     store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded()))
-    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '99' WHERE name = 'schema_version'")
+    _sql(store, f"UPDATE {store._quoted}.changewatch_meta SET value = '999' WHERE name = 'schema_version'")
     store.close()
-    with pytest.raises(StoreError, match=rf"has store schema 99, newer than this changewatch understands "
-                                         rf"\({schema.SCHEMA_VERSION}\): upgrade changewatch"):
+    with pytest.raises(StoreError, match=rf"has store schema 999, newer than this changewatch understands "
+                                         rf"\({schema.schema_version()}\): upgrade changewatch"):
         _pg(uri).open()
     import psycopg
 
     from .conftest import POSTGRESQL
     with psycopg.connect(POSTGRESQL, autocommit=True) as conn:  # left as it was
         assert conn.execute(f"SELECT value FROM {store._quoted}.changewatch_meta WHERE name = 'schema_version'"
-                            ).fetchone() == ("99",)
+                            ).fetchone() == ("999",)
         assert conn.execute(f"SELECT count(*) FROM {store._quoted}.observations").fetchone() == (1,)
 
 
@@ -121,7 +121,7 @@ def test_a_schema_of_another_application_is_refused(fresh: tuple[str, str]) -> N
         _pg(uri).open()
 
 
-def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch
                                                      ) -> None:
     _, uri = fresh
     store = _pg(uri)
@@ -132,10 +132,10 @@ def test_forward_migrations_run_in_order_when_opened(fresh: tuple[str, str], mon
     def backfill(cur: object, quoted: str) -> None:
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
-    shipped = schema.SCHEMA_VERSION
+    shipped = schema.schema_version()
+    assert shipped == FIRST_SCHEMA > 5 and schema.MIGRATIONS == []  # above every development build's
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
                                                backfill])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", shipped + 2)
     upgraded = _pg(uri)
     upgraded.open()
     try:
@@ -187,69 +187,3 @@ def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
         assert abs((store.now() - server).total_seconds()) < 5 and store.now().utcoffset() is not None
     finally:
         store.close()
-
-
-def _store_at(uri: str, version: int, *rows: str) -> None:
-    """A new store at schema *version*, as that version of changewatch created it (a store is
-    created at schema 1 and brought up by the same steps that upgrade one), holding *rows* (SQL,
-    ``{s}`` the quoted schema)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(schema, "SCHEMA_VERSION", version)
-        store = _pg(uri)
-        store.open()
-        for row in rows:
-            _sql(store, row.format(s=store._quoted))
-        store.close()
-
-
-_KEY = ("INSERT INTO {s}.observations (spider, key, url, version, last_seen) "
-        "VALUES ('spider', 'k', 'https://s.example/k', 1, '2024-01-01T00:00:00Z')")
-
-
-def _version(store: PostgreSQLStore) -> str:
-    with store._cursor("test") as cur:
-        cur.execute(f"SELECT value FROM {store._quoted}.changewatch_meta WHERE name = 'schema_version'")
-        return str(cur.fetchone()[0])
-
-
-def test_a_store_of_schema_1_gains_an_empty_health_history(fresh: tuple[str, str]) -> None:
-    _, uri = fresh
-    _store_at(uri, 1, _KEY)
-    upgraded = _pg(uri)
-    upgraded.open()
-    try:
-        assert _version(upgraded) == str(schema.SCHEMA_VERSION)
-        assert list(upgraded.history(HistoryQuery())) == []
-        upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1))
-        assert [(r.day, r.kind) for r in upgraded.history(HistoryQuery())] == [(T1[:10], "none")]
-        assert upgraded.conditions("spider") == []
-    finally:
-        upgraded.close()
-
-
-def test_a_schema_2_store_gains_the_dependency_sets_of_rendered_pages(fresh: tuple[str, str]) -> None:
-    """Migration 2 → 3 (issue 13): the validators keep what they had and gain an empty ``render``."""
-    _, uri = fresh
-    _store_at(uri, 2, "INSERT INTO {s}.validators (spider, url, key, etag) VALUES ('spider', 'u', 'k', 'e')")
-    upgraded = _pg(uri)
-    upgraded.open()
-    try:
-        [v] = upgraded.validators("spider", "u")
-        assert (v.key, v.etag, v.render) == ("k", "e", None)
-    finally:
-        upgraded.close()
-
-
-def test_a_schema_3_store_gains_notifications_and_keeps_its_changes(fresh: tuple[str, str]) -> None:
-    """3 → 4 (issue 16): the notification and spend tables; changes logged before have none pending."""
-    _, uri = fresh
-    _store_at(uri, 3, _KEY, "INSERT INTO {s}.changes (spider, key, kind, observed_at, record) VALUES "
-                            "('spider', 'k', 'field', '2024-01-01T00:00:00Z', '{{\"kind\": \"field\"}}')")
-    upgraded = _pg(uri)
-    upgraded.open()
-    try:
-        assert [c.record for c in upgraded.changes("spider")] == [{"kind": "field"}]
-        assert upgraded.notification_states() == [] and upgraded.spend("2024-01-01") == (0.0, 0)
-        assert _version(upgraded) == str(schema.SCHEMA_VERSION)
-    finally:
-        upgraded.close()

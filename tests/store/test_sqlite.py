@@ -1,5 +1,5 @@
 """SQLite-specific behaviour: WAL, bad files refused and left untouched, a writer killed at any
-instant. Migrations: test_sqlite_migrations.py; unwritable stores: test_sqlite_unwritable.py."""
+instant. Schema and migrations: test_sqlite_schema.py; unwritable stores: test_sqlite_unwritable.py."""
 
 from __future__ import annotations
 
