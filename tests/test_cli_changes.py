@@ -20,7 +20,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, Lease, open_store
 from changewatch.store.semantics import FIRST_SCHEMA, format_time
 from changewatch.store.sqlite import SQLiteStore
-from changewatch.store.sqlite_schema import schema_version
+from changewatch.store.sqlite.schema import schema_version
 
 from .services import require
 from .store._support import LOGGED, T1, encoded, log_changes, outcome

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..store.base import Lease, Store
 from ..store.health import HealthStore, HistoryQuery, OpenCondition, site_root
+from ..store.protocol import Store
+from ..store.records import Lease
 from ..store.semantics import format_time
 from .check import Canary, CanaryState, Finding, HealthThresholds, judge_canary, judge_sites, window_start
 

@@ -31,8 +31,8 @@ from ..health.activity import Activity
 from ..learning import LearningError, parse_calibrate, parse_forget
 from ..notify.crawl import CrawlNotifications
 from ..store import RoutingStore, StoreError, store_from_uri
-from ..store.base import Lease
 from ..store.leases import new_owner
+from ..store.records import Lease
 from ..store.runner import StoreRunner, spider_name
 from .config import ChangewatchConfig, ConfigError
 from .housekeeping import Housekeeper

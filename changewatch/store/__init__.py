@@ -9,40 +9,37 @@ from functools import lru_cache
 from importlib import import_module
 from typing import Any
 
-from .base import (
+from ..core.validators import HttpValidators
+from .errors import NoSuchStore, OlderSchema, StaleObservation, StoreError, StoreNotEmpty, VersionConflict
+from .options import redact
+from .protocol import (
     CLOCK_TOLERANCE,
+    ChangeLogStore,
+    MaintainedStore,
+    RoutingStore,
+    SnapshotStore,
+    Store,
+    StoreFactory,
+    StoreOptions,
+    TransferableStore,
+)
+from .records import (
     TRANSFER_TABLES,
     ChangeEvidence,
-    ChangeLogStore,
     ChangeQuery,
     Committed,
     Evidence,
-    HttpValidators,
     KeptVersion,
     Lease,
     LogEntry,
     LoggedChange,
-    MaintainedStore,
-    NoSuchStore,
     NotificationState,
-    OlderSchema,
     Outcome,
     PendingNotification,
-    RoutingStore,
-    SnapshotStore,
-    StaleObservation,
-    Store,
     StoreCounts,
     StoredState,
-    StoreError,
-    StoreFactory,
-    StoreNotEmpty,
-    StoreOptions,
-    TransferableStore,
     TransferBatch,
-    VersionConflict,
 )
-from .options import redact
 
 __all__ = ["BUILTIN_STORE_SCHEMES", "CLOCK_TOLERANCE", "DEFAULT_STORE_URI", "TRANSFER_TABLES", "ChangeEvidence",
            "ChangeLogStore", "ChangeQuery", "Committed", "Evidence", "HttpValidators", "KeptVersion", "Lease",

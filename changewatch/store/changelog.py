@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, OlderSchema, StoreNotEmpty
+from .errors import OlderSchema, StoreNotEmpty
+from .records import TRANSFER_TABLES, ChangeQuery, LogEntry
 
 __all__ = ["ENTRY_COLUMNS", "EXPORT_ORDER", "entry", "insert_sql", "not_empty", "older_schema", "paged", "query_where"]
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ..core.comparisons import Kind
-from .base import ChangeQuery, Lease, Outcome
+from .records import ChangeQuery, Lease, Outcome
 from .semantics import format_time, parse_time
 
 __all__ = ["HEALTH_TABLES", "HISTORY_KINDS", "FailingWatch", "HealthStore", "HistoryQuery", "HistoryRow",

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from .base import StoreError, StoreOptions
+from .errors import StoreError
+from .protocol import StoreOptions
 
 __all__ = ["Option", "choice", "redact", "resolve_options", "seconds", "split_query"]
 

@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import Committed, Lease, Outcome, StaleObservation, Store, StoredState, StoreError, VersionConflict
+from .errors import StaleObservation, StoreError, VersionConflict
+from .protocol import Store
+from .records import Committed, Lease, Outcome, StoredState
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

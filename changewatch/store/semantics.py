@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core.comparisons import Kind
-from .base import CLOCK_TOLERANCE, Outcome, StaleObservation, StoredState, StoreError, VersionConflict
+from .errors import StaleObservation, StoreError, VersionConflict
+from .protocol import CLOCK_TOLERANCE
+from .records import Outcome, StoredState
 
 __all__ = ["APP_ID", "FIRST_SCHEMA", "check_committable", "check_schema_version", "clamp", "dumps", "format_time",
            "is_stale", "logged_record", "next_state", "parse_time", "report_clamp"]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.schedule import DueEntry, epoch
-from .base import ChangeEvidence, Evidence, KeptVersion
 from .changelog import entry
+from .records import ChangeEvidence, Evidence, KeptVersion
 
 __all__ = ["BODY_WINDOW", "Dialect", "DueTable"]
 

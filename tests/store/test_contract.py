@@ -13,8 +13,7 @@ import pytest
 
 from changewatch.core.comparisons import Kind
 from changewatch.core.comparisons.content import ContentPart
-from changewatch.store import StaleObservation, Store, StoredState, StoreError, VersionConflict
-from changewatch.store.base import Outcome
+from changewatch.store import Outcome, StaleObservation, Store, StoredState, StoreError, VersionConflict
 from changewatch.store.runner import StoreRunner, Update
 from changewatch.store.semantics import parse_time
 

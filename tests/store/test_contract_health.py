@@ -147,7 +147,7 @@ def test_conditions_of_every_spider(store: Store) -> None:
 
 
 def test_the_history_a_store_counted_is_there_for_another_once_it_closed(new_store: Callable[[], Store]) -> None:
-    # SQLite sums the history in memory between writes (store/sqlite_health.py): closing writes it
+    # SQLite sums the history in memory between writes (store/sqlite/health.py): closing writes it
     writer, reader = new_store(), new_store()
     for n in range(5):
         _commit(writer, f"k{n}", Kind.BASELINE, at=T0)

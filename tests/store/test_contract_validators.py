@@ -9,8 +9,7 @@ import pytest
 
 from changewatch.core.comparisons import Kind
 from changewatch.core.validators import HttpValidators
-from changewatch.store import Store, StoredState, VersionConflict
-from changewatch.store.base import Outcome
+from changewatch.store import Outcome, Store, StoredState, VersionConflict
 from changewatch.store.runner import StoreRunner
 
 from ._support import T0, T1, T2, T3, encoded, with_http

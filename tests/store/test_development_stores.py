@@ -17,7 +17,7 @@ from changewatch.store import OlderSchema, Outcome, StoreError, store_from_uri
 from changewatch.store.postgresql import PostgreSQLStore
 from changewatch.store.semantics import FIRST_SCHEMA
 from changewatch.store.sqlite import SQLiteStore
-from changewatch.store.sqlite_schema import existing_version
+from changewatch.store.sqlite.schema import existing_version
 
 from ..e2e.crawl import Crawler
 

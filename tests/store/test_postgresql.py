@@ -11,8 +11,7 @@ import pytest
 
 from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, store_from_uri
-from changewatch.store import postgresql_schema as schema
-from changewatch.store.postgresql import PostgreSQLStore
+from changewatch.store.postgresql import PostgreSQLStore, schema
 from changewatch.store.semantics import FIRST_SCHEMA
 
 from ._support import T0, T1, encoded, outcome

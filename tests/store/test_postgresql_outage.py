@@ -15,7 +15,7 @@ import pytest
 from changewatch.core.comparisons import Kind
 from changewatch.store import Lease, Outcome, StoreError, VersionConflict, store_from_uri
 from changewatch.store.postgresql import PostgreSQLStore
-from changewatch.store.postgresql_retry import is_transient
+from changewatch.store.postgresql.retry import is_transient
 
 from ..pgproxy import PgProxy
 from ._support import T0, T1, T2, encoded, outcome

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from changewatch.core.comparisons import Kind
-from changewatch.store import StoredState, StoreError, store_from_uri
-from changewatch.store.base import Outcome
+from changewatch.store import Outcome, StoredState, StoreError, store_from_uri
 from changewatch.store.runner import StoreRunner
 
 from ._support import encoded, outcome

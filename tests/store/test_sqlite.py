@@ -250,7 +250,7 @@ def test_a_dead_checkpoint_thread_gives_the_checkpoint_back_to_sqlite(
     try:
         def refuse(*args: Any, **kwargs: Any) -> sqlite3.Connection:
             raise sqlite3.OperationalError("unable to open database file")
-        monkeypatch.setattr("changewatch.store.sqlite_checkpoint.sqlite3.connect", refuse)
+        monkeypatch.setattr("changewatch.store.sqlite.checkpoint.sqlite3.connect", refuse)
         _fill(store, range(1))
         checkpointer = store._checkpointer
         assert checkpointer is not None and checkpointer._thread is not None

@@ -14,7 +14,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import OlderSchema, Outcome, StoreError
 from changewatch.store.semantics import FIRST_SCHEMA
 from changewatch.store.sqlite import SQLiteStore
-from changewatch.store.sqlite_schema import MIGRATIONS, schema_version
+from changewatch.store.sqlite.schema import MIGRATIONS, schema_version
 
 from .test_sqlite import open_at_once
 
@@ -87,13 +87,13 @@ def older_released_store(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", T0, snapshot=b"s",
                                               record={"kind": "field", "key": "k"}))
     store.close()
-    monkeypatch.setattr("changewatch.store.sqlite_schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
 
 
 def test_the_next_schema_change_is_one_step_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     released = tmp_path / "released.db"
     _store_with_a_key(released)
-    monkeypatch.setattr("changewatch.store.sqlite_schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
     assert schema_version() == FIRST_SCHEMA + 2
     store = SQLiteStore(released)
     store.open()
@@ -112,7 +112,7 @@ def test_an_older_released_store_is_upgraded_only_when_asked(tmp_path: Path, mon
                                                              ) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
-    monkeypatch.setattr("changewatch.store.sqlite_schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
     before = path.read_bytes()
     with pytest.raises(OlderSchema, match=rf"has store schema {FIRST_SCHEMA}, older than this changewatch's "
                                           rf"\({FIRST_SCHEMA + 2}\)"):
@@ -127,7 +127,7 @@ def test_an_older_released_store_is_upgraded_only_when_asked(tmp_path: Path, mon
 def test_a_failed_step_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
-    monkeypatch.setattr("changewatch.store.sqlite_schema.MIGRATIONS",
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS",
                         ["ALTER TABLE observations ADD COLUMN note TEXT; CREATE TABLE snapshots (x)"])
     with pytest.raises(StoreError, match=rf"upgrade it from schema {FIRST_SCHEMA} to {FIRST_SCHEMA + 1}"):
         SQLiteStore(path).open()
@@ -139,7 +139,7 @@ def test_crawls_opening_an_older_store_at_once_upgrade_it_once(tmp_path: Path, m
     paths = [tmp_path / f"state{i}.db" for i in range(5)]
     for path in paths:
         _store_with_a_key(path)
-    monkeypatch.setattr("changewatch.store.sqlite_schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
     for path in paths:
         assert open_at_once(path) == []
         assert _meta_version(path) == str(FIRST_SCHEMA + 2) and _columns(path, "observations").count("note") == 1

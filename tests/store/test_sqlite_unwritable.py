@@ -140,7 +140,7 @@ _FILL_THEN_COMMIT = """
 import os, sys
 from changewatch.core.comparisons import Kind
 from changewatch.store import StoreError, open_store
-from changewatch.store.base import Outcome
+from changewatch.store import Outcome
 where = sys.argv[1]
 store = open_store(f"sqlite:///{where}/state.db")
 store.commit("s", "k", None, Outcome(Kind.BASELINE, "u", "2024-01-01T00:00:00Z", snapshot=b"x" * 1000))

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .base import NoSuchStore, StoreError
-from .health import HEALTH_TABLES
-from .semantics import APP_ID, FIRST_SCHEMA, check_schema_version
+from ..errors import NoSuchStore, StoreError
+from ..health import HEALTH_TABLES
+from ..semantics import APP_ID, FIRST_SCHEMA, check_schema_version
 
 __all__ = ["MIGRATIONS", "existing_version", "prepare", "schema_sql", "schema_version"]
 

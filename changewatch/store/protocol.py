@@ -37,141 +37,32 @@ destination's delivery state per change, written in the commit's transaction wit
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-from ..core.comparisons import Kind
-from ..core.evidence import KeptBody
-from ..core.schedule import DueEntry, ScheduleUpdate
+from ..core.schedule import DueEntry
 from ..core.validators import HttpValidators
+from .records import (
+    ChangeEvidence,
+    ChangeQuery,
+    Committed,
+    Lease,
+    LogEntry,
+    LoggedChange,
+    NotificationState,
+    Outcome,
+    PendingNotification,
+    StoreCounts,
+    StoredState,
+    TransferBatch,
+)
 
-__all__ = ["CLOCK_TOLERANCE", "TRANSFER_TABLES", "ChangeEvidence", "ChangeLogStore", "ChangeQuery", "Committed",
-           "Evidence", "HttpValidators", "KeptVersion", "Lease", "LogEntry", "LoggedChange", "MaintainedStore",
-           "NoSuchStore", "NotificationState", "OlderSchema", "Outcome", "PendingNotification", "RoutingStore",
-           "SnapshotStore", "StaleObservation", "Store", "StoreCounts", "StoreError",
-           "StoreFactory", "StoreNotEmpty", "StoreOptions", "StoredState", "TransferBatch", "TransferableStore",
-           "VersionConflict"]
+__all__ = ["CLOCK_TOLERANCE", "ChangeLogStore", "MaintainedStore", "RoutingStore", "SnapshotStore", "Store",
+           "StoreFactory", "StoreOptions", "TransferableStore"]
+
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
 CLOCK_TOLERANCE = timedelta(seconds=60)
-
-
-class StoreError(Exception):
-    """The store cannot be opened or written; the message says which and why. Fatal for a crawl."""
-
-
-class NoSuchStore(StoreError):
-    """:meth:`ChangeLogStore.open_existing` found no store where the URI points (nothing was created)."""
-
-
-class OlderSchema(StoreError):
-    """:meth:`ChangeLogStore.open_existing` found a store of an older schema, and was not asked to
-    upgrade it (it was left untouched)."""
-
-
-class StoreNotEmpty(StoreError):
-    """:meth:`TransferableStore.import_rows` found the store holding data (it was left untouched)."""
-
-
-class VersionConflict(Exception):
-    """Another writer committed the key since it was read: read it again and recompute."""
-
-
-class StaleObservation(Exception):  # a verdict on the observation, not a failure: no "Error"
-    """The observation was fetched before the key's stored one: it changes nothing."""
-
-
-@dataclass(slots=True)
-class StoredState:
-    """Everything the store keeps for one key."""
-
-    key: str
-    url: str
-    version: int
-    #: the last good observation's snapshot (changewatch.core.snapshot); None: no good one yet
-    snapshot: bytes | None
-    counters: dict[str, int] = field(default_factory=dict)
-    first_seen: str | None = None
-    last_seen: str | None = None
-    last_good: str | None = None
-    last_changed: str | None = None
-    last_error: str | None = None
-    error_streak: int = 0
-    #: the adaptive schedule's estimate of how often the key changes (changewatch.core.schedule;
-    #: None: never estimated)
-    schedule: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """The response an observation came from, as served: kept with it when it is a version a
-    change is judged between (changewatch.core.evidence). *headers* is JSON, without cookies or
-    credentials; *url* has no user name or password."""
-
-    url: str
-    status: int
-    headers: str
-    body: KeptBody
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What one observation does to a key, decided from its state."""
-
-    kind: Kind
-    url: str
-    observed_at: str
-    snapshot: bytes | None = None  # the new snapshot; None keeps the stored one
-    record: dict[str, Any] | None = None  # appended to the change log when set
-    error: str | None = None
-    #: the validators of the full response this observation came from: they replace the key's
-    #: stored ones in the same transaction (a crash before the commit never leaves validators
-    #: for a page whose observation was lost). None leaves them as they are.
-    http: HttpValidators | None = None
-    #: a 304 answered the conditional request for ``url``: count it against the safety net
-    not_modified: bool = False
-    #: the simhash distance a noise or content observation measured (the health history sums it)
-    distance: int | None = None
-    #: destinations to notify of ``record``, as (id, shown): a pending notification each, written
-    #: with the change-log row (a :class:`RoutingStore` does; other stores ignore it)
-    notify: tuple[tuple[str, str], ...] = ()
-    #: what the observation tells the adaptive schedule: the commit writes the key's estimate and
-    #: due time from the fetch time it stores (None: leave them as they are)
-    schedule: ScheduleUpdate | None = None
-    #: the body and headers to keep, in the same transaction (None: keep nothing)
-    evidence: Evidence | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """What :meth:`Store.commit` did: the key's new version, the change-log id of the record
-    (None without a record), and the fetch time it stored (clamped when it was ahead)."""
-
-    version: int
-    change_id: int | None
-    observed_at: str
-    clamped: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """A claim on change-log rows: by *owner* (:func:`changewatch.store.leases.new_owner`:
-    ``host:scope:pid:start:nonce``), for *seconds* of the store's clock."""
-
-    owner: str
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedChange:
-    id: int
-    spider: str
-    key: str
-    kind: str
-    observed_at: str
-    record: dict[str, Any]
-    lease_owner: str | None = None
 
 
 @runtime_checkable
@@ -283,76 +174,6 @@ class StoreFactory(Protocol):
         ...
 
 
-# -- optional: the change log as the source of truth, and moving a store ------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class ChangeQuery:
-    """Which logged changes :meth:`ChangeLogStore.query_changes` lists. Each member given
-    narrows the list (empty: any); values within one member are alternatives."""
-
-    spiders: tuple[str, ...] = ()
-    keys: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    #: a time as the store keeps them (``2026-11-30T12:00:00Z``): changes fetched at it or later
-    since: str | None = None
-    undelivered: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class LogEntry:
-    """One change-log row as listed: the logged change and when it was confirmed as delivered
-    (None: not yet)."""
-
-    id: int
-    spider: str
-    key: str
-    kind: str
-    observed_at: str
-    record: dict[str, Any]
-    delivered_at: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class StoreCounts:
-    """How much a store holds: keys per spider, validators, logged changes and undelivered ones, health rows."""
-
-    keys: dict[str, int]
-    validators: int
-    changes: int
-    undelivered: int
-    #: rows of the health history and open health conditions (store/health.py)
-    health: int = 0
-    #: versions kept as evidence (their bodies are counted with them)
-    evidence: int = 0
-
-
-#: what a migration copies, table by table in this order, with the columns of each in the order
-#: of a :data:`TransferBatch`'s rows. Leases are not copied: a lease names a process of the old
-#: store's crawls, and an undelivered change without one is claimed by the next crawl at once.
-TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
-    "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
-                     "last_good", "last_changed", "last_error", "error_streak",
-                     # -- issue 15: adaptive revisits and forgetting
-                     "schedule", "due_at", "due_interval", "listed_at"),
-    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
-    "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
-    # the watcher's own health (store/health.py): the history it is judged by, its open conditions
-    "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),
-    "health_conditions": ("spider", "site", "condition", "since", "error", "change_id"),
-    # claims are not copied either: they name a process of the old store's crawls
-    "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error"),
-    "summary_spend": ("day", "cost", "calls"),
-    # -- issue 15: evidence
-    "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
-    "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest",
-                 "superseded"),
-}
-
-#: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a
-#: snapshot as bytes, counters and records as the JSON text stored, times as text)
-TransferBatch = tuple[str, list[tuple[Any, ...]]]
-
-
 @runtime_checkable
 class ChangeLogStore(Protocol):
     """Optional: what ``changewatch changes`` needs besides :class:`Store`. The built-in stores
@@ -392,38 +213,6 @@ class TransferableStore(ChangeLogStore, Protocol):
         ...
 
     def counts(self) -> StoreCounts: ...
-
-
-# -- optional: notifications and summaries ------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class PendingNotification:
-    """A change one destination has not been sent yet (claimed for sending)."""
-
-    change_id: int
-    destination: str
-    spider: str
-    key: str
-    kind: str
-    observed_at: str
-    record: dict[str, Any]
-    attempts: int
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationState:
-    """One destination's delivery state of one change, as ``changewatch notify`` lists it."""
-
-    change_id: int
-    destination: str
-    shown: str
-    spider: str
-    key: str
-    kind: str
-    observed_at: str
-    sent_at: str | None
-    attempts: int
-    last_error: str | None
 
 
 @runtime_checkable
@@ -469,36 +258,6 @@ class RoutingStore(Protocol):
 
     def spend(self, day: str) -> tuple[float, int]:
         """The cost and the number of calls counted for *day*."""
-# -- optional: running for months (adaptive revisits, evidence, retention, forgetting) ----------------------------
-
-@dataclass(frozen=True, slots=True)
-class KeptVersion:
-    """One version kept as evidence: the response as served (*body* compressed as *compression*
-    says; None when the body row is gone), and the change it was judged a change of (None: a
-    baseline or a re-baseline)."""
-
-    id: int
-    spider: str
-    key: str
-    change_id: int | None
-    observed_at: str
-    url: str
-    status: int
-    headers: str
-    digest: str
-    compression: str | None
-    body: bytes | None
-    size: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeEvidence:
-    """A logged change with the versions it was judged between: *after* the one it was found
-    at, *before* the kept version before it (None: never kept, or gone by retention)."""
-
-    change: LogEntry
-    before: KeptVersion | None
-    after: KeptVersion | None
 
 
 @runtime_checkable

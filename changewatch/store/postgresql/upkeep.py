@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.schedule import DueEntry
-from .base import ChangeEvidence, Evidence
-from .semantics import format_time
-from .upkeep import Dialect
+from ...core.schedule import DueEntry
+from ..records import ChangeEvidence, Evidence
+from ..semantics import format_time
+from ..upkeep import Dialect
 
 __all__ = ["PostgreSQLUpkeep"]
 

@@ -17,18 +17,10 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import ChangeQuery, Lease
-from .changelog import query_where
-from .health import (
-    FailingWatch,
-    HistoryQuery,
-    HistoryRow,
-    OpenCondition,
-    history_entry,
-    history_where,
-    spiders_where,
-)
-from .semantics import dumps
+from ..changelog import query_where
+from ..health import FailingWatch, HistoryQuery, HistoryRow, OpenCondition, history_entry, history_where, spiders_where
+from ..records import ChangeQuery, Lease
+from ..semantics import dumps
 
 __all__ = ["HISTORY_FLUSH_SECONDS", "SQLiteHealth"]
 

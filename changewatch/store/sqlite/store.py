@@ -14,30 +14,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .base import (
+from ...core.validators import HttpValidators
+from ..changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty, older_schema, paged, query_where
+from ..errors import StoreError, VersionConflict
+from ..options import Option, choice, resolve_options, seconds, split_query
+from ..protocol import StoreOptions
+from ..records import (
     TRANSFER_TABLES,
     ChangeQuery,
     Committed,
-    HttpValidators,
     Lease,
     LogEntry,
     LoggedChange,
     Outcome,
     StoreCounts,
     StoredState,
-    StoreError,
-    StoreOptions,
     TransferBatch,
-    VersionConflict,
 )
-from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, insert_sql, not_empty, older_schema, paged, query_where
-from .options import Option, choice, resolve_options, seconds, split_query
-from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
-from .sqlite_checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
-from .sqlite_health import SQLiteHealth
-from .sqlite_routing import SQLiteRouting, write_notifications
-from .sqlite_schema import check_file, existing_version, prepare, schema_version, store_error
-from .sqlite_upkeep import SQLiteUpkeep
+from ..semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from .checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
+from .health import SQLiteHealth
+from .routing import SQLiteRouting, write_notifications
+from .schema import check_file, existing_version, prepare, schema_version, store_error
+from .upkeep import SQLiteUpkeep
 
 __all__ = ["OPTIONS", "SQLiteStore"]
 
@@ -75,7 +74,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                              f"{OPTIONS['synchronous'].accepts}") from None
         self.timeout = timeout
         self._db: sqlite3.Connection | None = None
-        #: checkpoints the log outside the committing thread (sqlite_checkpoint.py); None: SQLite's own
+        #: checkpoints the log outside the committing thread (checkpoint.py); None: SQLite's own
         self._checkpointer: Checkpointer | None = None
         self._clamp_reported = False
         self._init_history()

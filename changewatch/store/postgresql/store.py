@@ -24,25 +24,18 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from .base import (
-    Committed,
-    HttpValidators,
-    Lease,
-    LoggedChange,
-    Outcome,
-    StoredState,
-    StoreError,
-    StoreOptions,
-    VersionConflict,
-)
-from .options import Option, redact, resolve_options, seconds, split_query
-from .postgresql_health import PostgreSQLHealth
-from .postgresql_retry import FIRST_DELAY, Attempt, Outage, is_transient
-from .postgresql_routing import PostgreSQLRouting, write_notifications
-from .postgresql_schema import prepare
-from .postgresql_transfer import PostgreSQLTransfer
-from .postgresql_upkeep import PostgreSQLUpkeep
-from .semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from ...core.validators import HttpValidators
+from ..errors import StoreError, VersionConflict
+from ..options import Option, redact, resolve_options, seconds, split_query
+from ..protocol import StoreOptions
+from ..records import Committed, Lease, LoggedChange, Outcome, StoredState
+from ..semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from .health import PostgreSQLHealth
+from .retry import FIRST_DELAY, Attempt, Outage, is_transient
+from .routing import PostgreSQLRouting, write_notifications
+from .schema import prepare
+from .transfer import PostgreSQLTransfer
+from .upkeep import PostgreSQLUpkeep
 
 __all__ = ["OPTIONS", "PostgreSQLStore"]
 
@@ -217,7 +210,7 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
                   statement: bool = False) -> T:
         """``work(cursor, attempt)`` in one transaction, run again in a new one after a transient
         failure (a lost connection, a server restarting, a serialization failure) until the
-        outage has lasted ``retry_time`` (changewatch.store.postgresql_retry). *once*: the work
+        outage has lasted ``retry_time`` (changewatch.store.postgresql.retry). *once*: the work
         must not be done twice; it sets ``attempt.xid`` (``txid_current()``), and a failure
         after it finished (during COMMIT) is settled by asking the server whether that
         transaction committed. Any other failure, or one past the budget, is a StoreError.

@@ -10,10 +10,10 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..core.schedule import DueEntry
-from .base import ChangeEvidence, Evidence
-from .semantics import format_time
-from .upkeep import Dialect
+from ...core.schedule import DueEntry
+from ..records import ChangeEvidence, Evidence
+from ..semantics import format_time
+from ..upkeep import Dialect
 
 __all__ = ["SQLiteUpkeep"]
 

@@ -9,9 +9,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from .base import TRANSFER_TABLES, ChangeQuery, LogEntry, StoreCounts, StoreError, TransferBatch
-from .changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, not_empty, older_schema, paged, query_where
-from .postgresql_schema import existing_version, schema_version
+from ..changelog import ENTRY_COLUMNS, EXPORT_ORDER, entry, not_empty, older_schema, paged, query_where
+from ..errors import StoreError
+from ..records import TRANSFER_TABLES, ChangeQuery, LogEntry, StoreCounts, TransferBatch
+from .schema import existing_version, schema_version
 
 __all__ = ["PostgreSQLTransfer"]
 

@@ -11,8 +11,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .base import NotificationState, Outcome, PendingNotification
-from .semantics import dumps
+from ..records import NotificationState, Outcome, PendingNotification
+from ..semantics import dumps
 
 __all__ = ["SQLiteRouting", "write_notifications"]
 

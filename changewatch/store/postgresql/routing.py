@@ -9,8 +9,8 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import NotificationState, Outcome, PendingNotification
-from .semantics import dumps
+from ..records import NotificationState, Outcome, PendingNotification
+from ..semantics import dumps
 
 __all__ = ["PostgreSQLRouting", "write_notifications"]
 

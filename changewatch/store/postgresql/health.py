@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .base import ChangeQuery, Lease
-from .changelog import query_where
-from .health import (
+from ..changelog import query_where
+from ..health import (
     FailingWatch,
     HistoryQuery,
     HistoryRow,
@@ -21,8 +20,9 @@ from .health import (
     history_where,
     spiders_where,
 )
-from .postgresql_retry import Attempt
-from .semantics import dumps
+from ..records import ChangeQuery, Lease
+from ..semantics import dumps
+from .retry import Attempt
 
 __all__ = ["PostgreSQLHealth"]
 

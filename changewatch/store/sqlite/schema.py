@@ -12,9 +12,9 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
-from .base import NoSuchStore, StoreError
-from .health import HEALTH_TABLES
-from .semantics import APP_ID, FIRST_SCHEMA, check_schema_version
+from ..errors import NoSuchStore, StoreError
+from ..health import HEALTH_TABLES
+from ..semantics import APP_ID, FIRST_SCHEMA, check_schema_version
 
 __all__ = ["MIGRATIONS", "check_file", "existing_version", "prepare", "schema_version", "store_error"]
 
