@@ -47,6 +47,7 @@ from scrapy.utils.misc import load_object
 from . import meta
 from .runtime.config import ChangewatchConfig, ConfigError
 from .runtime.stats import Stats
+from .store.outage import Outage
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -156,6 +157,14 @@ def redis_server(settings: BaseSettings) -> Redis:
     return server
 
 
+def _is_redis_error(exc: BaseException) -> bool:
+    """Every error of a Redis call is an outage to ride out: the scheduler's calls cannot be wrong
+    in a way that trying again would not show."""
+    from redis.exceptions import RedisError
+
+    return isinstance(exc, RedisError)
+
+
 def _where(server: Redis) -> str:
     """Where *server* is, for a message: host:port/db (or its socket), never its password."""
     kwargs = server.connection_pool.connection_kwargs
@@ -195,10 +204,7 @@ class RoundScheduler:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         # Redis outages (see the module docstring)
         self.retry_time = retry_time
-        self._down_since: float | None = None  # time.monotonic() of the current outage's first error
-        self._next_try = 0.0  # time.monotonic() before which an outage's Redis is not tried again
-        self._wait = _RETRY_FIRST
-        self._errors = 0  # Redis errors of the current outage
+        self._outage = Outage(retry_time, _is_redis_error, first_delay=_RETRY_FIRST, max_delay=_RETRY_MAX)
         self._last_error = ""
         self._held: list[Request] = []  # requests enqueued during the outage: enqueued when Redis answers
         #: starts claimed, or maybe claimed (the reply was lost), and not pushed yet, by identity; and
@@ -254,7 +260,7 @@ class RoundScheduler:
                 timer.cancel()
         self._timer = self._budget = None
         # Never flush: the other processes of the round still use its keys; they expire.
-        if self._down_since is None:
+        if self._outage.since is None:
             try:
                 self._refresh()
             except RedisError as exc:  # closing: nothing left to keep the round for
@@ -336,7 +342,7 @@ class RoundScheduler:
     def __len__(self) -> int:
         from redis.exceptions import RedisError
 
-        if self._down_since is not None:
+        if self._outage.since is not None:
             return len(self._held)
         try:
             return len(self.queue) + len(self._held)
@@ -506,10 +512,10 @@ class RoundScheduler:
         which raises RedisError if it does not)."""
         if self._gave_up:
             return True
-        if self._down_since is None:
+        if self._outage.since is None:
             return False
         now = time.monotonic()
-        if now < self._next_try:
+        if now < self._outage.next_try:
             self._over_budget(now)
             return True
         self._recover()
@@ -518,12 +524,10 @@ class RoundScheduler:
     def _redis_failed(self, exc: Exception) -> None:
         """A Redis call raised *exc*: an outage begins (one WARNING) or goes on."""
         self.stats.inc("redis_errors")
-        self._errors += 1
         self._last_error = f"{type(exc).__name__}: {exc}"
+        began = self._outage.failed(exc)  # after the call: a timeout took its time before the next try
         now = time.monotonic()
-        if self._down_since is None:
-            self._down_since = now
-            self._wait = _RETRY_FIRST
+        if began:
             self.stats.inc("redis_outages")
             logger.warning("round %s: Redis at %s is unreachable (%s): this process goes on with what it is fetching, "
                            "keeps the requests it makes and tries Redis again every few seconds, for up to "
@@ -537,16 +541,14 @@ class RoundScheduler:
                 # the engine may not ask the scheduler anything for a while (every slot busy)
                 self._budget = loop.call_later(self.retry_time, self._budget_spent)
         else:
-            self._wait = min(self._wait * 2, _RETRY_MAX)
             logger.debug("round %s: Redis still unreachable: %s", self.round, self._last_error)
-        self._next_try = time.monotonic() + self._wait  # after the call: a timeout took its time
         self._over_budget(now)
 
     def _recover(self) -> None:
         """Try Redis in an outage: refresh the round's keys (a round trip), enqueue the requests
         held meanwhile, and end the outage with one WARNING. Raises RedisError if Redis fails
         again; a held request is dropped from :attr:`_held` only once it is enqueued."""
-        assert self._down_since is not None
+        assert self._outage.since is not None
         self._refresh()
         replayed = 0
         while self._held:
@@ -554,18 +556,17 @@ class RoundScheduler:
                 replayed += 1
             self._held.pop(0)
         lost = not self.server.exists(self.keys.marker)
-        down = time.monotonic() - self._down_since
-        self._down_since = None
+        errors = self._outage.errors
+        down = self._outage.over() or 0.0
         if self._budget is not None:
             self._budget.cancel()
             self._budget = None
         self.stats.inc("redis_outage_seconds", round(down))
         self.stats.inc("replayed", replayed)
         logger.warning("round %s: Redis at %s answers again after %.1f s (%d errors): %d requests this process made "
-                       "meanwhile are queued now%s", self.round, _where(self.server), down, self._errors, replayed,
+                       "meanwhile are queued now%s", self.round, _where(self.server), down, errors, replayed,
                        "; Redis lost the round (restarted empty?): this process claims its watches again when it "
                        "goes idle" if lost else "")
-        self._errors = 0
 
     def _budget_spent(self) -> None:
         """The timer set when an outage began, CHANGEWATCH_ROUND_RETRY_TIME later: try Redis once
@@ -573,9 +574,9 @@ class RoundScheduler:
         from redis.exceptions import RedisError
 
         self._budget = None
-        if self._down_since is None or self._gave_up:
+        if self._outage.since is None or self._gave_up:
             return
-        self._next_try = 0.0
+        self._outage.try_now()
         try:
             self._unreachable()
         except RedisError as exc:
@@ -585,13 +586,13 @@ class RoundScheduler:
         """Stop the crawl, once, when the outage has lasted CHANGEWATCH_ROUND_RETRY_TIME."""
         from .runtime.extension import ChangewatchRuntime
 
-        if self._gave_up or self._down_since is None or now - self._down_since < self.retry_time:
+        if self._gave_up or self._outage.since is None or not self._outage.spent(now):
             return
         self._gave_up = True
         if self._budget is not None:
             self._budget.cancel()
             self._budget = None
-        down = now - self._down_since
+        down = now - self._outage.since
         self.stats.inc("redis_outage_seconds", round(down))
         ChangewatchRuntime.of(self.crawler).fail(
             f"Redis at {_where(self.server)} unreachable for more than {self.retry_time:g} s "

@@ -414,15 +414,15 @@ def test_a_claim_or_a_push_whose_reply_was_lost_is_this_process_own(tmp_path: Pa
     assert other.enqueue_request(again[0]) is False  # claimed: the other process skips it
 
     lost["pipeline"] = False
-    sched._next_try = 0  # (no waiting for the next try)
+    sched._outage.try_now()  # (no waiting for the next try)
     assert sched.has_pending_requests() and len(sched) == 2  # Redis answers: both queued
     assert sched.stats.crawler.stats.get_value("changewatch/round/reclaimed") == 1
 
     lost["push"] = True  # now the claim answers, and the push's reply is lost
     assert sched.enqueue_request(requests[1])  # claimed, pushed, reply lost: held
-    assert sched._down_since is not None and len(sched) == 1
+    assert sched._outage.since is not None and len(sched) == 1
     lost["push"] = False
-    sched._next_try = 0
+    sched._outage.try_now()
     assert sched.has_pending_requests()
     popped = []
     while (request := sched.next_request()) is not None:

@@ -2,10 +2,9 @@
 blip, a killed backend): which failures are worth another try, and how long one outage may last.
 
 A call that meets a transient failure runs its transaction again, in a new one, backing off,
-until ``retry_time`` seconds have passed since the *outage* began (not since the call began: the
-calls queued behind the first one share its deadline, so a crawl whose database stays away stops
-after one budget, not one per observation in flight). Past it, the call raises a StoreError and
-the crawl stops: nothing is written that was not written whole.
+until ``retry_time`` seconds have passed since the *outage* began (changewatch.store.outage, as
+the Redis scheduler's). Past it, the call raises a StoreError and the crawl stops: nothing is
+written that was not written whole.
 
 What makes a retry safe: every unit of work is one transaction, so a failure before COMMIT wrote
 nothing. A failure *during* COMMIT is ambiguous (the server may have committed and the
@@ -18,11 +17,12 @@ lost transaction would have returned, so the crawl exports the change it logged.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Attempt", "Outage", "is_transient"]
+from ..outage import Outage
+
+__all__ = ["FIRST_DELAY", "Attempt", "DatabaseOutage", "is_transient"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,61 +71,38 @@ class Attempt:
     finished: bool = False
 
 
-class Outage:
-    """The store's connection trouble: when it began, how many tries it cost, whether its
-    connections were lost (a new pool is needed), when it ends."""
+class DatabaseOutage(Outage):
+    """The store's connection trouble (:class:`~changewatch.store.outage.Outage`, transient as
+    :func:`is_transient` says), with what a database adds: whether its connections were lost (a
+    new pool is needed), the tries made again over the store's life, and its log lines."""
 
     def __init__(self, budget: float, where: str):
-        self.budget = budget
+        super().__init__(budget, is_transient, first_delay=FIRST_DELAY, max_delay=MAX_DELAY)
         self.where = where
-        self.since: float | None = None
         self.lost_connections = False
         self.retries = 0  # tries made again, over the store's life
-        self._last_try = 0.0
 
-    @property
-    def left(self) -> float:
-        """Seconds of the budget left (the whole budget when there is no outage)."""
-        if self.since is None:
-            return self.budget
-        return self.since + self.budget - time.monotonic()
-
-    def may_try(self) -> bool:
-        """Whether a call may try the database now. Past the budget, only once a second: the
-        calls queued behind the one that gave up then fail at once (the crawl is stopping), yet
-        a store that outlives the outage works again when the database is back."""
-        if self.since is None or self.left > 0:
-            return True
-        return time.monotonic() - self._last_try >= MAX_DELAY
-
-    def failed(self, doing: str, exc: BaseException) -> float | None:
+    def lost(self, doing: str, exc: BaseException) -> float | None:
         """A try failed transiently: how much of the budget is left, or None when it is spent
         (the caller then gives up)."""
-        self._last_try = time.monotonic()
         if getattr(exc, "sqlstate", None) not in ("40001", "40P01"):  # not a serialization failure or deadlock
             self.lost_connections = True
-        if self.since is None:
-            self.since = self._last_try
-            if self.budget > 0:
-                logger.warning("%s: lost the database while trying to %s (%s); trying again for up to %g s",
-                               self.where, doing, _one_line(exc), self.budget)
+        if self.failed(exc) and self.budget > 0:
+            logger.warning("%s: lost the database while trying to %s (%s); trying again for up to %g s",
+                           self.where, doing, _one_line(exc), self.budget)
         left = self.left
         if left <= 0:
             return None
         self.retries += 1
         return left
 
-    def over(self) -> None:
+    def over(self) -> float | None:
         """A transaction went through: the outage, if any, is over."""
         self.lost_connections = False
-        if self.since is not None:
-            logger.warning("%s: the database answers again after %.1f s", self.where, time.monotonic() - self.since)
-            self.since = None
-
-    def pause(self, delay: float) -> float:
-        """Sleep before the next try (never past the budget); the next delay."""
-        time.sleep(max(0.0, min(delay, self.left)))
-        return min(delay * 2, MAX_DELAY)
+        lasted = super().over()
+        if lasted is not None:
+            logger.warning("%s: the database answers again after %.1f s", self.where, lasted)
+        return lasted
 
 
 def _one_line(exc: BaseException) -> str:

@@ -31,7 +31,7 @@ from ..protocol import StoreOptions
 from ..records import Committed, Lease, LoggedChange, Outcome, StoredState
 from ..semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
 from .health import PostgreSQLHealth
-from .retry import FIRST_DELAY, Attempt, Outage, is_transient
+from .retry import FIRST_DELAY, Attempt, DatabaseOutage
 from .routing import PostgreSQLRouting, write_notifications
 from .schema import prepare
 from .transfer import PostgreSQLTransfer
@@ -97,7 +97,7 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
         self._clamp_reported = False
         self._opened = False
         self.retry_time = retry_time
-        self._outage = Outage(retry_time, self._where)
+        self._outage = DatabaseOutage(retry_time, self._where)
 
     @classmethod
     def from_uri(cls, uri: str, options: StoreOptions | None = None) -> PostgreSQLStore:
@@ -238,9 +238,9 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
                             attempt.result = work(cur, attempt)
                             attempt.finished = True  # only COMMIT is left
             except (psycopg.Error, PoolTimeout) as exc:
-                if not is_transient(exc):
+                if not self._outage.is_transient(exc):
                     raise self._error(doing, exc) from exc
-                if self._outage.failed(doing, exc) is None:
+                if self._outage.lost(doing, exc) is None:
                     budget = f" (the database was unreachable for {self.retry_time:g} s)" if self.retry_time else ""
                     raise self._error(doing + budget, exc) from exc
                 if once and attempt.finished and attempt.xid is not None and self._committed(attempt, doing):
