@@ -186,7 +186,7 @@ def check_file(path: Path) -> None:
 
 def prepare(db: sqlite3.Connection, path: Path, synchronous: str, timeout: float) -> None:
     """Create the schema in an empty database or upgrade an older one, after refusing a database
-    that is not ours, newer or corrupt; then make sure the store can be written. Several crawls
+    that is not ours, newer, a development build's or corrupt; then make sure the store can be written. Several crawls
     may open one store at once: each step checks again, under the write lock, that it is due."""
     if not _tables(db, path):
         _in_transaction(db, path, "create the schema", partial(_create, db))
