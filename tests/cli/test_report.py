@@ -1,4 +1,4 @@
-"""``changewatch report``'s arguments and bad inputs (issue 15): a missing store, a bad --since,
+"""``changewatch report``'s arguments and bad inputs: a missing store, a bad --since,
 an unwritable -o, a period with nothing in it, a store with no health history, clock skew."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import Outcome, sqlite_schema
 from changewatch.store.sqlite import SQLiteStore
 
-from .report.stores import Filler, every_kind
+from ..report.stores import Filler, every_kind
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
