@@ -12,15 +12,14 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..core.comparisons import Kind
+from ..core import Kind
 from ..store import DEFAULT_STORE_URI, LogEntry, OlderSchema, StoreError, store_from_uri
 from ..store.options import redact
 from ..store.semantics import format_time
 
 __all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_kind_option", "add_spider_option",
-           "add_store_option", "add_upgrade_option", "entry_json", "error", "json_line",
-           "open_store", "parse_kinds", "parse_since",
-           "valid_change_id"]
+           "add_store_option", "add_upgrade_option", "entry_json", "error", "json_line", "open_store", "parse_kinds",
+           "parse_since", "valid_change_id"]
 
 #: the kinds the change log holds (the others are never logged)
 LOGGED_KINDS = tuple(kind.value for kind in Kind if kind.reported)
@@ -45,7 +44,9 @@ class UsageError(CommandError):
 
 
 def error(command: str, message: str) -> None:
-    """One line on stderr, for a failure the command reports and carries on past."""
+    """One line on stderr, for a failure met while a store is open. Raised instead, a CommandError
+    would keep the failing frames, and the store's suspended reads in them, alive until after the
+    store is closed: their cleanup would then fail with a traceback on stderr."""
     print(f"changewatch {command}: {message}", file=sys.stderr)
 
 

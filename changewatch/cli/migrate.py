@@ -22,8 +22,8 @@ from ..store import (
     StoreNotEmpty,
     TransferableStore,
     TransferBatch,
+    store_from_uri,
 )
-from ..store import store_from_uri as _store_from_uri
 from ..store.changelog import not_empty
 from ..store.options import redact
 from .common import CommandError, add_upgrade_option, error, open_store
@@ -61,7 +61,7 @@ class Tally:
 
 
 def _open_target(uri: str) -> Any:
-    store = _store_from_uri(uri)
+    store = store_from_uri(uri)
     if not isinstance(store, TransferableStore):
         raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot receive "
                          "a migration: its backend does not implement changewatch.store.TransferableStore")
