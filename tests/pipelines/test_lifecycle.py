@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from scrapy.http import HtmlResponse, Request
 
-from changewatch.cli_changes import parse_kinds
+from changewatch.cli.common import parse_kinds
 from changewatch.core.comparisons import Kind
 from changewatch.extract.observe import moved_from
 from changewatch.extract.page import Page

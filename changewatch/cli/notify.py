@@ -10,30 +10,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .cli_changes import UsageError, open_existing_store, parse_since
-from .notify.crawl import watch_rules
-from .notify.destinations import Destination
-from .notify.notifier import Notifier
-from .notify.routing import Router
-from .notify.sender import SendPolicy
-from .store import ChangeLogStore, RoutingStore, Store, StoreError
-from .store.leases import new_owner
-from .store.options import redact
+from ..store import ChangeLogStore, RoutingStore, Store, StoreError
+from ..store.leases import new_owner
+from ..store.options import redact
+from .common import CommandError, UsageError, error, json_line, open_store, parse_since
+
+if TYPE_CHECKING:
+    from ..notify.destinations import Destination
 
 __all__ = ["add_parser"]
+
+NAME = "notify"
 
 
 class _NotifyStore(Store, ChangeLogStore, RoutingStore, Protocol):
     """A store whose notifications can be listed and sent."""
-
-
-def _error(message: str) -> None:
-    print(f"changewatch notify: {message}", file=sys.stderr)
 
 
 def _settings(pairs: list[str]) -> Any:
@@ -49,10 +43,13 @@ def _settings(pairs: list[str]) -> Any:
 
 
 def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destination]:
+    from ..notify.crawl import watch_rules
+    from ..notify.routing import Router
+
     rules: dict[str, Any] = {}
     if args.watchlist:
-        from .spiders.sources import WatchlistSource, is_fetched, read_watchlist
-        from .spiders.watchlist import WatchlistError
+        from ..spiders.sources import WatchlistSource, is_fetched, read_watchlist
+        from ..spiders.watchlist import WatchlistError
 
         source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
                                  config.watchlist_maxsize)
@@ -66,26 +63,25 @@ def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destinatio
 
 
 def _state_json(state: Any, known: dict[str, Destination]) -> str:
-    return json.dumps({"change_id": state.change_id, "spider": state.spider, "key": state.key, "kind": state.kind,
-                       "observed_at": state.observed_at, "destination": state.shown, "sent_at": state.sent_at,
-                       "attempts": state.attempts, "last_error": state.last_error,
-                       "configured": state.destination in known}, ensure_ascii=False)
+    return json_line({"change_id": state.change_id, "spider": state.spider, "key": state.key, "kind": state.kind,
+                      "observed_at": state.observed_at, "destination": state.shown, "sent_at": state.sent_at,
+                      "attempts": state.attempts, "last_error": state.last_error,
+                      "configured": state.destination in known})
 
 
-def notify(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Exit 0: listed, or every destination sent to; 1: a destination failed; 2: a bad argument,
     setting or watchlist, or a store that cannot be opened."""
-    from .runtime.config import ChangewatchConfig, ConfigError
+    from ..runtime.config import ChangewatchConfig, ConfigError
 
+    since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
     try:
-        since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
         config = ChangewatchConfig.from_settings(_settings(args.set))
         known = _destinations(args, config)
-        store: _NotifyStore = open_existing_store(args.store or config.store, upgrade=False, protocol=RoutingStore,
-                                                  purpose="keep notifications")
-    except (UsageError, ConfigError, StoreError) as exc:
-        _error(str(exc))
-        return 2
+    except ConfigError as exc:
+        raise CommandError(str(exc), 2) from None
+    store: _NotifyStore = open_store(args.store or config.store, upgrade=False, protocol=RoutingStore,
+                                     purpose="keep notifications")
     try:
         if not args.resend:
             for state in store.notification_states(spider=args.spider, since=since, pending=not args.all):
@@ -93,7 +89,7 @@ def notify(args: argparse.Namespace) -> int:
             return 0
         return _resend(store, config, known, args.spider, since, redact(args.store or config.store))
     except StoreError as exc:
-        _error(str(exc))
+        error(NAME, str(exc))
         return 1
     finally:
         store.close()
@@ -101,9 +97,12 @@ def notify(args: argparse.Namespace) -> int:
 
 def _resend(store: _NotifyStore, config: Any, known: dict[str, Destination], spider: str | None, since: str | None,
             shown_store: str) -> int:
+    from ..notify.notifier import Notifier
+    from ..notify.sender import SendPolicy
+
     if not known:
-        _error("no destinations are configured (CHANGEWATCH_NOTIFY in the project's settings or -s, or --watchlist)")
-        return 2
+        raise CommandError("no destinations are configured (CHANGEWATCH_NOTIFY in the project's settings or -s, or "
+                           "--watchlist)", 2)
 
     async def call(fn: Any, *a: Any, **k: Any) -> Any:
         return fn(*a, **k)
@@ -122,7 +121,7 @@ def _resend(store: _NotifyStore, config: Any, known: dict[str, Destination], spi
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser("notify", help="list notifications' delivery state; --resend sends what was missed",
+    parser = sub.add_parser(NAME, help="list notifications' delivery state; --resend sends what was missed",
                             description=__doc__.split("\n\n")[0])
     parser.add_argument("--resend", action="store_true",
                         help="send each configured destination the changes it has not been sent, one message each")
@@ -135,4 +134,4 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--all", action="store_true", help="list sent notifications too (without --resend)")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting over the project's (as scrapy crawl -s), e.g. -s CHANGEWATCH_NOTIFY=json://…")
-    parser.set_defaults(func=notify)
+    parser.set_defaults(func=run)

@@ -16,11 +16,11 @@ from changewatch.cli import main
 from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, TRANSFER_TABLES, StoreCounts, TransferableStore, open_store
 
-from .conditional.servers import OddServer, Page
-from .conditional.test_odd_servers import html
-from .e2e.crawl import Crawler
-from .store._support import encoded, log_changes, outcome
-from .store.conftest import drop_postgresql_schema, postgresql_schema_uri
+from ..conditional.servers import OddServer, Page
+from ..conditional.test_odd_servers import html
+from ..e2e.crawl import Crawler
+from ..store._support import encoded, log_changes, outcome
+from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 
 Capture = pytest.CaptureFixture[str]
 NewPostgreSQL = Callable[[], str]
@@ -147,7 +147,7 @@ def test_an_occupied_target_is_refused(tmp_path: Path, new_postgresql: NewPostgr
 def test_a_target_of_an_older_schema_is_refused_as_it_is(tmp_path: Path, capsys: Capture,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Never upgraded in place first and refused after: the target is left exactly as it was."""
-    from .store.test_sqlite_schema import older_released_store
+    from ..store.test_sqlite_schema import older_released_store
 
     source, target = f"sqlite:///{tmp_path}/a.db", tmp_path / "old.db"
     older_released_store(target, monkeypatch)
@@ -188,7 +188,7 @@ def test_bad_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Cap
                                                                "postgresql://me:***@127.0.0.1:1/db"),
         ((source, "plain:///x.db"), "cannot receive a migration: its backend does not implement"),
     ]
-    monkeypatch.setitem(BUILTIN_STORE_SCHEMES, "plain", "tests.test_cli_changes.PlainStore")
+    monkeypatch.setitem(BUILTIN_STORE_SCHEMES, "plain", "tests.cli.test_changes.PlainStore")
     for (source_uri, target_uri), message in cases:
         code, out, err = migrate(capsys, source_uri, target_uri)
         assert (code, out) == (2, ""), err

@@ -15,7 +15,7 @@ from changewatch.core.comparisons import Kind
 from changewatch.core.evidence import keep_body
 from changewatch.store import Evidence, Lease, Outcome, Store, open_store
 
-from .store._support import T0, T1, T2, encoded
+from ..store._support import T0, T1, T2, encoded
 
 Capture = pytest.CaptureFixture[str]
 URL = "https://shop.example/p/1"

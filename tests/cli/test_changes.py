@@ -22,24 +22,14 @@ from changewatch.store.semantics import FIRST_SCHEMA, format_time
 from changewatch.store.sqlite import SQLiteStore
 from changewatch.store.sqlite.schema import schema_version
 
-from .services import require
-from .store._support import LOGGED, T1, encoded, log_changes, outcome
-from .store.conftest import drop_postgresql_schema, postgresql_schema_uri
-from .store.test_sqlite_schema import older_released_store
+from ..services import require
+from ..store._support import LOGGED, T1, encoded, log_changes, outcome
+from ..store.conftest import postgresql_schema_uri
+from ..store.test_sqlite_schema import older_released_store
 
 Capture = pytest.CaptureFixture[str]
 SCRIPT = Path(sys.executable).parent / "changewatch"
 MEMBERS = {"id", "spider", "key", "kind", "observed_at", "delivered", "delivered_at", "record"}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/state.db"
-        return
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
 
 
 @pytest.fixture

@@ -6,28 +6,37 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .cli_changes import LOGGED_KINDS, UsageError, open_existing_store, parse_kinds, parse_since
-from .report import ReportOptions, write_report
-from .store import DEFAULT_STORE_URI, ChangeLogStore, ChangeQuery, StoreError
-from .store.health import HealthStore
+from ..report import ReportOptions, write_report
+from ..store import ChangeLogStore, ChangeQuery, StoreError
+from ..store.health import HealthStore
+from .common import (
+    LOGGED_KINDS,
+    CommandError,
+    UsageError,
+    add_kind_option,
+    add_spider_option,
+    add_store_option,
+    add_upgrade_option,
+    error,
+    open_store,
+    parse_kinds,
+    parse_since,
+)
 
 __all__ = ["add_parser"]
+
+NAME = "report"
 
 DEFAULT_LIMIT = 500
 
 
 class _ReportStore(ChangeLogStore, HealthStore):
     """What a report reads (a built-in store has both)."""
-
-
-def _error(message: str) -> None:
-    print(f"changewatch report: {message}", file=sys.stderr)
 
 
 def _limit(text: str) -> int:
@@ -53,49 +62,44 @@ def _output(path: str) -> Any:
         raise UsageError(f"-o {path}: cannot write there: {exc.strerror or exc}") from None
 
 
-def report(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Exit 0: written (an empty period too: the report says so); 1: the store could not be read
     or the report not written; 2: a bad argument, an output that cannot be written, or a store
     that cannot be opened."""
     now = datetime.now(UTC).replace(microsecond=0)
-    try:
-        query = ChangeQuery(spiders=tuple(dict.fromkeys(args.spider)), kinds=parse_kinds(args.kind),
-                            since=parse_since(args.since, now))
-        out = _output(args.output)
-    except UsageError as exc:
-        _error(str(exc))
-        return 2
+    query = ChangeQuery(spiders=tuple(dict.fromkeys(args.spider)), kinds=parse_kinds(args.kind),
+                        since=parse_since(args.since, now))
+    out = _output(args.output)
     try:
         store = _open(args)
-    except StoreError as exc:
+    except CommandError:
         _discard(out)
-        _error(str(exc))
-        return 2
+        raise
     try:
         total, shown = _write(store, ReportOptions(args.store, query, args.limit, now, query.kinds or LOGGED_KINDS),
                               out, args.output)
     except (StoreError, OSError) as exc:
         _discard(out)
-        _error(f"the report was not written: {getattr(exc, 'strerror', None) or exc}")
+        error(NAME, f"the report was not written: {getattr(exc, 'strerror', None) or exc}")
         return 1
     finally:
         store.close()
     if total == 0:
-        _error(f"no changes since {query.since}: wrote {args.output}, an empty report (the summary and the sites' "
-               "charts say whether anything was crawled)")
+        error(NAME, f"no changes since {query.since}: wrote {args.output}, an empty report (the summary and the "
+                    "sites' charts say whether anything was crawled)")
     elif shown < total:
-        _error(f"{total} changes since {query.since}: the newest {shown} shown in {args.output}, {total - shown} "
-               "more not shown (--limit)")
+        error(NAME, f"{total} changes since {query.since}: the newest {shown} shown in {args.output}, "
+                    f"{total - shown} more not shown (--limit)")
     return 0
 
 
 def _open(args: argparse.Namespace) -> Any:
-    store = open_existing_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
-                                purpose="make a report of its change log")
+    store = open_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
+                       purpose="make a report of its change log")
     if not isinstance(store, HealthStore):
         store.close()
-        raise StoreError(f"store {args.store} cannot make a report: its backend does not implement "
-                         "changewatch.store.health.HealthStore")
+        raise CommandError(f"store {args.store} cannot make a report: its backend does not implement "
+                           "changewatch.store.health.HealthStore", 2)
     return store
 
 
@@ -117,20 +121,16 @@ def _discard(out: Any) -> None:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser("report", help="write one self-contained HTML report of a period's changes",
+    parser = sub.add_parser(NAME, help="write one self-contained HTML report of a period's changes",
                             description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", metavar="URI", default=DEFAULT_STORE_URI,
-                        help=f"the store to read (default {DEFAULT_STORE_URI}); never created")
+    add_store_option(parser)
     parser.add_argument("--since", metavar="WHEN", default="7d",
                         help="changes fetched at WHEN or later: an ISO 8601 time, a date, or 30m, 12h, 7d, 2w ago "
                              "(default 7d)")
     parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the HTML file to write")
-    parser.add_argument("--kind", action="append", default=[], metavar="KIND",
-                        help=f"only these kinds ({', '.join(LOGGED_KINDS)}); repeat or separate with commas")
-    parser.add_argument("--spider", action="append", default=[], metavar="NAME",
-                        help="only this spider's (repeatable)")
+    add_kind_option(parser)
+    add_spider_option(parser)
     parser.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, metavar="N",
                         help=f"show the newest N changes in full (default {DEFAULT_LIMIT}); the counts cover all")
-    parser.add_argument("--upgrade", action="store_true",
-                        help="upgrade a store of an older schema in place first (as a crawl would)")
-    parser.set_defaults(func=report)
+    add_upgrade_option(parser)
+    parser.set_defaults(func=run)

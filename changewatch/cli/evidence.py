@@ -8,17 +8,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from .cli_changes import entry_json, open_existing_store
-from .core.evidence import decompress, extension
-from .store import DEFAULT_STORE_URI, ChangeLogStore, KeptVersion, MaintainedStore, StoreError
-from .store.options import redact
+from ..core.evidence import decompress, extension
+from ..store import ChangeLogStore, KeptVersion, MaintainedStore, StoreError
+from ..store.options import redact
+from .common import (
+    CommandError,
+    add_change_id,
+    add_store_option,
+    add_upgrade_option,
+    entry_json,
+    error,
+    open_store,
+    valid_change_id,
+)
 
 __all__ = ["add_parser", "write_evidence"]
+
+NAME = "evidence"
 
 #: why a version may be missing from the store, for the messages
 _NOT_KEPT = ("not kept (evidence was off, or the change was found before this changewatch kept evidence) or "
@@ -26,12 +36,11 @@ _NOT_KEPT = ("not kept (evidence was off, or the change was found before this ch
 _PAGE_CHANGES = ("field", "entities", "content")
 
 
-class EvidenceError(Exception):
-    """What cannot be written out; the message is the line the command prints (exit 1)."""
+class EvidenceError(CommandError):
+    """What cannot be written out: the command's last line (exit 1)."""
 
-
-def _error(message: str) -> None:
-    print(f"changewatch evidence: {message}", file=sys.stderr)
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 1)
 
 
 def _content_type(version: KeptVersion) -> str | None:
@@ -105,48 +114,36 @@ def write_evidence(store: MaintainedStore, change_id: int, folder: Path) -> tupl
     return written, missing
 
 
-def evidence(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Exit 0: both versions written; 1: no such change, a version not kept (what exists is
     written), or the folder cannot be written; 2: a bad argument or a store that cannot be opened."""
-    if args.change_id < 1:
-        _error(f"CHANGE_ID must be a change's id (1 or more), not {args.change_id}")
-        return 2
-    try:
-        store: Any = open_existing_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
-                                         purpose="give a change's evidence")
-    except StoreError as exc:
-        _error(str(exc))
-        return 2
+    wanted = valid_change_id(args)
+    store: Any = open_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
+                            purpose="give a change's evidence")
     try:
         kept: MaintainedStore | None = store if isinstance(store, MaintainedStore) else None
         if kept is None:
-            _error(f"store {redact(args.store)} keeps no evidence: its backend does not implement "
-                   "changewatch.store.MaintainedStore")
-            return 2
-        written, missing = write_evidence(kept, args.change_id, Path(args.output))
-    except EvidenceError as exc:
-        _error(str(exc))
-        return 1
+            raise CommandError(f"store {redact(args.store)} keeps no evidence: its backend does not implement "
+                               "changewatch.store.MaintainedStore", 2)
+        written, missing = write_evidence(kept, wanted, Path(args.output))
     except StoreError as exc:
-        _error(f"{exc}; nothing was written")
+        error(NAME, f"{exc}; nothing was written")
         return 1
     finally:
         store.close()
     for path in written:
         print(path)
     for sentence in missing:
-        _error(sentence)
+        error(NAME, sentence)
     return 1 if missing else 0
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser("evidence", help="write a change's before and after, as served, into a folder",
+    parser = sub.add_parser(NAME, help="write a change's before and after, as served, into a folder",
                             description=__doc__.split("\n\n")[0])
-    parser.add_argument("change_id", type=int, metavar="CHANGE_ID", help="the change's id (its record's change_id)")
-    parser.add_argument("--store", metavar="URI", default=DEFAULT_STORE_URI,
-                        help=f"the store to read (default {DEFAULT_STORE_URI}); never created")
+    add_change_id(parser)
+    add_store_option(parser)
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
                         help="the folder to write into (created when missing; files of the same name are replaced)")
-    parser.add_argument("--upgrade", action="store_true",
-                        help="upgrade a store of an older schema in place first (as a crawl would)")
-    parser.set_defaults(func=evidence)
+    add_upgrade_option(parser)
+    parser.set_defaults(func=run)

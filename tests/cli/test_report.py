@@ -1,4 +1,4 @@
-"""``changewatch report``'s arguments and bad inputs (issue 15): a missing store, a bad --since,
+"""``changewatch report``'s arguments and bad inputs: a missing store, a bad --since,
 an unwritable -o, a period with nothing in it, a store with no health history, clock skew."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import Outcome
 from changewatch.store.sqlite import SQLiteStore
 
-from .report.stores import Filler, every_kind
-from .store.test_sqlite_schema import older_released_store
+from ..report.stores import Filler, every_kind
+from ..store.test_sqlite_schema import older_released_store
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import pytest
 
 from changewatch.cli import main
 
-from .core._support import CORPUS_PAGES, CORPUS_SKIP_REASON, article_html, prose_paragraphs, prose_words
+from ..core._support import CORPUS_PAGES, CORPUS_SKIP_REASON, article_html, prose_paragraphs, prose_words
 
 PARAGRAPHS = prose_paragraphs(3000, 60, seed=21)
 EDIT = "The board quietly raised the annual fee for every member."

@@ -7,14 +7,12 @@ carries on where the source left off. The target must be empty; it is written in
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cli_changes import open_existing_store
-from .store import (
+from ..store import (
     TRANSFER_TABLES,
     ChangeLogStore,
     NoSuchStore,
@@ -24,12 +22,15 @@ from .store import (
     StoreNotEmpty,
     TransferableStore,
     TransferBatch,
+    store_from_uri,
 )
-from .store import store_from_uri as _store_from_uri
-from .store.changelog import not_empty
-from .store.options import redact
+from ..store.changelog import not_empty
+from ..store.options import redact
+from .common import CommandError, add_upgrade_option, error, open_store
 
 __all__ = ["add_parser"]
+
+NAME = "migrate"
 
 _BATCH = 1000
 _SPIDER = TRANSFER_TABLES["observations"].index("spider")
@@ -59,12 +60,8 @@ class Tally:
                            self.rows["evidence"])
 
 
-def _error(message: str) -> None:
-    print(f"changewatch migrate: {message}", file=sys.stderr)
-
-
 def _open_target(uri: str) -> Any:
-    store = _store_from_uri(uri)
+    store = store_from_uri(uri)
     if not isinstance(store, TransferableStore):
         raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot receive "
                          "a migration: its backend does not implement changewatch.store.TransferableStore")
@@ -87,24 +84,18 @@ def _open_target(uri: str) -> Any:
     return store
 
 
-def migrate(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Exit 0: migrated and verified; 1: the copy failed (the target was left empty) or does not
     verify; 2: a bad argument, a store that cannot be opened, or a target that is not empty."""
     if args.source == args.target:
-        _error("--from and --to name the same store")
-        return 2
-    try:
-        source = open_existing_store(args.source, upgrade=args.upgrade, protocol=TransferableStore,
-                                     purpose="be migrated")
-    except StoreError as exc:
-        _error(f"the source: {exc}")
-        return 2
+        raise CommandError("--from and --to name the same store", 2)
+    source = open_store(args.source, upgrade=args.upgrade, protocol=TransferableStore, purpose="be migrated",
+                        role="the source")
     try:
         try:
             target = _open_target(args.target)
         except StoreError as exc:
-            _error(f"the target: {exc}")
-            return 2
+            raise CommandError(f"the target: {exc}", 2) from None
         try:
             return _copy(source, target, args)
         finally:
@@ -118,24 +109,24 @@ def _copy(source: TransferableStore, target: TransferableStore, args: argparse.N
     try:
         target.import_rows(tally.counting(source.export_rows(_BATCH)))
     except StoreNotEmpty as exc:
-        _error(f"the target: {exc}")
+        error(NAME, f"the target: {exc}")
         return 2
     except StoreError as exc:
-        _error(f"{exc}; nothing was written to the target, which is still empty")
+        error(NAME, f"{exc}; nothing was written to the target, which is still empty")
         return 1
     copied = tally.counts()
     try:
         arrived, now_in_source = target.counts(), source.counts()
     except StoreError as exc:
-        _error(f"copied, but cannot count what arrived: {exc}")
+        error(NAME, f"copied, but cannot count what arrived: {exc}")
         return 1
     print(_summary(args, copied))
     if arrived != copied:
-        _error(f"the target does not hold what was copied: {_describe(arrived)}, not {_describe(copied)}")
+        error(NAME, f"the target does not hold what was copied: {_describe(arrived)}, not {_describe(copied)}")
         return 1
     if now_in_source != copied:
-        _error(f"the source changed during the migration (a crawl was running?): it now holds "
-               f"{_describe(now_in_source)}; the target holds the store as it was when the copy began")
+        error(NAME, f"the source changed during the migration (a crawl was running?): it now holds "
+                    f"{_describe(now_in_source)}; the target holds the store as it was when the copy began")
         return 1
     return 0
 
@@ -158,11 +149,10 @@ def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser("migrate", help="move a whole store to another backend (SQLite, PostgreSQL)",
+    parser = sub.add_parser(NAME, help="move a whole store to another backend (SQLite, PostgreSQL)",
                             description=__doc__.split("\n\n")[0])
     parser.add_argument("--from", dest="source", required=True, metavar="URI", help="the store to copy; never created")
     parser.add_argument("--to", dest="target", required=True, metavar="URI",
                         help="an empty store to copy it into (created when missing)")
-    parser.add_argument("--upgrade", action="store_true",
-                        help="upgrade a source of an older schema in place first (as a crawl would)")
-    parser.set_defaults(func=migrate)
+    add_upgrade_option(parser, "a source")
+    parser.set_defaults(func=run)

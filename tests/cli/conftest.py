@@ -1,0 +1,29 @@
+"""Stores of each backend for the commands that read one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from changewatch.store import Store, open_store
+
+from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/state.db"
+        return
+    name, uri = postgresql_schema_uri()
+    yield uri
+    drop_postgresql_schema(name)
+
+
+@pytest.fixture
+def store(store_uri: str) -> Iterator[Store]:
+    store = open_store(store_uri)
+    yield store
+    store.close()

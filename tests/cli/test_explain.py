@@ -1,0 +1,59 @@
+"""``changewatch explain`` against a real store of each backend, and ``-a forget=``'s rewrite of a
+key's learned state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from changewatch.core.comparisons import Kind, load_comparisons
+from changewatch.core.comparisons.noise import CALIBRATION
+from changewatch.core.snapshot import Snapshot
+from changewatch.learning import LearningError, rewrite_learned
+from changewatch.store import Outcome, Store
+
+from ..store._support import T0
+from ._learned import URL, Capture, encode, judged, page, run, stored
+
+
+def calibrated(store: Store) -> Snapshot:
+    """A key whose ad slot was learned by three calibration loads, committed as a crawl would."""
+    snapshot = judged(page("Ad: kettles"), None).keep
+    assert snapshot is not None
+    store.commit("watch", "terms", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encode(snapshot)))
+    for ad in ("Ad: phones", "Ad: kettles", "Ad: trips", "Ad: phones"):
+        snapshot = judged(page(ad), snapshot, **{CALIBRATION: True}).keep or snapshot
+    state = store.read("watch", "terms")
+    assert state is not None
+    store.replace_snapshot("watch", "terms", state.version, encode(snapshot))  # type: ignore[attr-defined]
+    return snapshot
+
+
+def test_explain_shows_what_is_learned(store: Store, store_uri: str, capsys: Capture) -> None:
+    calibrated(store)
+    code, out, err = run(capsys, "explain", "terms", "--store", store_uri, "--spider", "watch")
+    assert (code, err) == (0, "")
+    assert "watch terms: 4 calibration loads learned from" in out and "  ~ Ad: kettles" in out
+    assert "~ You may cancel" not in out
+    code, out, _ = run(capsys, "explain", "terms", "--store", store_uri, "--json")
+    found = json.loads(out)
+    assert code == 0 and found["calibration_loads"] == 4 and found["stored_volatile_lines"] == ["Ad: kettles"]
+    assert found["noisy"] is False
+    assert run(capsys, "explain", "nope", "--store", store_uri)[0] == 1
+
+
+def test_forget_drops_what_is_learned_and_keeps_the_baseline(store: Store) -> None:
+    before = calibrated(store)
+    assert rewrite_learned(store, "watch", "terms", lambda _: None, load_comparisons()) is None
+    after = stored(store)
+    assert after.part("content").learned is None and after.text == before.text
+    with pytest.raises(LearningError):
+        rewrite_learned(store, "watch", "absent", lambda _: None, load_comparisons())
+
+
+def test_a_missing_store_is_not_created(tmp_path: Path, capsys: Capture) -> None:
+    missing = tmp_path / "none.db"
+    assert run(capsys, "explain", "k", "--store", f"sqlite:///{missing}")[0] == 2
+    assert not missing.exists()

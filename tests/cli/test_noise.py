@@ -1,0 +1,43 @@
+"""``changewatch noise`` against a real store of each backend: a reported content change learned
+as noise, and what it refuses to learn."""
+
+from __future__ import annotations
+
+from changewatch.core.comparisons import Kind
+from changewatch.core.learned import signature
+from changewatch.store import Outcome, Store
+
+from ..store._support import T0, T1, T2
+from ._learned import URL, Capture, encode, judged, page, run, stored
+
+
+def test_noise_learns_a_reported_change_and_the_next_real_edit_still_shows(store: Store, store_uri: str,
+                                                                            capsys: Capture) -> None:
+    snapshot = judged(page("Offer: free delivery"), None).keep
+    store.commit("watch", "terms", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encode(snapshot)))
+    change = judged(page("Offer: 10% off"), snapshot)
+    assert change.kind is Kind.CONTENT
+    committed = store.commit("watch", "terms", 1, Outcome(Kind.CONTENT, URL, T1, snapshot=encode(change.keep),
+                                                         record={"key": "terms", "kind": "content", **change.members}))
+    assert committed.change_id is not None
+    code, out, err = run(capsys, "noise", str(committed.change_id), "--store", store_uri)
+    assert (code, err) == (0, ""), err
+    assert "change 1 learned as noise (2 volatile line signatures now)" in out
+    learned = stored(store).part("content").learned
+    assert learned is not None and signature("Offer: 10% off") in learned.lines
+    now = stored(store)
+    assert judged(page("Offer: free delivery"), now).kind is Kind.NOISE  # the variation seen: quiet
+    assert judged(page("Offer: something else entirely"), now).kind is Kind.CONTENT  # another text: a change
+    edit = judged(page("Offer: 10% off", stable="You may cancel within 14 days."), now)
+    assert edit.kind is Kind.CONTENT and "+ You may cancel within 14 days." in (edit.diff or "")
+
+
+def test_noise_refuses_what_it_cannot_learn(store: Store, store_uri: str, capsys: Capture) -> None:
+    snapshot = judged(page("x"), None).keep
+    store.commit("watch", "terms", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encode(snapshot)))
+    error = store.commit("watch", "terms", 1, Outcome(Kind.ERROR, URL, T2, error="blocked: 403",
+                                                     record={"key": "terms", "kind": "error"}))
+    code, _, err = run(capsys, "noise", str(error.change_id), "--store", store_uri)
+    assert code == 1 and "is of kind error" in err
+    assert run(capsys, "noise", "99", "--store", store_uri)[0] == 1
+    assert run(capsys, "noise", "0", "--store", store_uri)[0] == 2
