@@ -12,9 +12,10 @@ from pathlib import Path
 
 from . import cli_changes, cli_evidence, cli_learned, cli_migrate, cli_notify, cli_report
 from .core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
-from .core.normalise import RegionError, check_region, decode_page
 from .core.observation import Observation
 from .core.snapshot import Snapshot
+from .core.text.decoding import decode_page
+from .core.text.lxml_walker import RegionError, check_region
 from .core.verdict import Verdict, classify, digest
 
 __all__ = ["main"]

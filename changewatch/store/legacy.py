@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.comparisons import load_comparisons
-from ..core.comparisons.content import ContentPart
+from ..core.comparisons.content_part import ContentPart
 from ..core.comparisons.entities import EntitiesPart
 from ..core.comparisons.fields import FieldsPart
 from ..core.entities import Entity
@@ -34,9 +34,7 @@ def snapshot_from_v2_columns(row: Mapping[str, Any]) -> bytes | None:
         text = zlib.decompress(compressed).decode("utf-8", "surrogatepass")
         parts["content"] = ContentPart(raw_hash=row["raw_hash"], content_hash=row["content_hash"],
                                        fingerprint=int(row["fingerprint"] or 0) & ((1 << 64) - 1),
-                                       length=len(text), text=text, compressed=compressed,
-                                       # schema 2 was written by NORMALISER_VERSION 1: case-folded text
-                                       case_folded=True)
+                                       length=len(text), text=text, compressed=compressed)
     if not parts:
         return None
     return Snapshot(parts).encode(load_comparisons())

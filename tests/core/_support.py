@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from changewatch.core.comparisons.content import ContentComparison, ContentPart
-
 # ../shared/corpus beside the checkout (where CI puts it too), unless CHANGEWATCH_CORPUS says otherwise
 _DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pages"
 CORPUS_PAGES = Path(os.environ.get("CHANGEWATCH_CORPUS", str(_DEFAULT_CORPUS)))
@@ -134,15 +132,3 @@ LANGUAGE_LINES = {
     "ja": ("更新 2026年11月30日（月曜日） 3時間前：価格",  # noqa: RUF001
            "更新 2026年12月1日（火曜日） 5分前：価格"),  # noqa: RUF001
 }
-
-
-def stored_as_version_5(part: ContentPart) -> tuple[dict[str, object], bytes]:
-    """*part* encoded as content parts of versions 1 to 5 were: with its stable text, not its raw
-    text (decode it with the version it stands for)."""
-    kept = ContentPart(raw_hash=part.raw_hash, content_hash=part.content_hash, fingerprint=part.known_fingerprint,
-                       length=part.length, text=part.text, body_hash=part.body_hash, spec=part.spec,
-                       reading=part.reading, undecodable=part.undecodable, case_folded=part.case_folded,
-                       fffd_decoded=part.fffd_decoded)
-    data, blob = ContentComparison().encode(kept)
-    assert blob is not None and "raw" not in data
-    return data, blob

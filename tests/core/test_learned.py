@@ -7,7 +7,7 @@ import itertools
 from typing import Any
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.noise import CALIBRATION
 from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, calibrate, judge, learn_noise, signature
 from changewatch.core.observation import Observation

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from changewatch.core.comparisons.content import _CASE_FIXES, blocked, first_text_passes
-from changewatch.core.linewise import same_stable_text, stable_text_longer_than
-from changewatch.core.normalise import VisibleText, _stable_text, visible_text
+from changewatch.core.comparisons.block_pages import _CASE_FIXES, blocked, first_text_passes
+from changewatch.core.text.linewise import same_stable_text, stable_text_longer_than
+from changewatch.core.text.normalise import visible_text
+from changewatch.core.text.visible import VisibleText
+from changewatch.core.text.volatile import stable_lines
 
 from ._support import CORPUS_PAGES, require_corpus
 
@@ -99,7 +101,7 @@ def test_every_corpus_page_is_read_line_by_line() -> None:
     assert pages
     for path in pages:
         raw = visible_text(path.read_bytes(), like_scrapy=True).raw
-        assert _stable_text(raw) == [line for one in raw.split("\n") for line in _stable_text(one)], path.name
+        assert stable_lines(raw) == [line for one in raw.split("\n") for line in stable_lines(one)], path.name
         lines = raw.split("\n")
         if len(lines) > 2:  # and a clock put in its middle line is no change of its stable text
             middle = len(lines) // 2
@@ -210,7 +212,7 @@ def test_every_corpus_page_passes_its_first_checks_as_before() -> None:
 def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its checks and its comparison both ask whether the stable texts are the same: the lines
     are compared, and the patterns run over those that differ, once."""
-    from changewatch.core.comparisons import content, load_comparisons
+    from changewatch.core.comparisons import content_part, load_comparisons
     from changewatch.core.observation import Observation
     from changewatch.core.verdict import Kind, observe
 
@@ -219,12 +221,12 @@ def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.Mo
     first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 10:32</p>"), None, comparisons)
     assert first.kind is Kind.BASELINE and first.keep is not None
     calls: list[int] = []
-    told = content.same_stable_text
+    told = content_part.same_stable_text
 
     def counted(*args: object, **kwargs: object) -> bool | None:
         calls.append(1)
         return told(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(content, "same_stable_text", counted)
+    monkeypatch.setattr(content_part, "same_stable_text", counted)
     again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 11:47</p>"), first.keep, comparisons)
     assert again.kind is Kind.NOISE and len(calls) == 1

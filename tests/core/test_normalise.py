@@ -9,6 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from changewatch.core import RegionError, check_region, normalise, normalise_text, visible_text
+from changewatch.core.text import volatile
+from changewatch.core.text.lexbor_walker import maybe_deep
+from changewatch.core.text.lxml_walker import lxml_visible_text
 
 from ._support import LANGUAGE_LINES, prose_paragraphs, prose_words
 
@@ -502,26 +505,22 @@ def test_corpus_normalisation_is_deterministic(corpus_texts: dict[object, str]) 
 def test_every_volatile_fragment_trips_the_line_prefilter(fragment: str) -> None:
     """Lines the prefilter skips are never scanned for volatile fragments: each kind we remove
     must trip it, or it would survive normalisation."""
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
-    assert module._TRIGGER.search(fragment.casefold())
+    assert volatile.TRIGGER.search(fragment.casefold())
 
 
 @pytest.mark.parametrize("fragment", VOLATILE)
 def test_every_pattern_that_matches_a_fragment_finds_its_words_in_it(fragment: str) -> None:
     """A pattern is skipped over text without any of its words (_NEEDS): each match of each
     pattern in every kind of fragment we remove must contain one of them."""
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     text = fragment.casefold()
     matched = 0
-    for pattern, needs in zip(module._VOLATILE, module._NEEDS, strict=True):
+    for pattern, needs in zip(volatile._VOLATILE, volatile._NEEDS, strict=True):
         for match in pattern.finditer(text):
             matched += 1
             assert not needs or any(word in match.group(0) for word in needs), (pattern.pattern, match.group(0))
-    assert matched or module._BLOB.search(text), f"nothing removes {fragment!r}"
+    assert matched or volatile._BLOB.search(text), f"nothing removes {fragment!r}"
 
 
 @pytest.mark.parametrize(
@@ -541,49 +540,41 @@ def test_fragments_are_only_removed_from_a_word_boundary(html: str, expected: st
 def test_pages_nested_too_deep_for_lexbor_take_the_tokenizer_and_keep_their_text(depth: int) -> None:
     """lexbor builds its tree in time quadratic in the nesting depth (100,000 nested divs: 25 s):
     a page that may nest deeper than LEXBOR_MAX_DEPTH goes the libxml2/tokenizer way instead."""
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     closed = b"<html><body>" + b"<div>" * depth + b"deep text" + b"</div>" * depth + b"<p>after</p></body></html>"
     unclosed = b"<html><body>" + b"<div>" * depth + b"deep text"
-    assert module._maybe_deep(closed) and module._maybe_deep(unclosed)
+    assert maybe_deep(closed) and maybe_deep(unclosed)
     assert lines(closed) == ["deep text", "after"]
     assert lines(unclosed) == ["deep text"]
 
 
 def test_ordinary_pages_are_not_taken_for_deep_ones() -> None:
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     item = b"<li><a href='/x'><img src='i.png'><br>item</a></li>"
     listing = b"<html><body><ul>" + item * 3_000 + b"</ul></body></html>"
-    assert not module._maybe_deep(listing)  # 9,000 void elements, but closed items: shallow
+    assert not maybe_deep(listing)  # 9,000 void elements, but closed items: shallow
 
 
 def test_every_corpus_page_reads_the_same_with_lexbor_as_with_libxml2(corpus_texts: dict[object, str]) -> None:
     """The parser was changed for speed (issue 10), not the text: lexbor's text equals libxml2's
     (the region and deep-nesting path) on every corpus page, raw and stable, once the one
     reviewed difference is put aside: ``</br>``, a line break in HTML5 as in browsers."""
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     for path in corpus_texts:
         body = path.read_bytes()  # type: ignore[attr-defined]
         fast = visible_text(body)
-        exact = module._lxml_visible_text(body.replace(b"</br>", b"<br>"), None, False, None)
+        exact = lxml_visible_text(body.replace(b"</br>", b"<br>"), None, False, None)
         assert (fast.raw, fast.stable) == (exact.raw, exact.stable), path
 
 
 def test_self_closed_void_tags_do_not_hide_deep_nesting() -> None:
     """A "<br/>" is neither opened nor closed: 20,000 of them after 20,000 nested divs must not
     bring the estimated depth back down."""
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     page = b"<html><body>" + b"<div>" * 20_000 + b"<br/>" * 20_000 + b"deep" + b"</div>" * 20_000 + b"</body></html>"
-    assert module._maybe_deep(page)
+    assert maybe_deep(page)
     svg = b"<html><body>" + b"<svg><path d='M0'/></svg><p>x</p>" * 5_000 + b"</body></html>"
-    assert not module._maybe_deep(svg)  # self-closed elements that were opened close again
+    assert not maybe_deep(svg)  # self-closed elements that were opened close again
 
 
 # --- the corpus's languages -------------------------------------------------------------------------
@@ -647,12 +638,10 @@ def test_a_removed_fragment_takes_only_its_own_separators() -> None:
 
 @pytest.mark.parametrize("line", [line for pair in LANGUAGE_LINES.values() for line in pair])
 def test_every_language_fragment_trips_the_prefilter_and_holds_its_patterns_words(line: str) -> None:
-    import sys
 
-    module = sys.modules["changewatch.core.normalise"]
     text = line.lower()
-    assert module._TRIGGER.search(text)
-    for pattern, needs in zip(module._VOLATILE, module._NEEDS, strict=True):
+    assert volatile.TRIGGER.search(text)
+    for pattern, needs in zip(volatile._VOLATILE, volatile._NEEDS, strict=True):
         for match in pattern.finditer(text):
             assert not needs or any(word in match.group(0) for word in needs), (pattern.pattern, match.group(0))
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from typing import Any
 
 import pytest
 
 from changewatch.core.comparisons import load_comparisons
-from changewatch.core.comparisons.content import ContentPart
-from changewatch.core.normalise import visible_text
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot, SnapshotError
 from changewatch.core.verdict import digest
@@ -53,7 +51,7 @@ def test_reading_does_not_decompress_the_text() -> None:
 
 def test_keeping_unchanged_text_reuses_its_compressed_form() -> None:
     stored = Snapshot.decode(full().encode(COMPARISONS), COMPARISONS).part("content")
-    assert not stored.stable_only  # kept with its raw text (part version 6)
+    assert not stored.stable_only  # kept with its raw text
     kept = stored.with_stable_text_of(stored)
     assert kept.blob() is stored.blob()
     # a part that has its stable text only keeps it compressed as it came
@@ -91,26 +89,3 @@ def test_a_part_of_another_version_is_dropped_not_misread() -> None:
 def test_bytes_that_are_no_snapshot_are_refused(data: bytes) -> None:
     with pytest.raises(SnapshotError):
         Snapshot.decode(data, COMPARISONS)
-
-
-def test_legacy_columns_become_a_snapshot() -> None:
-    from changewatch.store.legacy import snapshot_from_v2_columns
-
-    visible = visible_text(PAGE)
-    part = ContentPart.of(visible)
-    row: dict[str, Any] = {
-        "fields": '{"raw": {"price": "89.00"}, "norm": {"price": "89"}}',
-        "entities": '{"https://s.example/a": {"fields": {"t": "A"}, "norm": {"t": "A"}}}',
-        "text": zlib.compress(visible.stable.encode()), "raw_hash": part.raw_hash,
-        "content_hash": part.content_hash, "fingerprint": part.fingerprint - (1 << 64) * (part.fingerprint >> 63),
-    }
-    data = snapshot_from_v2_columns(row)
-    assert data is not None
-    snapshot = Snapshot.decode(data, COMPARISONS)
-    assert snapshot.fields == {"price": "89.00"} and list(snapshot.entities or {}) == ["https://s.example/a"]
-    migrated = snapshot.part("content")
-    assert isinstance(migrated, ContentPart) and snapshot.text == visible.stable
-    # schema 2 was written by the case-folding normaliser: the part says so (tests/core/test_upgrade.py)
-    assert migrated.case_folded and (migrated.raw_hash, migrated.content_hash) == (part.raw_hash, part.content_hash)
-    assert snapshot_from_v2_columns({"fields": None, "entities": None, "text": None, "raw_hash": None,
-                                     "content_hash": None, "fingerprint": None}) is None

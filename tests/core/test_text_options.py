@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from changewatch.core import text_options
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons import content as content_module
-from changewatch.core.comparisons.content import body_hash
-from changewatch.core.normalise import normalise_text, visible_text
+from changewatch.core.comparisons import content_part as content_module
+from changewatch.core.comparisons.content_page import body_hash
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
-from changewatch.core.text_options import TextOptions, TextOptionsError
+from changewatch.core.text import options as text_options
+from changewatch.core.text.normalise import normalise_text, visible_text
+from changewatch.core.text.options import TextOptions, TextOptionsError
 from changewatch.core.verdict import Verdict, observe
 
 URL = "https://shop.example/products/kettle.html"

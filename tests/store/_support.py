@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from changewatch.core.comparisons import Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentPart, page_text
+from changewatch.core.comparisons.content import page_text
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.core.entities import build_entities

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from changewatch.core.comparisons import Kind
-from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.store import Outcome, StoreError, sqlite_schema

@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from .. import charset
 from ..diff import line_diff
 from ..learned import Learned, calibrate, judge
+from ..text import charset
 from .base import CompareContext, Difference, Status
 
 if TYPE_CHECKING:
-    from .content import ContentPart
+    from .content_part import ContentPart
 
 __all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
 

@@ -18,7 +18,8 @@ that is not surely long is read from the same parse: nothing is parsed twice.
 
 from __future__ import annotations
 
-from .normalise import VisibleText, _maybe_deep, lexbor_dropped, lexbor_marked_text, lexbor_visible_text
+from .lexbor_walker import lexbor_dropped, lexbor_marked_text, lexbor_visible_text, maybe_deep
+from .visible import VisibleText
 
 __all__ = ["first_page_read", "text_chars_at_least"]
 
@@ -32,7 +33,7 @@ def first_page_read(markup: bytes, chars: int, sort_lines: bool = False) -> tupl
     from the same parse (the one :func:`~.normalise.visible_text` gives such a page), or None when
     the page is too short to be parsed for this, or nested too deeply for lexbor (the normaliser
     reads it another way)."""
-    if len(markup) < chars or _maybe_deep(markup):
+    if len(markup) < chars or maybe_deep(markup):
         return False, None
     tree = lexbor_dropped(markup)
     if tree is None or tree.root is None:
