@@ -34,7 +34,7 @@ def snapshot_from_v2_columns(row: Mapping[str, Any]) -> bytes | None:
         text = zlib.decompress(compressed).decode("utf-8", "surrogatepass")
         parts["content"] = ContentPart(raw_hash=row["raw_hash"], content_hash=row["content_hash"],
                                        fingerprint=int(row["fingerprint"] or 0) & ((1 << 64) - 1),
-                                       length=len(text), text=text, compressed=compressed)
+                                       length=len(text), raw=text, raw_compressed=compressed)
     if not parts:
         return None
     return Snapshot(parts).encode(load_comparisons())

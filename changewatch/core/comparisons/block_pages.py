@@ -44,8 +44,7 @@ UNREAD_MIN_CHARS = 2 * BLOCKED_MAX_CHARS
 
 def first_page_problem(part: ContentPart) -> str | None:
     """Why *part* cannot be a first page (a baseline): no text, or a block page's."""
-    raw = part.raw
-    if raw is not None and first_text_passes(raw):
+    if first_text_passes(part.raw):
         return None
     text = part.text
     if not text.strip():

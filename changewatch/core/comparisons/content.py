@@ -10,8 +10,6 @@ from typing import Any, ClassVar
 
 from ..diff import line_diff
 from ..documents import DOCUMENT_TYPES
-from ..evidence import COMPRESSION
-from ..learned import Learned
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..text import charset
@@ -21,8 +19,8 @@ from ..text.options import TextOptions, TextOptionsError
 from ..text.visible import VisibleText
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
 from .block_pages import COLLAPSE_MIN_CHARS, COLLAPSE_RATIO, blocked, first_text_passes, undecodable
-from .content_page import PageBody
 from .content_part import ContentPart
+from .content_store import decode_part, encode_part
 from .noise import learned_difference
 
 __all__ = ["TEXT_SPEC_OPTIONS", "ContentComparison", "page_text", "text_spec"]
@@ -144,7 +142,7 @@ class ContentComparison:
         if old is not None and not fresh:
             if new.same_stable_text(old):
                 return None  # its stable text is the last good page's, which passed these checks
-        elif (raw := new.raw) is not None and first_text_passes(raw):
+        elif first_text_passes(new.raw):
             return None  # a first text (or one read anew) surely not empty, nor a block page's
         text = new.text
         if not text.strip():
@@ -187,9 +185,6 @@ class ContentComparison:
         same = new.same_stable_text(old)  # from the lines the raw texts do not share, when both have them
         if same is None:
             same = old.content_hash == new.content_hash
-        if same and new.stable_only:
-            return Difference(Status.NOISE, keep=old.with_raw_hash(new.raw_hash, new.body_hash,
-                                                                     undecodable=new.undecodable))
         if same:  # kept with its own raw text, which the next page is told from
             return Difference(Status.NOISE, keep=new.with_stable_text_of(old))
         dist = hamming(old.fingerprint, new.fingerprint)
@@ -215,76 +210,7 @@ class ContentComparison:
         return counted
 
     def encode(self, part: ContentPart) -> tuple[Any, bytes | None]:
-        # A fingerprint not computed yet stays so (simhash is 0.36 ms of a corpus page: a baseline
-        # whose text never changes never needs it). Two's complement: SQLite and PostgreSQL
-        # integers (and most JSON readers) are signed 64-bit.
-        if part.kept_unread:
-            return self._encode_body(part)
-        fp = part.known_fingerprint
-        signed = None if fp is None else fp - (1 << 64) * (fp >> 63)
-        # A part keeps its raw text (its stable text is made again when needed); its content hash
-        # and length only once computed. A part without its raw text keeps the stable text.
-        data: dict[str, Any] = {"raw_hash": part.raw_hash, "content_hash": part.known_content_hash,
-                                "fingerprint": signed, "length": part.known_length}
-        if not part.stable_only:
-            data["raw"] = True
-            if part.sort_lines:
-                data["sort_lines"] = True
-        if part.body_hash is not None:
-            data["body_hash"] = part.body_hash
-        if part.spec is not None:
-            data["spec"] = part.spec
-        if part.reading is not None:
-            data["reading"] = part.reading  # even "html": a part without it was stored before content types
-        if part.undecodable:
-            data["undecodable"] = part.undecodable
-        if part.learned is not None:
-            data["learned"] = part.learned.encode()
-        return data, part.blob()
-
-    @staticmethod
-    def _encode_body(part: ContentPart) -> tuple[Any, bytes | None]:
-        # A first page not read (part version 8): its body, compressed, and how to read it.
-        page = part.page
-        assert page is not None
-        data: dict[str, Any] = {"body": COMPRESSION, "body_hash": part.body_hash, "encoding": page.encoding,
-                                "reading": part.reading}
-        if part.sort_lines:
-            data["sort_lines"] = True
-        if part.spec is not None:
-            data["spec"] = part.spec
-        if part.learned is not None:
-            data["learned"] = part.learned.encode()
-        return data, page.compressed()
-
-    @staticmethod
-    def _decode_body(data: dict[str, Any], blob: bytes) -> ContentPart | None:
-        if data["body"] != COMPRESSION or not isinstance(data.get("body_hash"), str):
-            return None
-        spec, encoding = data.get("spec"), data.get("encoding")
-        sort_lines = bool(data.get("sort_lines"))
-        return ContentPart(page=PageBody(None, encoding if isinstance(encoding, str) else None, sort_lines,
-                                      compressed=blob),
-                           body_hash=data["body_hash"], spec=spec if isinstance(spec, str) else None,
-                           reading=data.get("reading"), undecodable=0,
-                           learned=Learned.decode(data["learned"]) if "learned" in data else None,
-                           keeps_body=True, stored_as_body=True)
+        return encode_part(part)
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> ContentPart | None:
-        if version != self.part_version or not isinstance(data, dict) or blob is None:
-            return None
-        if "body" in data:
-            return self._decode_body(data, blob)
-        spec = data.get("spec")
-        fp = data.get("fingerprint")
-        known = {"raw_hash": data["raw_hash"], "fingerprint": None if fp is None else int(fp) & ((1 << 64) - 1),
-                 "body_hash": data.get("body_hash"), "spec": spec if isinstance(spec, str) else None,
-                 "reading": data.get("reading"), "undecodable": int(data.get("undecodable") or 0),
-                 "learned": Learned.decode(data["learned"]) if "learned" in data else None}
-        if data.get("raw"):
-            length = data.get("length")
-            return ContentPart(**known, content_hash=data.get("content_hash"),
-                               length=None if length is None else int(length), raw_compressed=blob,
-                               sort_lines=bool(data.get("sort_lines")))
-        return ContentPart(**known, content_hash=data["content_hash"], length=int(data["length"]), compressed=blob)
-
+        return decode_part(data, blob) if version == self.part_version else None

@@ -46,29 +46,25 @@ class ContentPart:
     the same (core/text/linewise.py), and the stable text, its hash and simhash are computed
     only when they are not. So a part keeps its **raw** text, from which its stable text is made
     again whenever one is needed; its content hash, length and fingerprint are kept when they were
-    computed, and None when not yet (a baseline whose text never changes never needs them). A
-    part made from a stable text alone keeps that (``stable_only``).
+    computed, and None when not yet (a baseline whose text never changes never needs them).
 
     *spec* says how the text was read (:func:`~.content.text_spec`): a text read another way is
     not compared with it. *reading* says what the response was read as: "html" (a page's visible
     text) or a document's content type ("text", "json", "pdf": core/documents.py)."""
 
-    __slots__ = ("_compressed", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
+    __slots__ = ("_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
                  "_raw_hash", "_same_as", "_text", "_undecodable", "_untrusted", "_visible", "body_hash",
                  "keeps_body", "learned", "reading", "sort_lines", "spec", "stored_as_body")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
-                 compressed: bytes | None = None, visible: VisibleText | None = None, page: PageBody | None = None,
+                 visible: VisibleText | None = None, page: PageBody | None = None,
                  body_hash: str | None = None, spec: str | None = None,
                  reading: str | None = None, undecodable: int | None = None,
                  raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False,
                  learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False):
-        stable = (text is not None or compressed is not None) and content_hash is not None and length is not None
-        if visible is None and page is None and raw_hash is None:
-            raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
-        if visible is None and page is None and not stable and raw is None and raw_compressed is None:
-            raise ValueError("a content part needs its text (raw, stable, visible or a page) and its hashes")
+        if visible is None and page is None and (raw_hash is None or (raw is None and raw_compressed is None)):
+            raise ValueError("a content part needs its raw text (as it is, compressed, visible or a page)")
         self.body_hash = body_hash
         #: what is learned of the page's variation (core/learned.py); None: nothing
         self.learned = learned
@@ -90,8 +86,8 @@ class ContentPart:
         self._content_hash = content_hash
         self._fingerprint = fingerprint
         self._length = length
+        #: the stable text, once made (from the raw text)
         self._text = text
-        self._compressed = compressed
         self._visible = visible
         self._raw = raw
         self._raw_compressed = raw_compressed
@@ -172,20 +168,15 @@ class ContentPart:
         return self._visible
 
     @property
-    def raw(self) -> str | None:
-        """The raw text (None for a part made from its stable text alone)."""
+    def raw(self) -> str:
+        """The raw text (decompressed, or read from the page, on first use)."""
         if self._raw is None:
             if (visible := self.visible) is not None:
                 self._raw = visible.raw
-            elif self._raw_compressed is not None:
+            else:
+                assert self._raw_compressed is not None
                 self._raw = inflate(self._raw_compressed, "raw text")
         return self._raw
-
-    @property
-    def stable_only(self) -> bool:
-        """Whether the part knows its stable text but not its raw text (stored by part versions
-        1 to 5, or made from a stable text)."""
-        return self._visible is None and self._page is None and self._raw is None and self._raw_compressed is None
 
     @property
     def undecodable(self) -> int | None:
@@ -213,12 +204,8 @@ class ContentPart:
         if self._text is None:
             if (visible := self.visible) is not None:
                 self._text = visible.stable
-            elif self._compressed is not None:
-                self._text = inflate(self._compressed, "text")
             else:
-                raw = self.raw
-                assert raw is not None
-                self._text = VisibleText(raw, sort_lines=self.sort_lines).stable
+                self._text = VisibleText(self.raw, sort_lines=self.sort_lines).stable
         return self._text
 
     @property
@@ -256,44 +243,23 @@ class ContentPart:
 
     def same_stable_text(self, old: ContentPart) -> bool | None:
         """Whether this part's stable text is *old*'s, told from the raw lines they do not share
-        (core/linewise.py); None when that cannot be told so (a part without its raw text)."""
-        if self.stable_only or old.stable_only or self.sort_lines != old.sort_lines:
+        (core/text/linewise.py); None when that cannot be told so (texts sorted one way and not
+        the other)."""
+        if self.sort_lines != old.sort_lines:
             return None
         if self._content_hash is not None and old._content_hash is not None:
             return self._content_hash == old._content_hash
         if self._same_as is not None and self._same_as[0] is old:
             return self._same_as[1]  # told once already (the checks, then the comparison)
-        raw, old_raw = self.raw, old.raw
-        assert raw is not None and old_raw is not None
-        same = same_stable_text(old_raw, raw, sort_lines=self.sort_lines)
+        same = same_stable_text(old.raw, self.raw, sort_lines=self.sort_lines)
         self._same_as = (old, same)
         return same
 
-    def compressed(self) -> bytes:
-        """The stable text, compressed."""
-        if self._compressed is None:
-            self._compressed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
-        return self._compressed
-
     def blob(self) -> bytes:
-        """What the store keeps of the text: the raw text compressed, or the stable text of a part
-        that has no raw text."""
-        if self.stable_only:
-            return self.compressed()
+        """What the store keeps of the text: the raw text, compressed."""
         if self._raw_compressed is None:
-            raw = self.raw
-            assert raw is not None
-            self._raw_compressed = zlib.compress(raw.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
+            self._raw_compressed = zlib.compress(self.raw.encode("utf-8", "surrogatepass"), _ZLIB_LEVEL)
         return self._raw_compressed
-
-    def with_raw_hash(self, raw_hash: str, body_hash: str | None = None, *,
-                      undecodable: int | None = None) -> ContentPart:
-        """This text under another raw hash and body hash (the same stable text: its compressed
-        form is reused). Only for a part that keeps its stable text alone."""
-        return ContentPart(raw_hash=raw_hash, content_hash=self.content_hash, fingerprint=self._fingerprint,
-                           length=self.length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           body_hash=body_hash, spec=self.spec, reading=self.reading, undecodable=undecodable,
-                           learned=self.learned)
 
     def with_stable_text_of(self, old: ContentPart) -> ContentPart:
         """This part, said to have *old*'s stable text (found the same): what is known of that
@@ -307,12 +273,10 @@ class ContentPart:
         return part
 
     def with_spec(self, spec: str | None, reading: str | None) -> ContentPart:
-        """This part, said to be read as *spec* and *reading* (a part kept across an upgrade that
-        added specs or readings)."""
+        """This part, said to be read as *spec* and *reading*."""
         return ContentPart(raw_hash=self._raw_hash, content_hash=self._content_hash, fingerprint=self._fingerprint,
-                           length=self._length, text=self._text, compressed=self._compressed, visible=self._visible,
-                           page=self._page, body_hash=self.body_hash, spec=spec,
-                           reading=reading, undecodable=self._undecodable,
+                           length=self._length, text=self._text, visible=self._visible, page=self._page,
+                           body_hash=self.body_hash, spec=spec, reading=reading, undecodable=self._undecodable,
                            raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines,
                            learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body)
 
@@ -324,19 +288,16 @@ class ContentPart:
 
     def _identity(self) -> tuple[Any, ...]:
         # A stable text is a function of the raw text (and of sort_lines, part of the spec): a
-        # part with its raw text is told by its raw hash; one without, by its content hash.
-        # (The fingerprint is a function of the stable text, which the content hash stands for.)
-        # A part kept (or to be kept) as its body is told by its body hash: never read for this.
+        # part is told by its raw hash. A part kept (or to be kept) as its body is told by its
+        # body hash: never read for this.
         if self.stored_as_body or self.kept_unread:
             return ("body", self.body_hash, self.sort_lines, self.spec, self.reading)
-        text = self.content_hash if self.stable_only else None
-        return (self.raw_hash, text, self.body_hash, self.spec, self.reading)
+        return (self.raw_hash, self.body_hash, self.spec, self.reading)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContentPart):
             return NotImplemented
-        return (self.stable_only == other.stable_only and self._identity() == other._identity()
-                and self.learned == other.learned)
+        return self._identity() == other._identity() and self.learned == other.learned
 
     def __hash__(self) -> int:
         return hash(self._identity())
