@@ -1,4 +1,4 @@
-"""Undecodable bytes (issue 11, item 5): windows-1252 bytes served as UTF-8 read apart, each a
+"""Undecodable bytes: windows-1252 bytes served as UTF-8 read apart, each a
 character of its own, wherever a page is decoded; a valid page reads as ever."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Documents that are not HTML pages (issue 11, item 2): JSON paths and pointers, the canonical
+"""Documents that are not HTML pages: JSON paths and pointers, the canonical
 JSON text, text files kept line by line, PDF text, and files compared by hash and size."""
 
 from __future__ import annotations

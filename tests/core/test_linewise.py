@@ -1,4 +1,4 @@
-"""The stable text told line by line (core/linewise.py) is the stable text told whole: the
+"""The stable text told line by line (core/text/linewise.py) is the stable text told whole: the
 patterns never match across a line end, two raw texts that share lines have the same stable lines
 there, and what is decided from the lines not shared is what comparing the whole texts decides."""
 

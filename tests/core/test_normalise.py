@@ -556,7 +556,7 @@ def test_ordinary_pages_are_not_taken_for_deep_ones() -> None:
 
 
 def test_every_corpus_page_reads_the_same_with_lexbor_as_with_libxml2(corpus_texts: dict[object, str]) -> None:
-    """The parser was changed for speed (issue 10), not the text: lexbor's text equals libxml2's
+    """The parser was picked for speed, not the text: lexbor's text equals libxml2's
     (the region and deep-nesting path) on every corpus page, raw and stable, once the one
     reviewed difference is put aside: ``</br>``, a line break in HTML5 as in browsers."""
 

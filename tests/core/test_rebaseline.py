@@ -1,7 +1,6 @@
-"""Editing a watch re-baselines what changed, silently (issue 11, item 6): a field read another
-way starts afresh while the others keep comparing; a text read another way (region, sort_lines,
-type, include, ignore) and an entity set read another way start afresh; nothing is reported,
-not even an error; and a store written before specs were kept compares as before, once."""
+"""Editing a watch re-baselines what changed, silently: a field read another way starts afresh
+while the others keep comparing; a text read another way (region, sort_lines, type, include,
+ignore) and an entity set read another way start afresh; nothing is reported, not even an error."""
 
 from __future__ import annotations
 
@@ -11,8 +10,6 @@ import pytest
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.content import text_spec
-from changewatch.core.comparisons.entities import EntitiesComparison, EntitiesPart
-from changewatch.core.comparisons.fields import FieldsComparison, FieldsPart
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
@@ -83,22 +80,6 @@ def test_fields_without_specs_compare_as_before() -> None:
     assert stored(judge(fields_obs("10.00", "In stock", None), None)).part("fields").specs is None
     verdict = judge(fields_obs("10.00", "Sold out", {"stock": "css x"}), old)
     assert verdict.changes == {"stock": field("In stock", "Sold out")}
-
-
-def test_a_version_1_fields_part_compares_as_before_then_keeps_the_specs() -> None:
-    comparison = FieldsComparison()
-    v1 = comparison.decode({"raw": {"price": "10.00", "stock": "In stock"},
-                            "norm": {"price": "10", "stock": "In stock"}}, None, 1)
-    assert v1 == FieldsPart({"price": "10.00", "stock": "In stock"}, {"price": "10", "stock": "In stock"})
-    old = Snapshot({"fields": v1})
-    # a change made across the upgrade is reported, whatever the specs say now
-    changed = judge(fields_obs("10.00", "Sold out", {**SPECS, "stock": "css other"}), old)
-    assert changed.changes == {"stock": field("In stock", "Sold out")}
-    # unchanged: none, and the part is rewritten once with its specs
-    same = judge(fields_obs("10.00", "In stock"), old)
-    assert same.kind is Kind.NONE and same.keep is not None
-    assert stored(same).part("fields").specs == SPECS
-    assert judge(fields_obs("10.00", "In stock"), stored(same)).keep is None
 
 
 # -- content -------------------------------------------------------------------------------------
@@ -224,13 +205,3 @@ def test_other_url_parameters_are_another_entity_set() -> None:
     old = stored(judge(obs([]), None))
     verdict = judge(obs(["ref"]), old)
     assert verdict.kind is Kind.NONE and verdict.counters["entities/rebaselined"] == 1
-
-
-def test_a_version_1_entities_part_compares_as_before() -> None:
-    comparison = EntitiesComparison()
-    v1 = comparison.decode({"https://rentals.example/flat/a": {"fields": {"title": "a"}, "norm": {"title": "a"}}},
-                           None, 1)
-    assert isinstance(v1, EntitiesPart) and v1.spec is None
-    verdict = judge(entities_obs(["a", "b"], "sel-2"), Snapshot({"entities": v1}))
-    assert verdict.kind is Kind.ENTITIES and [e["key"] for e in verdict.added] == ["https://rentals.example/flat/b"]
-    assert stored(verdict).part("entities").spec == "sel-2"

@@ -1,4 +1,4 @@
-"""A text watch's ``include`` and ``ignore`` (issue 11 item 3): what the visible text leaves out,
+"""A text watch's ``include`` and ``ignore``: what the visible text leaves out,
 compared as labelled lines, and what the user declares irrelevant, left out."""
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def test_the_body_hash_shortcut_does_not_hide_an_options_change(monkeypatch: pyt
     old = baseline(html)
     assert observed(html, old).kind is Kind.NONE and len(parsed) == 1  # the baseline was read, this not
     # the same bytes with other options: read again, with them (here: a title now compared), and
-    # kept as the new baseline, silently (an edited watch re-baselines its text: issue 11 item 6)
+    # kept as the new baseline, silently (an edited watch re-baselines its text)
     with_title = observed(html, old, include="title")
     assert len(parsed) == 2 and with_title.kind is Kind.NONE and with_title.keep is not None
     kept = Snapshot.decode(with_title.keep.encode(COMPARISONS), COMPARISONS)

@@ -85,6 +85,6 @@ def test_a_store_written_before_the_upgrade_keeps_working(site: HostileSite, tmp
         stored = dict(db.execute("SELECT key, snapshot FROM snapshots").fetchall())
     for key in ("unchanged", "changed"):
         content = Snapshot.decode(stored[key], comparisons).part("content")
-        assert not content.case_folded and "SIMDJSON 3.0 released" in content.text
+        assert "SIMDJSON 3.0 released" in content.text
     third = crawler.run()
     assert third.returncode == 0 and third.records == [], third.stderr[-3000:]

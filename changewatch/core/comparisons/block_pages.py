@@ -38,7 +38,7 @@ BLOCKED_MAX_CHARS = 3000
 COLLAPSE_MIN_CHARS = 400
 COLLAPSE_RATIO = 0.1
 #: a first page is kept unread when it surely has this many characters of text that are not
-#: whitespace or digits: twice what a block page may have (core/textbound.py)
+#: whitespace or digits: twice what a block page may have (core/text/textbound.py)
 UNREAD_MIN_CHARS = 2 * BLOCKED_MAX_CHARS
 
 
@@ -95,7 +95,7 @@ def undecodable(html: bytes, encoding: str | None, visible: VisibleText) -> str 
     """Why a page shipped as bytes is garbage: much of it did not decode (a wrong or lying
     charset), and comparing it would report a change that is only an encoding accident. The
     page's visible text is looked at first; the body is decoded whole only when that text holds
-    more than a few undecodable bytes (each a character of its own: core/charset.py)."""
+    more than a few undecodable bytes (each a character of its own: core/text/charset.py)."""
     if visible.undecodable <= UNDECODABLE_MIN:
         return None
     text, bad = decode_page_counted(html, encoding, like_scrapy=True)

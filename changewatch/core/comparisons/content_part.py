@@ -122,7 +122,7 @@ class ContentPart:
     def keep_unread_if_long(self) -> bool:
         """Whether this first page's body (unread) surely has more text than a block page, and can
         be kept as its body until a later one differs from it: a whole page (no include or ignore),
-        read as UTF-8 and valid UTF-8, with UNREAD_MIN_CHARS of text (core/textbound.py)."""
+        read as UTF-8 and valid UTF-8, with UNREAD_MIN_CHARS of text (core/text/textbound.py)."""
         page = self._page
         if self.keeps_body:
             return True

@@ -42,7 +42,7 @@ class VisibleText:
         self.raw = raw
         self.sort_lines = sort_lines
         self._stable = stable
-        #: Bytes of the page that did not decode in its charset (see core/charset.py); counted
+        #: Bytes of the page that did not decode in its charset (see core/text/charset.py); counted
         #: only when its visible text showed some.
         self.undecodable = undecodable
 
@@ -50,7 +50,7 @@ class VisibleText:
     def stable(self) -> str:
         if self._stable is None:
             raw = self.raw
-            if VERBATIM in raw:  # include: URL lines, compared as written (core/text_options.py)
+            if VERBATIM in raw:  # include: URL lines, compared as written (core/text/options.py)
                 verbatim = [line for line in raw.split("\n") if line.startswith(VERBATIM)]
                 text = "\n".join(line for line in raw.split("\n") if not line.startswith(VERBATIM))
                 lines = stable_lines(text) if text else []
