@@ -132,3 +132,10 @@ LANGUAGE_LINES = {
     "ja": ("更新 2026年11月30日（月曜日） 3時間前：価格",  # noqa: RUF001
            "更新 2026年12月1日（火曜日） 5分前：価格"),  # noqa: RUF001
 }
+
+
+#: fragments of lines: volatile ones of several languages, and words, numbers and separators
+FRAGMENTS = ["montag", "30.", "November 2026", "10:32", "vor 5 Minuten", "5 minutes ago", "token=abc123",
+             "il y a 3 jours", "Mon", "2026-11-30", "12/11/2026", "am", "pm", "Dec", "3rd", "hace 2 días", "30",
+             "星期一", "2026年11月30日", "10h30", "sunday,", "today", "deadbeefdeadbeef0123", "Price 89.00",
+             "abcdefghijklmnopqrstuvwxyz0123456789ab", "Terms of sale", "UPDATED:", "x", "·", "-", "|"]

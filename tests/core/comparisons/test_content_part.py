@@ -22,7 +22,7 @@ from changewatch.core.text.textbound import text_chars_at_least
 from changewatch.core.verdict import Verdict, observe
 from changewatch.runtime.offload import ObserveTask, _judge
 
-from ._support import article_html, corpus_cases, corpus_files, prose_paragraphs
+from .._support import article_html, corpus_cases, corpus_files, prose_paragraphs
 
 COMPARISONS = load_comparisons()
 
@@ -213,7 +213,7 @@ def test_corpus_pages_compare_the_same_from_an_unread_baseline(path: Path) -> No
 def _not_surely_long_pages() -> list[bytes]:
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     try:
         from bench_crawl import page_template  # the synthetic pages: most are not surely long
     finally:

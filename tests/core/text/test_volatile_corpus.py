@@ -20,7 +20,7 @@ from changewatch.core.text.normalise import visible_text
 from changewatch.core.text.volatile_languages import _AMBIGUOUS_MONTHS, _MONTH_NAMES, _WEEKDAY_NAMES
 from changewatch.core.verdict import classify, digest
 
-from ._support import LANGUAGE_LINES
+from .._support import LANGUAGE_LINES
 
 COMPARISONS = load_comparisons()
 _LANG = re.compile(rb"<html[^>]*?\blang=[\"']?([a-zA-Z]{2})", re.IGNORECASE)

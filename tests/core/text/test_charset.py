@@ -13,7 +13,7 @@ from changewatch.core.text.decoding import decode_page_counted
 from changewatch.core.text.normalise import visible_text
 from changewatch.core.verdict import observe
 
-from ._support import CORPUS_PAGES, require_corpus
+from .._support import CORPUS_PAGES, require_corpus
 
 COMPARISONS = load_comparisons()
 STAT = "charset/undecodable_pages"
