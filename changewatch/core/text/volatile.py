@@ -29,6 +29,8 @@ _WEEKDAY_ABBRS = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
 # Zone abbreviations spelled out: "[a-z]{2,4}t" also took "most", "next", "first", "best"…
 _ZONES = r"(?:utc|gmt|[ecmpa][sd]t|bst|jst|kst|hkt|sgt|msk|cet|cest|eet|eest|aest|aedt|acst|acdt|awst|nzst|nzdt)"
 _ORD = r"(?:st|nd|rd|th)?"
+
+
 def _without_leading_boundary(pattern: str) -> str:
     # Not for the key=value pattern: "[a-z_]*token" without its boundary retries inside every word.
     return pattern if pattern.startswith(r"\b(?:[a-z_]*") else pattern.removeprefix(r"\b")
@@ -40,7 +42,7 @@ def _without_leading_boundary(pattern: str) -> str:
 #
 # A leading "\b" stops Python's regex engine from skipping ahead to the pattern's possible first
 # characters, which makes every scan several times slower: it is compiled without it and
-# _at_word_start() checks the boundary for the few matches instead.
+# _not_at_word_start() checks the boundary for the few matches instead.
 def _digit_first(pattern: str) -> str:
     # "\d" alone first lets the regex engine skip ahead to the next digit; "\d{1,2}" first does not
     # (a tenth to a third faster each, the same matches).
@@ -128,7 +130,6 @@ def _not_at_word_start(match: re.Match[str]) -> bool:
         and _is_word(match.string[start])
 
 
-
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
@@ -172,13 +173,11 @@ def _anchored(pattern: re.Pattern[str], starts: Iterable[int], folded: str) -> I
             yield match
 
 
-def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
-                     needs: list[tuple[str, ...] | frozenset[str]],
-                     kept: Callable[[re.Match[str]], bool] = _not_at_word_start) -> str:
+def _remove_volatile(folded: str, text: str) -> str:
     """*text* without its volatile fragments, found in *folded* (its lower-case twin). A pattern
     whose words are a frozenset runs only when one of them is the word before a number."""
     before_numbers: set[str] | None = None
-    for pattern, words in zip(patterns, needs, strict=True):
+    for pattern, words in zip(_VOLATILE, _NEEDS, strict=True):
         matches: Iterable[re.Match[str]]
         if isinstance(words, frozenset):
             if before_numbers is None:
@@ -190,7 +189,7 @@ def _remove_volatile(folded: str, text: str, patterns: list[re.Pattern[str]],
             continue
         else:
             matches = pattern.finditer(folded)
-        folded, text = _remove(matches, kept, folded, text)
+        folded, text = _remove(matches, _not_at_word_start, folded, text)
     folded, text = _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
     return _SPACES.sub(" ", text)
 
@@ -214,7 +213,7 @@ def stable_lines(raw: str) -> list[str]:
     candidates = [i for i, line in enumerate(folded_lines) if TRIGGER.search(line)]
     if candidates:
         text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
-                                "\n".join([lines[i] for i in candidates]), _VOLATILE, _NEEDS)
+                                "\n".join([lines[i] for i in candidates]))
         for i, line in zip(candidates, text.split("\n"), strict=True):
             # A removed fragment leaves a space where it was (the raw lines have none at their
             # ends): only such an end loses its separators.
