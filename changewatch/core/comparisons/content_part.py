@@ -9,7 +9,7 @@ from typing import Any
 
 from ..learned import Learned
 from ..simhash import simhash
-from ..text.decoding import utf8_markup
+from ..text.decoding import utf8_markup, valid_utf8
 from ..text.linewise import same_stable_text
 from ..text.normalise import visible_text
 from ..text.options import TextOptions
@@ -132,7 +132,7 @@ class ContentPart:
         if not isinstance(html, bytes) or len(html) < UNREAD_MIN_CHARS:
             return False
         markup, bad = utf8_markup(html, page.encoding, like_scrapy=True)
-        if bad is not None or not (markup.isascii() or _valid_utf8(markup)):
+        if bad is not None or not (markup.isascii() or valid_utf8(markup)):
             return False
         long, visible = first_page_read(markup, UNREAD_MIN_CHARS, page.sort_lines)
         if not long:
@@ -305,12 +305,3 @@ class ContentPart:
     def __repr__(self) -> str:
         return (f"ContentPart(raw_hash={self._raw_hash!r}, body_hash={self.body_hash!r}, "
                 f"content_hash={self._content_hash!r})")
-
-
-def _valid_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-

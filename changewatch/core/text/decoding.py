@@ -8,7 +8,7 @@ from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bo
 
 from . import charset
 
-__all__ = ["decode_page", "decode_page_counted", "escape_undecodable", "utf8_markup"]
+__all__ = ["decode_page", "decode_page_counted", "escape_undecodable", "utf8_markup", "valid_utf8"]
 
 
 def _undeclared_encoding(body: bytes) -> str:
@@ -17,11 +17,7 @@ def _undeclared_encoding(body: bytes) -> str:
     # letter into the same U+FFFD, so changes to them went unseen. (Scrapy's response.text asks
     # charset_normalizer instead, which reads a short French windows-1252 page as cp1250:
     # "crème" became "crčme".)
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "cp1252"
-    return "utf-8"
+    return "utf-8" if valid_utf8(body) else "cp1252"
 
 
 def _scrapy_undeclared_encoding(body: bytes) -> str | None:
@@ -99,3 +95,11 @@ def utf8_markup(html: str | bytes, encoding: str | None, like_scrapy: bool = Fal
         text, bad = decode_page_counted(html, declared, like_scrapy=like_scrapy)
         return text.encode("utf-8", "replace"), bad
     return html.encode("utf-8", "replace"), 0
+
+
+def valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
