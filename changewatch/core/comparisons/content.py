@@ -58,6 +58,7 @@ def text_spec(obs: Observation) -> str:
 
 _DEFAULT_TEXT_SPEC = spec_digest({})
 
+
 def page_text(html: str | bytes | None, text: str | None, region: str | None, sort_lines: bool,
               encoding: str | None = None, options: TextOptions | None = None, url: str = "") -> VisibleText:
     """The visible text of a page's HTML, or of text a spider extracted. CPU-bound."""
@@ -65,7 +66,6 @@ def page_text(html: str | bytes | None, text: str | None, region: str | None, so
         return visible_text(html, region, sort_lines=sort_lines, encoding=encoding, like_scrapy=True,
                             options=options, url=url)
     return normalise_text(text or "", sort_lines=sort_lines, options=options)
-
 
 
 def _same_body(old: ContentPart, new: ContentPart) -> bool:
@@ -77,7 +77,7 @@ class ContentComparison:
     name: ClassVar[str] = "content"
     kind: ClassVar[Kind] = Kind.CONTENT
     rank: ClassVar[int] = 30
-    # The part's format (content_part.py): a part of another version is not read, and the key
+    # The part's format (content_store.py): a part of another version is not read, and the key
     # starts again from its next observation, silently.
     part_version: ClassVar[int] = 8
 
@@ -182,7 +182,7 @@ class ContentComparison:
             if old.stored_as_body:
                 return Difference(Status.NONE, keep=new)  # kept as its text from now on: read once
             return Difference(Status.NONE, keep=old)
-        same = new.same_stable_text(old)  # from the lines the raw texts do not share, when both have them
+        same = new.same_stable_text(old)  # from the lines the raw texts do not share
         if same is None:
             same = old.content_hash == new.content_hash
         if same:  # kept with its own raw text, which the next page is told from
