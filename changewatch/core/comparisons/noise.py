@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from ..calibration import calibrate
 from ..diff import line_diff
-from ..learned import Learned, calibrate, judge
+from ..learned import Learned, judge
 from ..text import charset
 from .base import CompareContext, Difference, Status
 

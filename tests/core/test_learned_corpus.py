@@ -18,7 +18,7 @@ from changewatch.core.snapshot import Snapshot
 from changewatch.core.text.decoding import decode_page
 from changewatch.core.verdict import Verdict, observe
 
-from .._support import corpus_cases
+from ._support import corpus_cases
 
 _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
 _WORD = re.compile(r"(?<![\w&#;/=.-])([a-z]{8,})(?![\w-])")
