@@ -39,7 +39,6 @@ def body_hash(html: str | bytes, encoding: str | None, sort_lines: bool, options
     return digest.hexdigest()[:32]
 
 
-
 class PageBody:
     """What a part digested from a whole page needs to read it, when (and if) it must: the body as
     it came, or as the store kept it (*compressed*, decompressed on first use)."""

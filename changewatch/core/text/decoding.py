@@ -38,7 +38,6 @@ def _scrapy_undeclared_encoding(body: bytes) -> str | None:
     return resolve_encoding(match.encoding) if match else None
 
 
-
 def escape_undecodable(body: bytes, encoding: str, text: str) -> tuple[str, int]:
     """*text*, which w3lib decoded from *body* as *encoding* with U+FFFD for what did not decode,
     with each such byte a character of its own instead, and how many there were. A text without

@@ -12,7 +12,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from . import charset
 from .decoding import utf8_markup
-from .visible import BLOCKS, DROPPED, VISIBLE_IN_TEXT, VisibleText, collapse_marked, counted, split_collapsed
+from .visible import BLOCKS, DROPPED, VisibleText, collapse_marked, counted, split_collapsed
 
 # NumPy (the depth estimate of long pages) is imported where it is needed, not by every worker.
 if TYPE_CHECKING:
@@ -77,22 +77,12 @@ def maybe_deep(markup: bytes) -> bool:
     return int(np.cumsum(steps[np.argsort(positions, kind="stable")]).max()) > LEXBOR_MAX_DEPTH
 
 
-def _lexbor_lines(markup: bytes) -> list[str]:
-    return _lexbor_text(markup).split(_LEXBOR_MARK)
-
-
-def _lexbor_text(markup: bytes) -> str:
-    """The page's text with a mark (NUL) where :func:`_marked_text_lines` splits it: parsed
-    by lexbor, invisible elements dropped, a mark put before and after each block element, the
-    text taken in one C call. The characters the lxml path removes from the markup before
-    parsing (C0 controls that lxml refuses, U+E000, the non-characters U+FFFE/U+FFFF) are
-    removed from the text: the same result."""
-    text = _lexbor_marked(markup)
-    return VISIBLE_IN_TEXT.sub("", text) if VISIBLE_IN_TEXT.search(text) else text
-
-
 def _lexbor_marked(markup: bytes) -> str:
-    """:func:`_lexbor_text` before the invisible characters are removed."""
+    """The page's text with a mark (NUL) where the lxml walker splits it into lines: parsed by
+    lexbor, invisible elements dropped, a mark put before and after each block element, the text
+    taken in one C call. The characters the lxml walker removes from the markup before parsing
+    (C0 controls that lxml refuses, U+E000, the non-characters U+FFFE/U+FFFF) are still in it:
+    :func:`~.visible.collapse_marked` removes them, for the same result."""
     tree = lexbor_dropped(markup)
     return lexbor_marked_text(tree) if tree is not None else ""
 
@@ -124,20 +114,18 @@ def lexbor_marked_text(tree: LexborHTMLParser) -> str:
 
 
 def _lexbor_collapsed(markup: bytes) -> str:
-    """:func:`_lexbor_text` collapsed as :func:`finish_marked` collapses it."""
+    """:func:`_lexbor_marked` collapsed as :func:`~.visible.finish_marked` collapses it."""
     return collapse_marked(_lexbor_marked(markup))
 
 
 def lexbor_visible_text(marked: str, sort_lines: bool) -> VisibleText:
     """The visible text of a page from its marked text (:func:`lexbor_marked_text`), as
-    :func:`visible_text` reads a whole page of valid UTF-8 (passed to lexbor as it is)."""
+    :func:`~.normalise.visible_text` reads a whole page of valid UTF-8 (passed to lexbor as it is)."""
     return split_collapsed(collapse_marked(marked), _LEXBOR_MARK, sort_lines)
 
 
-
-
 def page_visible_text(html: str | bytes, encoding: str | None, like_scrapy: bool,
-                         sort_lines: bool) -> VisibleText | bytes:
+                      sort_lines: bool) -> VisibleText | bytes:
     """The visible text of a whole page by lexbor, or the UTF-8 markup when the page is nested
     too deeply for it. Bytes that are not UTF-8 are read again, each as a character of its own,
     only when the text shows the U+FFFD lexbor made of them: a valid page is decoded once."""

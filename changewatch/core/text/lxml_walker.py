@@ -25,7 +25,6 @@ class RegionError(ValueError):
     """The region is not a valid CSS selector."""
 
 
-
 @lru_cache(maxsize=256)
 def region_xpath(region: str) -> etree.XPath:
     from lxml import etree
@@ -169,7 +168,6 @@ def _marked_text_lines(roots: list[etree._Element]) -> list[str]:
                 el.tail = BLOCK_MARK + el.tail if el.tail else BLOCK_MARK
         lines.extend(etree.tostring(root, method="text", encoding=str, with_tail=False).split(BLOCK_MARK))
     return lines
-
 
 
 def lxml_visible_text(html: str | bytes, region: str | None, sort_lines: bool,

@@ -53,7 +53,6 @@ def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bo
     return lxml_visible_text(html, region, sort_lines, encoding, like_scrapy)
 
 
-
 def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool = False) -> str:
     """Normalised visible text of an HTML page: the string that change detection compares.
     Raises :class:`RegionError` for an invalid *region* only (see :func:`visible_text`).

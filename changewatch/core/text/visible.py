@@ -98,7 +98,6 @@ def split_collapsed(collapsed: str, mark: str, sort_lines: bool) -> VisibleText:
     return VisibleText("\n".join(raw), sort_lines=sort_lines)
 
 
-
 def collapse_marked(text: str) -> str:
     """A marked text collapsed. The invisible characters are looked for in the collapsed text (a
     tenth of the whole, mostly whitespace, on a real page) and removed from the whole text only

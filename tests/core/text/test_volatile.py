@@ -174,7 +174,6 @@ def test_fragments_are_only_removed_from_a_word_boundary(html: str, expected: st
 # --- the corpus's languages -------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize("language", list(LANGUAGE_LINES))
 def test_dates_and_relative_times_of_each_corpus_language_are_volatile(language: str) -> None:
     first, second = (normalise_text(line).stable for line in LANGUAGE_LINES[language])
