@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {"20 KB": 8 if quick else 41, "100 KB": 4 if quick else 41, "1 MB": 1 if quick else 4}
     repeats = {"20 KB": 3 if quick else 9, "100 KB": 3 if quick else 7, "1 MB": 2 if quick else 5}
 
-    print("normalise (changewatch.core.normalise), HTML str in, normalised text out")
+    print("normalise (changewatch.core.text.normalise), HTML str in, normalised text out")
     print(f"{'size':>8} {'pages':>5} {'HTML KB':>9} {'text KB':>9} {'MB/s best':>9} {'MB/s med':>9} "
           f"{'ms best':>9} {'ms med':>9}")
     texts: dict[str, list[str]] = {}

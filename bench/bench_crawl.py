@@ -401,7 +401,7 @@ def _workers(settings: Any) -> Any:
     try:
         try:
             from changewatch.runtime.config import ChangewatchConfig
-        except ImportError:  # a checkout from before the layout of issue 9
+        except ImportError:  # a checkout from before this layout
             from changewatch.config import ChangewatchConfig  # type: ignore[no-redef]
 
         return ChangewatchConfig.from_settings(settings).workers

@@ -1,4 +1,4 @@
-"""Distributed crawling with scrapy-redis (issue 12, item 4): N processes sharing one round vs one.
+"""Distributed crawling with scrapy-redis: N processes sharing one round vs one.
 
 The site answers each page after 200 ms, as a remote site does; each process makes 8 concurrent
 requests (CONCURRENT_REQUESTS = CONCURRENT_REQUESTS_PER_DOMAIN = 8). Every configuration crawls

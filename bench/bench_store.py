@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from changewatch.core.comparisons import Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentPart, page_text
+from changewatch.core.comparisons.content import page_text
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.core.snapshot import Snapshot
 from changewatch.store import HttpValidators, Lease, Outcome, Store, store_from_uri

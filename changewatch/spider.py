@@ -20,8 +20,8 @@ from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from . import meta as meta_keys
-from .core.comparisons.content import NORMALISER_VERSION
 from .core.durations import parse_duration
+from .core.text.normalise import NORMALISER_VERSION
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page, count_undecodable_page

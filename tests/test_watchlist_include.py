@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from changewatch.core.text_options import TextOptions
+from changewatch.core.text.options import TextOptions
 from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
 
 URL = "https://a.example/"
@@ -72,6 +72,6 @@ def test_editing_them_changes_the_spec_and_leaving_them_out_keeps_it() -> None:
     # the spec of a watch without them is the one of before they existed: no forced full fetch
     import hashlib
 
-    from changewatch.core.comparisons.content import NORMALISER_VERSION
+    from changewatch.core.text.normalise import NORMALISER_VERSION
     before = (NORMALISER_VERSION, None, False, None, [], None, (), (), [], plain.vantage)
     assert plain.spec() == hashlib.sha256(repr(before).encode("utf-8")).hexdigest()[:16]

@@ -17,7 +17,7 @@ from ..core import (
     check_region,
     load_comparisons,
 )
-from ..core.normalise import decode_page
+from ..core.text.decoding import decode_page
 from .common import CommandError, json_line
 
 if TYPE_CHECKING:

@@ -1,10 +1,10 @@
 """The comparison core: plain typed functions and small comparison classes, no Scrapy imports.
 
-Usable from spiders, pipelines, worker processes, the CLI and tests alike: normalising
-(:mod:`.normalise`), fingerprints (:mod:`.simhash`), diffs (:mod:`.diff`), values and URLs
-(:mod:`.values`, :mod:`.fields`, :mod:`.urls`, :mod:`.entities`), the comparisons
-(:mod:`.comparisons`), the per-key snapshot (:mod:`.snapshot`) and the decision
-(:mod:`.classify`).
+Usable from spiders, pipelines, worker processes, the CLI and tests alike: a page's text
+(:mod:`.text`: decoding, the HTML walkers, the volatile patterns, include and ignore),
+fingerprints (:mod:`.simhash`), diffs (:mod:`.diff`), values and URLs (:mod:`.values`,
+:mod:`.fields`, :mod:`.urls`, :mod:`.entities`), the comparisons (:mod:`.comparisons`), the
+per-key snapshot (:mod:`.snapshot`) and the decision (:mod:`.verdict`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Two functions are named as their modules: imported now, so that the package's attribute is the
-# function whenever the module is imported (importing a submodule sets the attribute to it).
-from .normalise import RegionError, VisibleText, check_region, normalise, normalise_text, visible_text
+# simhash is named as its module: imported now, so that the package's attribute is the function
+# whenever the module is imported (importing a submodule sets the attribute to it).
 from .simhash import distance, simhash, simhash_reference
+from .text.lxml_walker import RegionError, check_region
+from .text.normalise import normalise, normalise_text, visible_text
+from .text.visible import VisibleText
 
 if TYPE_CHECKING:
     from .comparisons import CompareContext, Comparison, Kind, Unobservable, load_comparisons

@@ -18,8 +18,8 @@ from typing import Any
 
 from .comparisons.base import Unobservable
 from .json_paths import MISSING, canonical_json, resolve, scalar
-from .normalise import decode_page
 from .observation import Observation
+from .text.decoding import decode_page
 
 __all__ = ["DOCUMENT_TYPES", "JSON_MAX_BYTES", "PDF_MAX_PAGES", "PDF_MAX_SECONDS", "decode_text", "json_document",
            "json_extraction", "json_too_large", "pdf_text", "read_document"]

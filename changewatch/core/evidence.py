@@ -45,7 +45,7 @@ def keep_body(body: bytes) -> KeptBody:
 
 def compress(body: bytes) -> bytes:
     """*body* compressed as kept bodies are (COMPRESSION): also a first page's body kept unread in
-    its snapshot (core/comparisons/content.py), the same bytes as its evidence."""
+    its snapshot (core/comparisons/content_store.py), the same bytes as its evidence."""
     # a compressor of its own per call: one is not to be shared between threads (~10 µs). With
     # the frame's checksum (4 bytes, xxHash64 of the body): a damaged blob is an error when it is
     # decompressed, not a body of other bytes (a page kept unread would read as another text and

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any
 
-from .charset import readable
+from .text.charset import readable
 
 __all__ = ["FieldChange", "compare_fields", "normalise_value"]
 

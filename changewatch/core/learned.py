@@ -11,7 +11,7 @@ and blocks that move, none of which are text. What is learned:
 - ``candidates``: signatures and anchors seen changing, with the index of the observation, until
   they changed in :data:`VOLATILE_AFTER` of the last :data:`WINDOW` changed observations
   (normal runs: text that changed once is not volatile);
-- ``calibration``: per signature, what the calibration loads (seconds apart) saw of it: a line
+- ``calibration``: per signature, what the calibration loads (:mod:`.calibration`) (seconds apart) saw of it: a line
   that came and went twice, showed three texts (a counter) or moved (other lines on both sides
   from load to load) is volatile, while a line that changed once and stayed so is a real change,
   reported by the next run;
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
 
-__all__ = ["Hunk", "Learned", "Learning", "MAX_LINES", "MAX_VARIANTS", "hunks", "judge", "learn_noise",
-           "signature"]
+__all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting", "fingerprint",
+           "hunks", "judge", "learn_noise", "noisiness", "signature", "text_hash", "with_variants"]
 
 MAX_LINES = 2000
 MAX_REGIONS = 200
@@ -50,7 +50,8 @@ _SAMPLE_CHARS = 80
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f]\d+)*")
 
 
-def _hash(text: str, size: int = 6) -> str:
+def text_hash(text: str, size: int = 6) -> str:
+    """A short hash of *text* (*size* bytes, in hex)."""
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=size).hexdigest()
 
 
@@ -60,7 +61,7 @@ def signature(line: str) -> str:
     >>> signature("1,204 readers") == signature("12 Readers") != signature("12 writers")
     True
     """
-    return _hash(_NUMBER.sub("#", " ".join(line.split()).casefold()))
+    return text_hash(_NUMBER.sub("#", " ".join(line.split()).casefold()))
 
 
 #: what a calibration load saw of one signature: (present in the last load, times it appeared or
@@ -182,7 +183,7 @@ def hunks(old: Sequence[str], new: Sequence[str], volatile: frozenset[str] = fro
 
 def fingerprint(lines: Sequence[str], learned: Learned) -> str:
     """The text without its volatile lines, hashed: what an A/B variant is remembered by."""
-    return _hash("\n".join(line for line in lines if signature(line) not in learned.lines), 8)
+    return text_hash("\n".join(line for line in lines if signature(line) not in learned.lines), 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +206,8 @@ class Learning:
         return {"count": len(self.ignored), "sample": " | ".join(h.sample() for h in self.ignored[:3])}
 
 
-def _variants(learned: Learned, *prints: str) -> tuple[str, ...]:
+def with_variants(learned: Learned, *prints: str) -> tuple[str, ...]:
+    """*learned*'s recent variants with *prints* the latest, within the cap."""
     kept = [v for v in learned.variants if v not in prints]
     return (*kept, *dict.fromkeys(prints))[-MAX_VARIANTS:]
 
@@ -269,8 +271,8 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     prints = (fingerprint(old, learned), fingerprint(new, learned))
     known = bool(remaining) and prints[1] in learned.variants
     after = _counted(learned, remaining) if remaining else learned
-    after = _replace(after, variants=_variants(after, *prints))
-    after, noisy = _noisiness(after, new)
+    after = _replace(after, variants=with_variants(after, *prints))
+    after, noisy = noisiness(after, new)
     return Learning(tuple(remaining), tuple(ignored), after, known,
                     _shown(new, found, shown) if ignored else new_text, noisy)
 
@@ -298,7 +300,8 @@ def _counted(learned: Learned, remaining: Sequence[Hunk]) -> Learned:
     return _replace(learned, candidates=candidates, changes=now).with_lines(volatile_lines, volatile_regions)
 
 
-def _noisiness(learned: Learned, new: Sequence[str]) -> tuple[Learned, str | None]:
+def noisiness(learned: Learned, new: Sequence[str]) -> tuple[Learned, str | None]:
+    """*learned* marked noisy, and why, when nearly every line of *new* varies (once)."""
     if learned.noisy:
         return learned, None
     lines = [line for line in new if line.strip()]
@@ -307,64 +310,6 @@ def _noisiness(learned: Learned, new: Sequence[str]) -> tuple[Learned, str | Non
         why = f"noisy: {volatile} of {len(lines)} lines of the page vary from load to load"
         return _replace(learned, noisy=1), why
     return learned, None
-
-
-def _sightings(lines: Sequence[str]) -> dict[str, tuple[set[str], set[str], set[str]]]:
-    """Per signature of *lines*: its texts, and the signatures of the lines before and after it."""
-    kept = [line for line in lines if line.strip()]
-    sigs = [signature(line) for line in kept]
-    seen: dict[str, tuple[set[str], set[str], set[str]]] = {}
-    for i, sig in enumerate(sigs):
-        texts, before, after = seen.setdefault(sig, (set(), set(), set()))
-        texts.add(_hash(kept[i], 4))
-        before.add(sigs[i - 1] if i else "^")
-        after.add(sigs[i + 1] if i + 1 < len(sigs) else "$")
-    return seen
-
-
-def _merged(old: tuple[str, ...], new: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((*old, *sorted(new))))[:3]
-
-
-def _varies(sighting: Sighting) -> bool:
-    """Seen come and go twice, in three texts, or between other lines on both sides (a block
-    that moves, a shuffled list): it varies. Once: a change, not a variation."""
-    _, flips, texts, before, after = sighting
-    return flips >= 2 or len(texts) >= 3 or (len(before) >= 2 and len(after) >= 2)
-
-
-def calibrate(baseline_text: str, load_text: str, learned: Learned | None) -> Learned:
-    """*learned* after one calibration load (fetched seconds after the baseline) of the same key.
-    Each signature's sightings are kept (only those that differ from the baseline's): a line that
-    came and went twice, showed three texts, or moved is volatile; a line that changed once and
-    stayed so is a real change and is not learned (the baseline stays: the next run reports it)."""
-    learned = learned or Learned()
-    old, new = baseline_text.split("\n"), load_text.split("\n")
-    base, here = _sightings(old), _sightings(new)
-    calibration = dict(learned.calibration)
-    volatile: set[str] = set()
-    for sig in {*base, *here, *calibration}:
-        known = base.get(sig)
-        start: Sighting = ((1, 0, tuple(sorted(known[0])), tuple(sorted(known[1])), tuple(sorted(known[2])))
-                           if known is not None else (0, 0, (), (), ()))
-        present, flips, texts, before, after = calibration.get(sig, start)
-        now = here.get(sig)
-        sighting: Sighting = (int(now is not None), flips + (int(now is not None) != present),
-                              *((texts, before, after) if now is None else
-                                (_merged(texts, now[0]), _merged(before, now[1]), _merged(after, now[2]))))
-        if sighting != start:
-            calibration[sig] = sighting
-        if _varies(sighting):
-            volatile.add(sig)
-    if len(calibration) > MAX_CANDIDATES:
-        calibration = dict(list(calibration.items())[-MAX_CANDIDATES:])
-    after_load = _replace(learned, calibration=calibration, calibrated=learned.calibrated + 1).with_lines(volatile)
-    regions = {h.anchors: h.sample() for h in hunks(old, new, after_load.lines)
-               if h.signatures() and h.signatures() <= after_load.lines}
-    after_load = after_load.with_lines((), regions)
-    after_load = _replace(after_load, variants=_variants(after_load, fingerprint(old, after_load)))
-    after_load, _ = _noisiness(after_load, new)
-    return after_load
 
 
 def learn_noise(learned: Learned | None, diff: str) -> Learned:

@@ -37,7 +37,7 @@ class Observation:
     ``html`` may be the response's bytes, decoded with ``encoding``.
     ``options`` tune the comparisons (``kinds``, ``threshold``, ``sort_lines``,
     ``keep_params``/``drop_params``, ``content_type``, for the text ``include``/``ignore``:
-    core/text_options.py) and say how the page was read (``field_specs``: field name → a short
+    core/text/options.py) and say how the page was read (``field_specs``: field name → a short
     stable spec; ``entities_spec``): a field or entity set read another way than the stored one
     starts afresh, silently (an edited watch)."""
 

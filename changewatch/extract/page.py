@@ -14,7 +14,7 @@ from scrapy.http import Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
 from ..core.comparisons.base import spec_digest
-from ..core.normalise import escape_undecodable
+from ..core.text.decoding import escape_undecodable
 from ..items import Observation
 from ..runtime.stats import Stats
 from .observe import moved_from
@@ -51,7 +51,7 @@ def undecodable(response: TextResponse) -> str | None:
 
 def decoded_text(response: TextResponse) -> tuple[str, int]:
     """Scrapy's ``response.text`` with each byte that did not decode a character of its own
-    (changewatch.core.charset), not the same U+FFFD, and how many there were."""
+    (changewatch.core.text.charset), not the same U+FFFD, and how many there were."""
     text = response.text
     if "\ufffd" not in text:  # every valid page: response.encoding (~0.15 ms) is not even asked
         return text, 0

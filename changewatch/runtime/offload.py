@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.comparisons import CompareContext, Comparison, Kind, load_comparisons
-from ..core.comparisons.content import ContentPart, UnreadableStoredText
+from ..core.comparisons.content_page import UnreadableStoredText
+from ..core.comparisons.content_part import ContentPart
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError

@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..core.comparisons.content import NORMALISER_VERSION
-from ..core.text_options import INCLUDE_PARTS
+from ..core.text.normalise import NORMALISER_VERSION
+from ..core.text.options import INCLUDE_PARTS
 from ..core.urls import canonical_url
 from ..middlewares.vantage import Vantage, parse_vantage
 from ..notify.conditions import parse_condition

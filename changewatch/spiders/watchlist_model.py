@@ -46,10 +46,10 @@ from pydantic import (
 
 from ..core.durations import parse_duration
 from ..core.json_paths import check_path
-from ..core.normalise import RegionError, check_region
 from ..core.reprs import short_repr
-from ..core.text_options import INCLUDE_PARTS, TextOptionsError, check_pattern
-from ..core.text_options import check_selector as check_ignore_selector
+from ..core.text.lxml_walker import RegionError, check_region
+from ..core.text.options import INCLUDE_PARTS, TextOptionsError, check_pattern
+from ..core.text.options import check_selector as check_ignore_selector
 from ..core.values import FIELD_KINDS
 from ..extract.selectors import SelectorError, check_selector
 from ..middlewares.vantage import (

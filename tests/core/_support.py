@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from changewatch.core.comparisons.content import ContentComparison, ContentPart
-
 # ../shared/corpus beside the checkout (where CI puts it too), unless CHANGEWATCH_CORPUS says otherwise
 _DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pages"
 CORPUS_PAGES = Path(os.environ.get("CHANGEWATCH_CORPUS", str(_DEFAULT_CORPUS)))
@@ -136,13 +134,8 @@ LANGUAGE_LINES = {
 }
 
 
-def stored_as_version_5(part: ContentPart) -> tuple[dict[str, object], bytes]:
-    """*part* encoded as content parts of versions 1 to 5 were: with its stable text, not its raw
-    text (decode it with the version it stands for)."""
-    kept = ContentPart(raw_hash=part.raw_hash, content_hash=part.content_hash, fingerprint=part.known_fingerprint,
-                       length=part.length, text=part.text, body_hash=part.body_hash, spec=part.spec,
-                       reading=part.reading, undecodable=part.undecodable, case_folded=part.case_folded,
-                       fffd_decoded=part.fffd_decoded)
-    data, blob = ContentComparison().encode(kept)
-    assert blob is not None and "raw" not in data
-    return data, blob
+#: fragments of lines: volatile ones of several languages, and words, numbers and separators
+FRAGMENTS = ["montag", "30.", "November 2026", "10:32", "vor 5 Minuten", "5 minutes ago", "token=abc123",
+             "il y a 3 jours", "Mon", "2026-11-30", "12/11/2026", "am", "pm", "Dec", "3rd", "hace 2 días", "30",
+             "星期一", "2026年11月30日", "10h30", "sunday,", "today", "deadbeefdeadbeef0123", "Price 89.00",
+             "abcdefghijklmnopqrstuvwxyz0123456789ab", "Terms of sale", "UPDATED:", "x", "·", "-", "|"]

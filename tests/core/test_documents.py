@@ -1,4 +1,4 @@
-"""Documents that are not HTML pages (issue 11, item 2): JSON paths and pointers, the canonical
+"""Documents that are not HTML pages: JSON paths and pointers, the canonical
 JSON text, text files kept line by line, PDF text, and files compared by hash and size."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import pytest
 
 from changewatch.core.comparisons import Kind, load_comparisons
 from changewatch.core.comparisons.base import Unobservable
-from changewatch.core.comparisons.content import ContentComparison
 from changewatch.core.documents import (
     JSON_MAX_BYTES,
     PDF_MAX_PAGES,
@@ -188,26 +187,6 @@ def test_crlf_to_lf_and_a_bom_are_no_change() -> None:
     assert decode_text(crlf, None) == "name,price\r\nkettle,89\r\nlamp,129\r\n"  # no BOM left
     assert decode_text("\ufeffname".encode("utf-16-le").replace(b"\xff\xfe", b"\xff\xfe", 1), None) == "name"
     assert [v.kind for v in runs(document(crlf, "text"), document(lf, "text"))] == [Kind.BASELINE, Kind.NONE]
-
-
-def test_a_text_file_was_one_line_as_html_and_its_first_reading_as_text_is_silent() -> None:
-    """Before content types a text file was read as HTML (its lines collapsed into one), and its
-    content part said nothing of how it was read: the first reading as text starts a new
-    baseline rather than reporting the new line breaks as a change."""
-    body = b"line one\nline two\nline three\n"
-    as_html = Observation(key="k", url="https://a.example/f.txt", html=body, encoding="utf-8")
-    baseline = observe(as_html, None, COMPARISONS).keep
-    assert baseline is not None
-    content = ContentComparison()
-    data, blob = content.encode(baseline.part("content"))
-    assert data.pop("reading") == "html"  # what a part stored before content types lacks
-    legacy = content.decode(data, blob, ContentComparison.part_version)
-    assert legacy is not None and legacy.reading is None and legacy.text == "line one line two line three"
-    old = Snapshot({"content": legacy})
-    first = observe(document(body, "text"), old, COMPARISONS)
-    assert first.kind is Kind.NONE and first.keep is not None and first.keep.part("content").reading == "text"
-    changed = observe(document(body.replace(b"two", b"2"), "text"), first.keep, COMPARISONS)
-    assert changed.kind is Kind.CONTENT and changed.diff == "  line one\n- line two\n+ line 2\n  line three"
 
 
 def test_a_page_that_turns_into_another_type_is_compared_as_text() -> None:

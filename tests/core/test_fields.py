@@ -202,7 +202,7 @@ def test_compare_fields_in_new_observation_order() -> None:
 
 
 def test_a_change_of_case_in_a_text_field_is_a_change() -> None:
-    # Field and entity values were never case folded: what issue 11 fixed for the page text holds here.
+    # Field and entity values were never case folded: what holds for the page text holds here.
     old, new = {"name": "KETTLE 2000"}, {"name": "Kettle 2000"}
     old_norm = {k: normalise_value(v) for k, v in old.items()}
     new_norm = {k: normalise_value(v) for k, v in new.items()}

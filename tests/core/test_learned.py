@@ -6,10 +6,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from changewatch.core.calibration import calibrate
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.noise import CALIBRATION
-from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, calibrate, judge, learn_noise, signature
+from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, judge, learn_noise, signature
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe

@@ -13,9 +13,9 @@ import pytest
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.noise import CALIBRATION
-from changewatch.core.normalise import decode_page
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
+from changewatch.core.text.decoding import decode_page
 from changewatch.core.verdict import Verdict, observe
 
 from ._support import corpus_cases

@@ -24,7 +24,8 @@ def targets() -> dict[str, Callable[[bytes], None]]:
     with atheris.instrument_imports(include=["changewatch"]):
         from parsel import Selector
 
-        from changewatch.core.normalise import RegionError, normalise
+        from changewatch.core.text.lxml_walker import RegionError
+        from changewatch.core.text.normalise import normalise
         from changewatch.core.urls import canonical_url
         from changewatch.extract.selectors import SelectorError, check_selector, select_value
         from changewatch.extract.structured import structured_data

@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from parsel import Selector
 
-from changewatch.core.normalise import RegionError, normalise, normalise_text, visible_text
-from changewatch.core.text_options import TextOptions, TextOptionsError
+from changewatch.core.text.lxml_walker import RegionError
+from changewatch.core.text.normalise import normalise, normalise_text, visible_text
+from changewatch.core.text.options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
 from changewatch.extract.selectors import SelectorError, check_selector, select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data

@@ -190,7 +190,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
         CHANGEWATCH_DELIVERY_LEASE="1h30m", CHANGEWATCH_STORE_SYNCHRONOUS="full",
         CHANGEWATCH_CONDITIONAL_FULL_FETCH_DAYS="0.5", CHANGEWATCH_DIFF_MAX_LINES="0", CHANGEWATCH_ROUND_RETRY_TIME="0",
         CHANGEWATCH_STORE_SCHEMES='{"PG": "my.stores.PostgresStore"}',
-        CHANGEWATCH_COMPARISONS={"content": None, "word_count": "tests.core.test_comparisons.WordCount"},
+        CHANGEWATCH_COMPARISONS={"content": None, "word_count": "tests.core.comparisons.test_registry.WordCount"},
         CHANGEWATCH_SSRF_ALLOWED_HOSTS="Intranet.Example., .corp.example",
         CHANGEWATCH_SSRF_ALLOWED_NETWORKS="10.0.0.0/8, fd00::/8,", CHANGEWATCH_SSRF_NAMESERVERS=["[::1]:5353"],
         CHANGEWATCH_VANTAGE='{"accept_language": "de-CH", "proxy": "http://user:pw@proxy.example:8080"}')
@@ -205,7 +205,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
                                           "postgres": "changewatch.store.postgresql.PostgreSQLStore",
                                           "pg": "my.stores.PostgresStore"}
     assert dict(config.comparisons) == {**{k: v for k, v in DEFAULT_COMPARISONS.items() if k != "content"},
-                                        "word_count": "tests.core.test_comparisons.WordCount"}
+                                        "word_count": "tests.core.comparisons.test_registry.WordCount"}
     policy = config.guard.policy
     assert policy.enabled and not policy.allow_private
     assert policy.allowed_hosts == (".corp.example", "intranet.example")

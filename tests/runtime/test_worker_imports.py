@@ -34,10 +34,10 @@ def test_what_is_imported_on_first_use_still_works() -> None:
     code = (
         "from changewatch.core import canonical_url, normalise, simhash\n"
         "from changewatch.core.values import normalise_fields\n"
-        "from changewatch.core.normalise import _maybe_deep\n"
+        "from changewatch.core.text.lexbor_walker import maybe_deep\n"
         "print(simhash('the quick brown fox') != 0, normalise('<main><p>Kettle 89</p></main>', 'main'),\n"
         "      normalise_fields({'price': '£1,150 pcm'}, {'price': 'price'}), canonical_url('https://A.example/p?b=1&a=2'),\n"
-        "      _maybe_deep(b'<div>' * 5000), _maybe_deep(b'<br>' * 5000))\n"
+        "      maybe_deep(b'<div>' * 5000), maybe_deep(b'<br>' * 5000))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[0] == ("True Kettle 89 {'price': '1150 GBP'} https://a.example/p?a=2&b=1 True False")

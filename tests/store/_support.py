@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from changewatch.core.comparisons import Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentPart, page_text
+from changewatch.core.comparisons.content import page_text
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.entities import EntitiesPart
 from changewatch.core.comparisons.fields import FieldsPart
 from changewatch.core.entities import build_entities
@@ -24,7 +25,7 @@ def full_snapshot() -> Snapshot:
     visible = page_text("<p>Hello   World</p><p>second line é</p>", None, None, False)
     part = ContentPart.of(visible)
     content = ContentPart(raw_hash=part.raw_hash, content_hash=part.content_hash, fingerprint=FINGERPRINT,
-                          length=part.length, text=part.text)
+                          length=part.length, raw=part.raw)
     entities = build_entities([{"key": "/a?utm_source=x", "fields": {"t": "A"}}], base_url="https://s.example/")
     return Snapshot({"fields": FieldsPart({"price": "89.00"}, {"price": "89"}), "entities": EntitiesPart(entities),
                      "content": content})

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from changewatch.core.comparisons import Kind
-from changewatch.core.comparisons.content import ContentPart
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.store import Outcome, StaleObservation, Store, StoredState, StoreError, VersionConflict
 from changewatch.store.runner import StoreRunner, Update
 from changewatch.store.semantics import parse_time

@@ -98,8 +98,8 @@ class Comparison(Protocol):
     kind: ClassVar[Kind]
     #: which kind names a record with several kinds of change: the lowest rank wins
     rank: ClassVar[int]
-    #: the version of its part's encoding: a stored part of another version is decoded by
-    #: :meth:`decode` (which may upgrade it) or dropped, and the comparison restarts silently
+    #: the version of its part's encoding, passed to :meth:`decode`: a part it cannot read is
+    #: dropped, and the comparison restarts silently
     part_version: ClassVar[int]
 
     def digest(self, obs: Observation) -> Any | None:

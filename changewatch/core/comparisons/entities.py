@@ -27,8 +27,7 @@ class EntitiesComparison:
     name: ClassVar[str] = "entities"
     kind: ClassVar[Kind] = Kind.ENTITIES
     rank: ClassVar[int] = 20
-    # 2: {"spec", "entities"}; a part of version 1 (the entities alone) has no spec and is
-    # compared as before, once, then stored with one.
+    # {"spec", "entities"}: a part of another version is not read, and the set starts again
     part_version: ClassVar[int] = 2
 
     def digest(self, obs: Observation) -> EntitiesPart | None:
@@ -65,14 +64,12 @@ class EntitiesComparison:
         return {"spec": part.spec, "entities": {key: entity.to_json() for key, entity in part.entities.items()}}, None
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> EntitiesPart | None:
-        if version not in (1, 2) or not isinstance(data, dict):
+        if version != self.part_version or not isinstance(data, dict):
             return None
-        spec = None
-        if version >= 2:
-            spec, data = data.get("spec"), data.get("entities")
-            if not isinstance(data, dict):
-                return None
-        return EntitiesPart({key: Entity.from_json(key, value) for key, value in data.items()},
+        spec, entities = data.get("spec"), data.get("entities")
+        if not isinstance(entities, dict):
+            return None
+        return EntitiesPart({key: Entity.from_json(key, value) for key, value in entities.items()},
                             spec if isinstance(spec, str) else None)
 
 

@@ -35,8 +35,7 @@ class FieldsComparison:
     name: ClassVar[str] = "fields"
     kind: ClassVar[Kind] = Kind.FIELD
     rank: ClassVar[int] = 10
-    # 2: each field's spec is kept with the values ({"raw", "norm", "specs"}); a part of version 1
-    # has none and is compared as before, once, then stored with them.
+    # {"raw", "norm", "specs"}: a part of another version is not read, and the fields start again
     part_version: ClassVar[int] = 2
 
     def digest(self, obs: Observation) -> FieldsPart | None:
@@ -78,8 +77,8 @@ class FieldsComparison:
         return data, None
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> FieldsPart | None:
-        if version not in (1, 2) or not isinstance(data, dict):
+        if version != self.part_version or not isinstance(data, dict):
             return None
-        specs = data.get("specs") if version >= 2 else None
+        specs = data.get("specs")
         return FieldsPart(dict(data.get("raw") or {}), dict(data.get("norm") or {}),
                           dict(specs) if isinstance(specs, dict) else None)

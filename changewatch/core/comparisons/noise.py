@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from .. import charset
+from ..calibration import calibrate
 from ..diff import line_diff
-from ..learned import Learned, calibrate, judge
+from ..learned import Learned, judge
+from ..text import charset
 from .base import CompareContext, Difference, Status
 
 if TYPE_CHECKING:
-    from .content import ContentPart
+    from .content_part import ContentPart
 
 __all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
 

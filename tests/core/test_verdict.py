@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from changewatch.core import verdict as engine
 from changewatch.core.comparisons import CompareContext, Kind, Unobservable, load_comparisons
-from changewatch.core.comparisons.content import ContentPart
-from changewatch.core.normalise import visible_text
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.observation import Observation
 from changewatch.core.simhash import distance, simhash
 from changewatch.core.snapshot import Snapshot
+from changewatch.core.text.normalise import visible_text
 from tests.changes import field
 
 from ._support import article_html, prose_paragraphs, prose_words

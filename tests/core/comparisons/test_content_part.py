@@ -13,15 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons.content import BLOCKED_MAX_CHARS, UNREAD_MIN_CHARS, ContentPart
-from changewatch.core.normalise import visible_text
+from changewatch.core.comparisons.block_pages import BLOCKED_MAX_CHARS, UNREAD_MIN_CHARS
+from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
-from changewatch.core.textbound import text_chars_at_least
+from changewatch.core.text.normalise import visible_text
+from changewatch.core.text.textbound import text_chars_at_least
 from changewatch.core.verdict import Verdict, observe
 from changewatch.runtime.offload import ObserveTask, _judge
 
-from ._support import article_html, corpus_cases, corpus_files, prose_paragraphs
+from .._support import article_html, corpus_cases, corpus_files, prose_paragraphs
 
 COMPARISONS = load_comparisons()
 
@@ -212,7 +213,7 @@ def test_corpus_pages_compare_the_same_from_an_unread_baseline(path: Path) -> No
 def _not_surely_long_pages() -> list[bytes]:
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     try:
         from bench_crawl import page_template  # the synthetic pages: most are not surely long
     finally:
@@ -221,13 +222,13 @@ def _not_surely_long_pages() -> list[bytes]:
 
 
 def test_a_page_not_surely_long_is_read_from_the_same_parse_as_the_normaliser_reads_it() -> None:
-    from changewatch.core.normalise import _utf8_markup
-    from changewatch.core.textbound import first_page_read
+    from changewatch.core.text.decoding import utf8_markup
+    from changewatch.core.text.textbound import first_page_read
 
     pages = _not_surely_long_pages() + [Path(p).read_bytes() for p in corpus_files()]
     read = 0
     for html in pages:
-        markup, bad = _utf8_markup(html, "utf-8", like_scrapy=True)
+        markup, bad = utf8_markup(html, "utf-8", like_scrapy=True)
         if bad is not None:
             continue
         for sort_lines in (False, True):
@@ -241,13 +242,12 @@ def test_a_page_not_surely_long_is_read_from_the_same_parse_as_the_normaliser_re
 
 
 def test_a_first_page_not_surely_long_is_parsed_once() -> None:
-    import importlib
     from unittest import mock
 
-    normalise = importlib.import_module("changewatch.core.normalise")  # the module, not the function
+    from changewatch.core.text import lexbor_walker
 
     html = _not_surely_long_pages()[1]
-    with mock.patch.object(normalise, "LexborHTMLParser", wraps=normalise.LexborHTMLParser) as parser:
+    with mock.patch.object(lexbor_walker, "LexborHTMLParser", wraps=lexbor_walker.LexborHTMLParser) as parser:
         verdict = _observe(html, None)
     assert verdict.kind is Kind.BASELINE
     assert parser.call_count == 1
@@ -290,7 +290,7 @@ def test_a_damaged_blob_starts_the_key_again_silently_instead_of_failing_or_aler
 @given(st.lists(st.sampled_from(["word", " ", "\n", "\u3000", "\xa0", "12", "é", "\u2028", "x" * 50, "\t\t"]),
                 max_size=400).map("".join), st.integers(0, 3000))
 def test_the_count_goes_chunk_by_chunk_to_the_same_answer(text: str, chars: int) -> None:
-    from changewatch.core import textbound
+    from changewatch.core.text import textbound
 
     joined = "".join(text.split())
     expected = len(joined) - sum(map(joined.count, "0123456789")) >= chars

@@ -1,4 +1,4 @@
-"""A text watch's ``include`` and ``ignore`` (issue 11 item 3): what the visible text leaves out,
+"""A text watch's ``include`` and ``ignore``: what the visible text leaves out,
 compared as labelled lines, and what the user declares irrelevant, left out."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from changewatch.core import text_options
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons import content as content_module
-from changewatch.core.comparisons.content import body_hash
-from changewatch.core.normalise import normalise_text, visible_text
+from changewatch.core.comparisons import content_part as content_module
+from changewatch.core.comparisons.content_page import body_hash
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
-from changewatch.core.text_options import TextOptions, TextOptionsError
+from changewatch.core.text import options as text_options
+from changewatch.core.text.normalise import normalise_text, visible_text
+from changewatch.core.text.options import TextOptions, TextOptionsError
 from changewatch.core.verdict import Verdict, observe
 
 URL = "https://shop.example/products/kettle.html"
@@ -220,7 +220,7 @@ def test_the_body_hash_shortcut_does_not_hide_an_options_change(monkeypatch: pyt
     old = baseline(html)
     assert observed(html, old).kind is Kind.NONE and len(parsed) == 1  # the baseline was read, this not
     # the same bytes with other options: read again, with them (here: a title now compared), and
-    # kept as the new baseline, silently (an edited watch re-baselines its text: issue 11 item 6)
+    # kept as the new baseline, silently (an edited watch re-baselines its text)
     with_title = observed(html, old, include="title")
     assert len(parsed) == 2 and with_title.kind is Kind.NONE and with_title.keep is not None
     kept = Snapshot.decode(with_title.keep.encode(COMPARISONS), COMPARISONS)

@@ -3,7 +3,7 @@
 A first observation (a baseline) needs its text read for one reason only: to tell a blocked,
 empty or collapsed page from a real one, which takes knowing whether its visible text is longer
 than a block page's (``BLOCKED_MAX_CHARS``). A page that surely has more is kept as its body,
-unread (core/comparisons/content.py), and read only when a later body differs from it: on a first
+unread (core/comparisons/content_part.py), and read only when a later body differs from it: on a first
 crawl of real pages that is most of the worker's time saved (docs/architecture.md, "Cost model").
 
 "Surely" is from below. The page is parsed as the normaliser parses it (lexbor), the elements it
@@ -18,7 +18,8 @@ that is not surely long is read from the same parse: nothing is parsed twice.
 
 from __future__ import annotations
 
-from .normalise import VisibleText, _maybe_deep, lexbor_dropped, lexbor_marked_text, lexbor_visible_text
+from .lexbor_walker import lexbor_dropped, lexbor_marked_text, lexbor_visible_text, maybe_deep
+from .visible import VisibleText
 
 __all__ = ["first_page_read", "text_chars_at_least"]
 
@@ -32,7 +33,7 @@ def first_page_read(markup: bytes, chars: int, sort_lines: bool = False) -> tupl
     from the same parse (the one :func:`~.normalise.visible_text` gives such a page), or None when
     the page is too short to be parsed for this, or nested too deeply for lexbor (the normaliser
     reads it another way)."""
-    if len(markup) < chars or _maybe_deep(markup):
+    if len(markup) < chars or maybe_deep(markup):
         return False, None
     tree = lexbor_dropped(markup)
     if tree is None or tree.root is None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .normalise import _TRIGGER, _lower_same_length, _stable_text
-from .text_options import VERBATIM
+from .options import VERBATIM
+from .volatile import TRIGGER, lower_same_length, stable_lines
 
 __all__ = ["keeps_a_line_whole", "same_stable_text", "stable_text_longer_than"]
 
@@ -37,7 +37,7 @@ def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) ->
         old_count, new_count = Counter(old), Counter(new)
         gone = "\n".join((old_count - new_count).elements())
         came = "\n".join((new_count - old_count).elements())
-        return sorted(_stable_text(gone)) == sorted(_stable_text(came))
+        return sorted(stable_lines(gone)) == sorted(stable_lines(came))
     # The same sequence of stable lines: what lies between the shared first and last lines decides.
     start, shorter = 0, min(len(old), len(new))
     while start < shorter and old[start] == new[start]:
@@ -45,7 +45,7 @@ def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) ->
     end, shorter = 0, shorter - start
     while end < shorter and old[-1 - end] == new[-1 - end]:
         end += 1
-    return _stable_text("\n".join(old[start:len(old) - end])) == _stable_text("\n".join(new[start:len(new) - end]))
+    return stable_lines("\n".join(old[start:len(old) - end])) == stable_lines("\n".join(new[start:len(new) - end]))
 
 
 def stable_text_longer_than(raw: str, chars: int) -> bool:
@@ -63,7 +63,7 @@ def stable_text_longer_than(raw: str, chars: int) -> bool:
     for line in raw.split("\n"):
         if line.startswith(VERBATIM):
             kept += len(line)  # its mark removed, its separator kept
-        elif not _TRIGGER.search(_lower_same_length(line)):
+        elif not TRIGGER.search(lower_same_length(line)):
             kept += len(line) + 1
         else:
             continue
@@ -79,4 +79,4 @@ def keeps_a_line_whole(raw: str) -> bool:
     >>> keeps_a_line_whole("Updated 10:32\\nKettle"), keeps_a_line_whole("Updated 10:32\\n5 minutes ago")
     (True, False)
     """
-    return any(line and not _TRIGGER.search(_lower_same_length(line)) for line in raw.split("\n"))
+    return any(line and not TRIGGER.search(lower_same_length(line)) for line in raw.split("\n"))

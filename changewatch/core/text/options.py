@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
-from .urls import is_tracking_param, path_without_session
+from ..urls import is_tracking_param, path_without_session
 
 # Imported where a watch's include or ignore is read: a worker process that reads no such watch
 # does not pay for them.
@@ -65,10 +65,10 @@ class TextOptionsError(ValueError):
 def _selector_xpath(selector: str) -> etree.XPath:
     from cssselect import parse as parse_css
 
-    from .normalise import RegionError, _region_xpath
+    from .lxml_walker import RegionError, region_xpath
 
     try:
-        xpath = _region_xpath(selector)
+        xpath = region_xpath(selector)
     except RegionError as exc:
         raise TextOptionsError(f"ignore.selectors: invalid CSS selector {selector!r}: {exc.__cause__}") from None
     if any(parsed.pseudo_element for parsed in parse_css(selector)):

@@ -99,7 +99,6 @@ def test_a_baseline_keeps_no_fingerprint_until_its_text_changes() -> None:
     """simhash is computed only when two texts differ: a baseline is stored without one, and
     the first change computes it from the stored text, with the same distance as ever."""
     from changewatch.core.comparisons import CompareContext
-    from changewatch.core.comparisons.content import ContentComparison
     from changewatch.core.simhash import distance, simhash
 
     comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
@@ -126,17 +125,10 @@ def test_a_baseline_keeps_no_fingerprint_until_its_text_changes() -> None:
     kept = Snapshot.decode(changed.keep.encode(comparisons), comparisons).part("content")
     assert kept.known_fingerprint == simhash(new_text)  # computed for the comparison: kept
 
-    # a part written before fingerprints could be left out (version 1) reads as ever
-    import zlib
-
-    v1 = ContentComparison().decode({"raw_hash": "r", "content_hash": "c", "fingerprint": -5, "length": 4},
-                                    zlib.compress(b"text"), 1)
-    assert v1 is not None and v1.fingerprint == (1 << 64) - 5 and v1.text == "text"
-
 
 def test_a_body_byte_for_byte_the_stored_one_is_unchanged_without_being_parsed(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from changewatch.core.comparisons import content
+    from changewatch.core.comparisons import content_page, content_part
 
     comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
                                    merge=False)
@@ -147,8 +139,8 @@ def test_a_body_byte_for_byte_the_stored_one_is_unchanged_without_being_parsed(
     assert old.part("content").body_hash is not None
 
     parsed: list[object] = []
-    real = content.visible_text
-    monkeypatch.setattr(content, "visible_text", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    real = content_part.visible_text
+    monkeypatch.setattr(content_part, "visible_text", lambda *a, **k: parsed.append(a) or real(*a, **k))
 
     same = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), old, comparisons)
     assert same.kind is Kind.NONE and same.keep is None and parsed == []  # not even parsed
@@ -159,27 +151,9 @@ def test_a_body_byte_for_byte_the_stored_one_is_unchanged_without_being_parsed(
     assert len(parsed) == 1
     # the same bytes read another way (another encoding) or by another normaliser: read again
     assert observe(Observation(key="k", url="u", html=page, encoding="cp1252"), old, comparisons).kind is Kind.NONE
-    monkeypatch.setattr(content, "NORMALISER_VERSION", content.NORMALISER_VERSION + 1)
+    monkeypatch.setattr(content_page, "NORMALISER_VERSION", content_page.NORMALISER_VERSION + 1)
     assert observe(Observation(key="k", url="u", html=page, encoding="utf-8"), old, comparisons).kind is Kind.NONE
     assert len(parsed) == 3
     # and a real edit is a change
     edited = page.replace(b"89", b"79")
     assert observe(Observation(key="k", url="u", html=edited, encoding="utf-8"), old, comparisons).kind is Kind.CONTENT
-
-
-def test_a_baseline_without_a_body_hash_gains_this_body_s_once() -> None:
-    """A part stored before body hashes existed: the first unchanged page keeps it with its body
-    hash (one rewrite), so the next crawl of the same bytes is not even parsed."""
-    comparisons = load_comparisons({"content": "changewatch.core.comparisons.content.ContentComparison"},
-                                   merge=False)
-    page = b"<html><body><p>A page, price 89.</p></body></html>"
-    stored = observe(Observation(key="k", url="u", html=page.decode()), None, comparisons).keep
-    assert stored is not None
-    legacy = Snapshot.decode(stored.encode(comparisons), comparisons)
-    legacy.part("content").body_hash = None  # as a version-1 part reads
-    first = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), legacy, comparisons)
-    assert first.kind is Kind.NONE and first.keep is not None
-    kept = Snapshot.decode(first.keep.encode(comparisons), comparisons)
-    assert kept.part("content").body_hash is not None
-    again = observe(Observation(key="k", url="u", html=page, encoding="utf-8"), kept, comparisons)
-    assert again.kind is Kind.NONE and again.keep is None

@@ -1,7 +1,7 @@
 """Dates and relative times in the languages of the pages changewatch is tested on besides English
 (the corpus: German, French, Spanish, Portuguese, Dutch, Polish, Czech, Slovak, Romanian, Finnish,
 Estonian, Russian, Hebrew, Arabic, Bengali, Chinese, Japanese), as volatile patterns for
-:mod:`changewatch.core.normalise`, which runs them over a lower-cased copy of the text (they are
+:mod:`changewatch.core.text.volatile`, which runs them over a lower-cased copy of the text (they are
 written in lower case; no flag to ignore case) and cuts what they match from the text as written.
 
 A month or weekday name is removed only next to a number (a day, a year, a time): on its own it

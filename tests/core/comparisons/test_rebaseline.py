@@ -1,7 +1,6 @@
-"""Editing a watch re-baselines what changed, silently (issue 11, item 6): a field read another
-way starts afresh while the others keep comparing; a text read another way (region, sort_lines,
-type, include, ignore) and an entity set read another way start afresh; nothing is reported,
-not even an error; and a store written before specs were kept compares as before, once."""
+"""Editing a watch re-baselines what changed, silently: a field read another way starts afresh
+while the others keep comparing; a text read another way (region, sort_lines, type, include,
+ignore) and an entity set read another way start afresh; nothing is reported, not even an error."""
 
 from __future__ import annotations
 
@@ -10,15 +9,11 @@ from typing import Any
 import pytest
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentComparison, ContentPart, text_spec
-from changewatch.core.comparisons.entities import EntitiesComparison, EntitiesPart
-from changewatch.core.comparisons.fields import FieldsComparison, FieldsPart
+from changewatch.core.comparisons.content import text_spec
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
 from tests.changes import field
-
-from ._support import article_html, prose_paragraphs, stored_as_version_5
 
 COMPARISONS = load_comparisons()
 CONTEXT = CompareContext(threshold=3)
@@ -87,22 +82,6 @@ def test_fields_without_specs_compare_as_before() -> None:
     assert verdict.changes == {"stock": field("In stock", "Sold out")}
 
 
-def test_a_version_1_fields_part_compares_as_before_then_keeps_the_specs() -> None:
-    comparison = FieldsComparison()
-    v1 = comparison.decode({"raw": {"price": "10.00", "stock": "In stock"},
-                            "norm": {"price": "10", "stock": "In stock"}}, None, 1)
-    assert v1 == FieldsPart({"price": "10.00", "stock": "In stock"}, {"price": "10", "stock": "In stock"})
-    old = Snapshot({"fields": v1})
-    # a change made across the upgrade is reported, whatever the specs say now
-    changed = judge(fields_obs("10.00", "Sold out", {**SPECS, "stock": "css other"}), old)
-    assert changed.changes == {"stock": field("In stock", "Sold out")}
-    # unchanged: none, and the part is rewritten once with its specs
-    same = judge(fields_obs("10.00", "In stock"), old)
-    assert same.kind is Kind.NONE and same.keep is not None
-    assert stored(same).part("fields").specs == SPECS
-    assert judge(fields_obs("10.00", "In stock"), stored(same)).keep is None
-
-
 # -- content -------------------------------------------------------------------------------------
 
 FURNITURE = "".join(f"<li>Navigation link number {i} to a section of the site</li>" for i in range(60))
@@ -118,16 +97,6 @@ def page_obs(body: bytes, region: str | None = None, **options: Any) -> Observat
                        options=options)
 
 
-def unspecified(snapshot: Snapshot) -> Snapshot:
-    """*snapshot* with its content part as a version-3 part (no spec) reads."""
-    comparison = ContentComparison()
-    data, blob = stored_as_version_5(snapshot.part("content"))
-    data.pop("spec")
-    part = comparison.decode(data, blob, 3)
-    assert part is not None and part.spec is None
-    return Snapshot({**snapshot.parts, "content": part})
-
-
 def test_a_region_added_to_a_text_watch_is_no_change_and_no_collapse() -> None:
     body = page_html("You may cancel at any time.")
     old = stored(judge(page_obs(body), None))
@@ -136,8 +105,10 @@ def test_a_region_added_to_a_text_watch_is_no_change_and_no_collapse() -> None:
     assert verdict.counters["content/rebaselined"] == 1
     kept = stored(verdict).part("content")
     assert kept.text == "Terms\nYou may cancel at any time." and kept.spec == text_spec(page_obs(body, "main"))
-    # the control: the same edit judged as before specs were kept collapses
-    assert judge(page_obs(body, "main"), unspecified(old)).error.startswith("collapsed:")  # type: ignore[union-attr]
+    # the control: the whole page's text said to be read as the region is, the region collapses
+    as_region = old.part("content").with_spec(text_spec(page_obs(body, "main")), "html")
+    assert judge(page_obs(body, "main"), Snapshot({"content": as_region})).error.startswith(  # type: ignore[union-attr]
+        "collapsed:")
     # and a real change inside the region is then reported, the furniture gone from the diff
     changed = judge(page_obs(page_html("You may cancel within 14 days."), "main"), stored(verdict))
     assert changed.kind is Kind.CONTENT and changed.diff is not None
@@ -165,14 +136,14 @@ def test_an_option_edit_with_the_same_body_still_rereads_and_restores_the_text(
     """``type`` is not in the body hash (``include``/``ignore`` are, since they came): the same bytes
     read under another spec must be read again and stored as read now, not answered by the
     body-hash shortcut."""
-    from changewatch.core.comparisons import content
+    from changewatch.core.comparisons import content_part
 
     body = page_html("You may cancel at any time.")
     old = stored(judge(page_obs(body), None))
     assert judge(page_obs(body), old).keep is None  # the shortcut: nothing to rewrite
     reads: list[object] = []
-    real = content.visible_text
-    monkeypatch.setattr(content, "visible_text", lambda *a, **k: reads.append(a) or real(*a, **k))
+    real = content_part.visible_text
+    monkeypatch.setattr(content_part, "visible_text", lambda *a, **k: reads.append(a) or real(*a, **k))
     for options in ({"include": ["title", "links"]}, {"ignore": {"text": ["^Updated"]}}, {"type": "html"}):
         verdict = judge(page_obs(body, **options), old)
         assert verdict.kind is Kind.NONE and verdict.counters["content/rebaselined"] == 1
@@ -196,34 +167,6 @@ def test_a_block_page_is_still_an_error_across_an_edit() -> None:
     blocked = b"<html><body><main><h1>Access denied</h1><p>Sorry.</p></main></body></html>"
     verdict = judge(page_obs(blocked, "main"), old)
     assert verdict.kind is Kind.ERROR and verdict.error is not None and verdict.error.startswith("blocked:")
-
-
-def test_a_content_part_without_spec_compares_as_before_then_keeps_it() -> None:
-    body = page_html(" ".join(prose_paragraphs(200)[:2]))
-    old = unspecified(stored(judge(page_obs(body), None)))
-    # a real change made across the upgrade is reported (not taken for an edit)
-    edit = page_obs(body.replace(b"Terms", b"Conditions of sale"))
-    edited = observe(edit, old, COMPARISONS, context=CompareContext(threshold=None))
-    assert edited.kind is Kind.CONTENT and stored(edited).part("content").spec == text_spec(edit)
-    # drift under the threshold keeps the old text, now with the spec it is compared under
-    drift = judge(edit, old)
-    assert drift.kind is Kind.NOISE and stored(drift).part("content").content_hash == old.part("content").content_hash
-    assert stored(drift).part("content").spec == text_spec(edit)
-    # unchanged: none, written back once with its spec (the body-hash shortcut still taken)
-    same = judge(page_obs(body), old)
-    assert same.kind is Kind.NONE and same.keep is not None
-    assert stored(same).part("content").spec == text_spec(page_obs(body))
-    assert judge(page_obs(body), stored(same)).keep is None
-
-
-def test_a_case_folded_part_without_spec_keeps_its_old_way_comparison() -> None:
-    body = article_html(prose_paragraphs(300)).encode()
-    fresh = stored(judge(page_obs(body), None)).part("content")
-    folded = ContentPart(raw_hash="r", content_hash=fresh.content_hash, length=fresh.length,
-                         text=fresh.text.casefold(), case_folded=True)
-    verdict = judge(page_obs(body), Snapshot({"content": folded}))
-    assert verdict.kind is Kind.NONE  # case only: absorbed, as before
-    assert not stored(verdict).part("content").case_folded
 
 
 # -- entities ------------------------------------------------------------------------------------
@@ -262,13 +205,3 @@ def test_other_url_parameters_are_another_entity_set() -> None:
     old = stored(judge(obs([]), None))
     verdict = judge(obs(["ref"]), old)
     assert verdict.kind is Kind.NONE and verdict.counters["entities/rebaselined"] == 1
-
-
-def test_a_version_1_entities_part_compares_as_before() -> None:
-    comparison = EntitiesComparison()
-    v1 = comparison.decode({"https://rentals.example/flat/a": {"fields": {"title": "a"}, "norm": {"title": "a"}}},
-                           None, 1)
-    assert isinstance(v1, EntitiesPart) and v1.spec is None
-    verdict = judge(entities_obs(["a", "b"], "sel-2"), Snapshot({"entities": v1}))
-    assert verdict.kind is Kind.ENTITIES and [e["key"] for e in verdict.added] == ["https://rentals.example/flat/b"]
-    assert stored(verdict).part("entities").spec == "sel-2"

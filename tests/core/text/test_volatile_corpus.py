@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 import unicodedata
 from functools import cache
 from pathlib import Path
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.normalise import visible_text
 from changewatch.core.observation import Observation
+from changewatch.core.text import volatile
+from changewatch.core.text.normalise import visible_text
+from changewatch.core.text.volatile_languages import _AMBIGUOUS_MONTHS, _MONTH_NAMES, _WEEKDAY_NAMES
 from changewatch.core.verdict import classify, digest
-from changewatch.core.volatile_languages import _AMBIGUOUS_MONTHS, _MONTH_NAMES, _WEEKDAY_NAMES
 
-from ._support import LANGUAGE_LINES
+from .._support import LANGUAGE_LINES
 
 COMPARISONS = load_comparisons()
 _LANG = re.compile(rb"<html[^>]*?\blang=[\"']?([a-zA-Z]{2})", re.IGNORECASE)
@@ -39,7 +39,7 @@ def _ascii(text: str) -> bytes:
     return "".join(c if c.isascii() else f"&#{ord(c)};" for c in text).encode("ascii")
 
 
-_NORMALISE = sys.modules["changewatch.core.normalise"]
+_NORMALISE = volatile
 # The written dates and relative times (not the ids, ISO dates and clock times varied above)
 _WRITTEN = [p for p in _NORMALISE._VOLATILE if p in _NORMALISE._OTHER or p in _NORMALISE._ENGLISH[5:10]
             or p in _NORMALISE._ENGLISH[12:]]

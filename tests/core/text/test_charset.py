@@ -1,23 +1,19 @@
-"""Undecodable bytes (issue 11, item 5): windows-1252 bytes served as UTF-8 read apart, each a
+"""Undecodable bytes: windows-1252 bytes served as UTF-8 read apart, each a
 character of its own, wherever a page is decoded; a valid page reads as ever."""
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
-
 import pytest
 
-from changewatch.core import charset
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
-from changewatch.core.comparisons.content import ContentComparison, ContentPart
-from changewatch.core.normalise import decode_page_counted, visible_text
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
+from changewatch.core.text import charset
+from changewatch.core.text.decoding import decode_page_counted
+from changewatch.core.text.normalise import visible_text
 from changewatch.core.verdict import observe
 
-from ._support import CORPUS_PAGES, require_corpus, stored_as_version_5
+from .._support import CORPUS_PAGES, require_corpus
 
 COMPARISONS = load_comparisons()
 STAT = "charset/undecodable_pages"
@@ -39,12 +35,6 @@ def test_every_undecodable_byte_is_a_character_of_its_own() -> None:
 
 def test_gb18030_keeps_the_euro_sign_of_the_encoding_standard() -> None:
     assert charset.decode(b"\x80 5", "gb18030") == ("€ 5", 0)
-
-
-def test_replaced_is_what_the_replace_error_handler_made() -> None:
-    for body in (b"a \x80\x80 b", b"a \xe2\x82 b", b"\xe2\x82", b"\xf0\x9f\x98 x \xff\xfe", mislabelled("€", "é ½")):
-        text, _ = charset.decode(body, "utf-8")
-        assert charset.replaced(text) == body.decode("utf-8", "replace"), body
 
 
 @pytest.mark.parametrize("region", [None, "p"])
@@ -81,7 +71,7 @@ def test_a_bom_decides_the_encoding_of_what_did_not_decode() -> None:
 
 
 def test_utf_16_without_a_bom_reads_as_w3lib_reads_it() -> None:
-    from changewatch.core.normalise import escape_undecodable
+    from changewatch.core.text.decoding import escape_undecodable
 
     body = "<p>5 €</p>".encode("utf-16-be") + b"\xd8"  # a lone high byte of a surrogate at the end
     text, bad = escape_undecodable(body, "utf-16", body.decode("utf-16-be", "replace"))
@@ -134,73 +124,3 @@ def test_a_mostly_undecodable_page_is_still_an_error() -> None:
     # bad bytes here and there on a page of words: a page (more than 16, under a tenth of it)
     assert judge(mislabelled("€", "<p>déjà vu, a phrase English borrowed from French</p>" * 20), None)[0] \
         is Kind.BASELINE
-
-
-def test_parts_of_version_5_say_how_they_were_decoded() -> None:
-    comparison = ContentComparison()
-    new = comparison.digest(Observation(key="k", url="u", html=mislabelled("€"), encoding="utf-8"))
-    assert isinstance(new, ContentPart)
-    data, blob = comparison.encode(new)
-    assert "fffd_decoded" not in data and data["undecodable"] == 1
-    assert not comparison.decode(data, blob, 6).fffd_decoded  # type: ignore[union-attr]
-    data, blob = stored_as_version_5(new)  # as version 5 wrote it: the stable text, not the raw text
-    assert data["undecodable"] == 1
-    assert not comparison.decode(data, blob, 5).fffd_decoded  # type: ignore[union-attr]
-    assert comparison.decode(data, blob, 4).fffd_decoded  # type: ignore[union-attr]
-
-
-# -- upgrading: a store written by NORMALISER_VERSION 2, which read every bad byte as U+FFFD -------
-#
-# data/normaliser_v2_fffd.json was written by the code of that version (changewatch before this
-# change): a windows-1252 page served as UTF-8 (32 bad bytes in its text) and its snapshots,
-# whole, with sort_lines and with a region.
-
-V2 = json.loads((Path(__file__).parent / "data" / "normaliser_v2_fffd.json").read_text(encoding="utf-8"))
-V2_PAGE = base64.b64decode(V2["page"])
-V2_KWARGS: dict[str, dict[str, object]] = {"page": {}, "sorted": {"options": {"sort_lines": True}},
-                                           "region": {"region": "main"}}
-
-
-def stored_v2(name: str) -> Snapshot:
-    return Snapshot.decode(base64.b64decode(V2["snapshots"][name]), COMPARISONS)
-
-
-def content(snapshot: Snapshot | None) -> ContentPart:
-    assert snapshot is not None
-    part = snapshot.part("content")
-    assert isinstance(part, ContentPart)
-    return part
-
-
-@pytest.mark.parametrize("name", list(V2_KWARGS))
-def test_a_page_full_of_u_fffd_is_no_change_on_the_first_run_after_upgrading(name: str) -> None:
-    stored = stored_v2(name)
-    assert content(stored).fffd_decoded and content(stored).text.count("\ufffd") == 32
-    kind, keep, _ = judge(V2_PAGE, stored, **V2_KWARGS[name])
-    assert kind is Kind.NONE
-    new = content(keep)  # re-stored in the new form: its bytes read apart from now on
-    assert not new.fffd_decoded and "\ufffd" not in new.text and charset.count_undecodable(new.text) == 32
-    upgraded = reread(keep)
-    kind, keep, _ = judge(V2_PAGE, upgraded, **V2_KWARGS[name])
-    assert kind is Kind.NONE and keep is None  # and then nothing to rewrite
-    # from then on a change between two bad bytes is seen
-    assert judge(V2_PAGE.replace(b"5 \x80", b"5 \xa3"), upgraded, **V2_KWARGS[name])[0] is Kind.CONTENT
-
-
-def test_a_real_change_made_across_the_upgrade_is_reported_with_the_old_reading() -> None:
-    kind, keep, _ = judge(V2_PAGE.replace(b"Kettle 2000", b"Kettle 3000"), stored_v2("page"))
-    assert kind is Kind.CONTENT
-    obs = Observation(key="k", url="u", html=V2_PAGE.replace(b"Kettle 2000", b"Kettle 3000"), encoding="utf-8")
-    diff = observe(obs, stored_v2("page"), COMPARISONS, context=CompareContext()).diff
-    assert diff is not None and "- Kettle 2000\n+ Kettle 3000" in diff
-    assert "\\x" not in diff  # the diff of this one comparison is of the texts as version 2 read them
-    assert not content(keep).fffd_decoded
-
-
-def test_a_change_under_the_threshold_keeps_the_old_baseline_as_it_was_read() -> None:
-    obs = Observation(key="k", url="u", html=V2_PAGE.replace(b"Kettle 2000", b"Kettle 3000"), encoding="utf-8")
-    verdict = observe(obs, stored_v2("page"), COMPARISONS, context=CompareContext(threshold=64))
-    assert verdict.kind is Kind.NOISE
-    kept = reread(verdict.keep)
-    assert content(kept).fffd_decoded  # written back as version 5, still compared the old way
-    assert judge(V2_PAGE, kept)[0] is Kind.NONE

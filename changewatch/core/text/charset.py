@@ -18,7 +18,7 @@ import codecs
 import re
 import threading
 
-__all__ = ["ERRORS", "UNDECODABLE", "count_undecodable", "decode", "readable", "replaced"]
+__all__ = ["ERRORS", "UNDECODABLE", "count_undecodable", "decode", "readable"]
 
 ERRORS = "changewatch_undecodable"
 _BASE = 0x10DC00
@@ -66,21 +66,3 @@ def readable(text: str) -> str:
     '5 \\x80'
     """
     return text.translate(_READABLE) if UNDECODABLE.search(text) else text
-
-
-_RUN = re.compile("[\U0010dc00-\U0010dcff]+")
-
-
-def _as_replaced(run: re.Match[str]) -> str:
-    return bytes(ord(c) - _BASE for c in run.group(0)).decode("utf-8", "replace")
-
-
-def replaced(text: str) -> str:
-    """*text* as the ``replace`` error handler would have decoded it: each run of undecodable
-    bytes as the U+FFFD a UTF-8 decoder makes of it (one per maximal invalid sequence, as Python
-    and lexbor both do). How NORMALISER_VERSION 2 and earlier read the page.
-
-    >>> replaced("5 \U0010dce2\U0010dc82 or \U0010dc80\U0010dc80") == "5 \ufffd or \ufffd\ufffd"
-    True
-    """
-    return _RUN.sub(_as_replaced, text) if UNDECODABLE.search(text) else text
