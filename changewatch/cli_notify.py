@@ -51,13 +51,11 @@ def _settings(pairs: list[str]) -> Any:
 def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destination]:
     rules: dict[str, Any] = {}
     if args.watchlist:
-        from .spiders.sources import WatchlistSource, is_fetched, read_watchlist
-        from .spiders.watchlist import WatchlistError
+        from .spiders.watch import watchlist_source
+        from .watchlist import WatchlistError, is_fetched, read_watchlist
 
-        source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
-                                 config.watchlist_maxsize)
         try:
-            watches = read_watchlist(args.watchlist, source)
+            watches = read_watchlist(args.watchlist, watchlist_source(config))
         except WatchlistError as exc:
             raise UsageError(f"--watchlist: {exc}") from None
         holder = argparse.Namespace(watches=watches, watchlist_fetched=is_fetched(args.watchlist))

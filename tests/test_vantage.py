@@ -14,7 +14,7 @@ from scrapy.utils.test import get_crawler
 
 from changewatch.examples.site import FixtureSite
 from changewatch.middlewares.vantage import Vantage, VantageError, VantageMiddleware, parse_vantage
-from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
+from changewatch.watchlist import WatchlistError, parse_watchlist
 
 from .e2e.crawl import Crawler
 

@@ -29,7 +29,7 @@ def targets() -> dict[str, Callable[[bytes], None]]:
         from changewatch.extract.selectors import SelectorError, check_selector, select_value
         from changewatch.extract.structured import structured_data
         from changewatch.guard.policy import AddressPolicy, parse_ip_host
-        from changewatch.spiders.watchlist import WatchlistError, load_watchlist
+        from changewatch.watchlist import WatchlistError, load_watchlist
 
     workdir = Path(tempfile.mkdtemp(prefix="changewatch-atheris-"))
     policy = AddressPolicy.build(allowed_hosts=[".example.org"])

@@ -14,7 +14,7 @@ import pytest
 from changewatch.middlewares.vantage import Vantage, vantage_from_setting
 from changewatch.spider import ChangewatchSpider
 
-from .e2e.crawl import ROOT, scrapy_env
+from ..e2e.crawl import ROOT, scrapy_env
 
 
 def genspider(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
