@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from .cli_changes import UsageError, open_existing_store, parse_since
+from .core.destinations import Destination
 from .notify.crawl import watch_rules
-from .notify.destinations import Destination
 from .notify.notifier import Notifier
 from .notify.routing import Router
 from .notify.sender import SendPolicy

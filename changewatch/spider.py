@@ -23,6 +23,7 @@ from twisted.python.failure import Failure
 from . import meta as meta_keys
 from .core.comparisons.content import NORMALISER_VERSION
 from .core.durations import parse_duration
+from .core.render_options import parse_render
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
 from .extract.page import Page, count_undecodable_page
@@ -31,7 +32,6 @@ from .guard import reports_refusals
 from .items import Observation
 from .learning import LearningError, parse_calibrate, parse_forget
 from .middlewares.vantage import VantageError, vantage_from_setting
-from .render.options import parse_render
 from .runtime.spider import Canaries
 from .runtime.stats import Stats
 

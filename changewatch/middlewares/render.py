@@ -21,10 +21,10 @@ from scrapy.utils.misc import load_object
 
 from .. import meta
 from ..addon import RENDER_HANDLER
+from ..core.render_options import RenderOptions, parse_render
 from ..render.browser import find_browser, how_to_install
 from ..render.errors import BrowserMissing, RenderError
 from ..render.fetch import fetch
-from ..render.options import RenderOptions, parse_render
 from ..render.preflight import plan, recheck
 from ..runtime.extension import ChangewatchRuntime
 from ..runtime.spider import spider_options

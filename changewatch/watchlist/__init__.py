@@ -11,9 +11,9 @@ from .loading import INLINE, load_watchlist, parse_watchlist, parse_watchlist_te
 from .model import DEFAULT_OPTIONS, WATCH_OPTIONS, watchlist_schema
 from .sources import Fetched, FetchFailed, FetchWatchlist, WatchlistSource, is_fetched, open_watchlist, read_watchlist
 from .spool import Watchlist, spool_watchlist
-from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, Watch
+from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, NotifyRule, Watch
 
 __all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS", "EntitySpec", "FetchFailed", "FetchWatchlist", "Fetched",
-           "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "Watch", "Watchlist", "WatchlistError", "WatchlistSource",
-           "is_fetched", "load_watchlist", "open_watchlist", "parse_watchlist", "parse_watchlist_text",
-           "read_watchlist", "spool_watchlist", "watchlist_schema"]
+           "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "NotifyRule", "Watch", "Watchlist", "WatchlistError",
+           "WatchlistSource", "is_fetched", "load_watchlist", "open_watchlist", "parse_watchlist",
+           "parse_watchlist_text", "read_watchlist", "spool_watchlist", "watchlist_schema"]

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.render_options import BLOCKABLE
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
-from ..render.options import BLOCKABLE
 from .model import (
     DEFAULT_OPTIONS,
     WATCH_OPTIONS,

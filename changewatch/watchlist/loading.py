@@ -10,13 +10,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..core.conditions import parse_condition
+from ..core.destinations import destination
+from ..core.render_options import RenderOptions, parse_render
 from ..core.text_options import INCLUDE_PARTS
 from ..core.urls import canonical_url
-from ..middlewares.vantage import parse_vantage
-from ..notify.conditions import parse_condition
-from ..notify.destinations import destination
-from ..notify.routing import NotifyRule
-from ..render.options import RenderOptions, parse_render
+from ..core.vantage import parse_vantage
 from .errors import WatchlistError, describe_watch, problems
 from .model import (
     HTML_OPTIONS,
@@ -31,7 +30,7 @@ from .model import (
     WatchOptionsModel,
     html_options_conflict,
 )
-from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, Watch
+from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, NotifyRule, Watch
 
 __all__ = ["INLINE", "load_watchlist", "merged_problems", "own_text_options", "parse_watchlist",
            "parse_watchlist_text", "read_text"]

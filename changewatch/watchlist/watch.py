@@ -3,16 +3,18 @@ cheap on the hot path), built from the watchlist's model by :mod:`.loading`."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.comparisons.content import NORMALISER_VERSION
-from ..middlewares.vantage import Vantage
-from ..notify.routing import NotifyRule
-from ..render.options import RenderOptions
+from ..core.conditions import Condition
+from ..core.destinations import Destination
+from ..core.render_options import RenderOptions
+from ..core.vantage import Vantage
 
-__all__ = ["EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "Watch"]
+__all__ = ["EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "NotifyRule", "Watch"]
 
 @dataclass(frozen=True, slots=True)
 class JsonLdSpec:
@@ -50,6 +52,22 @@ class JsonSpec:
         e = self.entities
         return {"fields": list(self.fields), "entities": None if e is None else {
             "path": e.path, "key": e.key, "fields": None if e.fields is None else list(e.fields)}}
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyRule:
+    """One ``notify:`` entry of a watch: *destinations* are sent its changes of *kinds* (None:
+    every kind) for which *when* holds (None: always; a condition makes a change without the
+    field values it names not match)."""
+
+    destinations: tuple[Destination, ...]
+    when: Condition | None = None
+    kinds: frozenset[str] | None = None
+
+    def guarded(self) -> NotifyRule:
+        """The rule with its destinations under the SSRF policy (a watchlist fetched by URL)."""
+        return dataclasses.replace(self, destinations=tuple(dataclasses.replace(d, guarded=True)
+                                                            for d in self.destinations))
 
 
 @dataclass(frozen=True, slots=True)

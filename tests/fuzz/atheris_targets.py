@@ -25,8 +25,9 @@ def targets() -> dict[str, Callable[[bytes], None]]:
         from parsel import Selector
 
         from changewatch.core.normalise import RegionError, normalise
+        from changewatch.core.selectors import SelectorError, check_selector
         from changewatch.core.urls import canonical_url
-        from changewatch.extract.selectors import SelectorError, check_selector, select_value
+        from changewatch.extract.selectors import select_value
         from changewatch.extract.structured import structured_data
         from changewatch.guard.policy import AddressPolicy, parse_ip_host
         from changewatch.watchlist import WatchlistError, load_watchlist

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from parsel import Selector
 
 from changewatch.core.normalise import RegionError, normalise, normalise_text, visible_text
+from changewatch.core.selectors import SelectorError, check_selector
 from changewatch.core.text_options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
-from changewatch.extract.selectors import SelectorError, check_selector, select_value
+from changewatch.extract.selectors import select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data
 from changewatch.guard.policy import AddressPolicy, parse_ip_host
 from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist

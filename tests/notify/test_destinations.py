@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from changewatch.notify.destinations import DestinationError, NotifySetting, destination, split_urls
+from changewatch.core.destinations import DestinationError, NotifySetting, destination, split_urls
 from changewatch.runtime.parsers import BadValue
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.middlewares.vantage import Vantage, vantage_from_setting
+from changewatch.core.vantage import Vantage
+from changewatch.middlewares.vantage import vantage_from_setting
 from changewatch.spider import ChangewatchSpider
 
 from ..e2e.crawl import ROOT, scrapy_env

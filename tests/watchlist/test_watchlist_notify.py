@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from changewatch.core.destinations import NotifySetting
 from changewatch.core.observation import Observation
-from changewatch.notify.destinations import NotifySetting
 from changewatch.notify.routing import FieldValues, Router
 from changewatch.watchlist import WatchlistError, parse_watchlist
 
