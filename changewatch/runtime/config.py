@@ -22,11 +22,12 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from ..core.comparisons import BUILTIN_COMPARISONS
-from ..core.destinations import NotifyRoutes, NotifySetting
+from ..core.destinations import NotifyRoutes
 from ..core.durations import format_duration
 from ..core.schedule import Bounds
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
+from ..notify.setting import NotifySetting
 from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
 from .parsers import (
     SCHEME,

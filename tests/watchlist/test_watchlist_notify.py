@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from changewatch.core.destinations import NotifySetting
 from changewatch.core.observation import Observation
 from changewatch.notify.routing import FieldValues, Router
+from changewatch.notify.setting import NotifySetting
 from changewatch.watchlist import WatchlistError, parse_watchlist
 
 from ..e2e.crawl import schema_problems
