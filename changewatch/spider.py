@@ -17,10 +17,12 @@ import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from . import meta as meta_keys
 from .core.durations import parse_duration
+from .core.render_options import parse_render
 from .core.text.normalise import NORMALISER_VERSION
 from .core.urls import canonical_url
 from .extract.observe import describe_failure, failed_url
@@ -30,7 +32,7 @@ from .guard import reports_refusals
 from .items import Observation
 from .learning import LearningError, parse_calibrate, parse_forget
 from .middlewares.vantage import VantageError, vantage_from_setting
-from .render.options import parse_render
+from .runtime.spider import Canaries
 from .runtime.stats import Stats
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,9 @@ class ChangewatchSpider(scrapy.Spider):
     - ``render`` (class attribute): render every watched page in a browser (``True``, or a mapping
       of ``wait_for``, ``timeout``, ``block``: docs/rendering.md); ``render=`` on :meth:`watch`
       for one request (``False``: this one is not).
+    - ``changewatch_canaries()`` (optional): the canaries the spider declares (docs/health.md).
+
+    What the runtime reads of it is :class:`changewatch.runtime.spider.SpiderOptions`.
     """
 
     #: default field specs of :meth:`observe` (name: FieldSpec or selector string)
@@ -67,6 +72,10 @@ class ChangewatchSpider(scrapy.Spider):
     default_site: ClassVar[str | None] = None
     #: why the crawl cannot start (a bad ``-a calibrate=``): the runtime stops it as it opens
     changewatch_cannot_start: str | None = None
+    #: the stats' component: ``changewatch/<stats_component>/observed``, ``…/failed``
+    stats_component: ClassVar[str] = "spider"
+    #: what :meth:`refuse_start` was told, raised from from_crawler when no runtime will stop the crawl
+    _start_problem: Exception | None = None
     #: the spider's vantage point (proxy, accept_language, cookies, headers): CHANGEWATCH_VANTAGE
     vantage: ClassVar[Mapping[str, Any] | None] = None
     #: a fixture site of ``changewatch/examples/fixtures`` that ``scrapy check`` serves on
@@ -86,6 +95,11 @@ class ChangewatchSpider(scrapy.Spider):
         is no browser)."""
         return bool(self.render)
 
+    @property
+    def changewatch_listed(self) -> int | None:
+        """How many pages the spider watches, when it knows (the progress line's total)."""
+        return None
+
     def __init__(self, *args: Any, site: str | None = None, calibrate: Any = None, forget: Any = None,
                  **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -93,11 +107,8 @@ class ChangewatchSpider(scrapy.Spider):
         try:
             self.changewatch_calibrate = parse_calibrate(calibrate)
         except LearningError as exc:
-            # Said once, and the runtime stops the crawl as the spider opens (exit status 1):
-            # raised from here, it came out as a 25-line asyncio traceback.
-            logger.error("The spider %r cannot start: %s", self.name, exc)
             self.changewatch_calibrate = 0
-            self.changewatch_cannot_start = f"spider {self.name!r}: {exc}"
+            self.refuse_start(exc)
         self.changewatch_forget = parse_forget(forget)
         self.site = (site or self.default_site or "").strip() or None
         if self.site is not None:
@@ -124,8 +135,29 @@ class ChangewatchSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ChangewatchSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.cw_stats = Stats(crawler, "spider")
+        spider.cw_stats = Stats(crawler, cls.stats_component)
+        if spider.changewatch_cannot_start is None:
+            spider.prepare(crawler)
+        if spider._start_problem is not None and not _runtime_expected(crawler):
+            raise spider._start_problem  # nothing would stop the crawl: fail loudly rather than run wrong
         return spider
+
+    def prepare(self, crawler: Crawler) -> None:
+        """What the spider reads before the engine starts (the watch spider: its watchlist); a
+        problem goes to :meth:`refuse_start`. Nothing here."""
+
+    def refuse_start(self, problem: Exception) -> None:
+        """Say once why the spider cannot start; the runtime stops the crawl as the spider opens
+        (exit status 1), before anything is fetched or stored. Raised from the spider's
+        construction instead, it came out as a 25-line asyncio "Task exception was never
+        retrieved" traceback."""
+        logger.error("The spider %r cannot start: %s", self.name, problem)
+        self._start_problem = problem
+        self.changewatch_cannot_start = f"spider {self.name!r}: {problem}"
+
+    def changewatch_canaries(self) -> Canaries:
+        """The canaries the spider declares: key → (url, {"expect": …, "within": …}) (docs/health.md)."""
+        return {}
 
     def url(self, path: str) -> str:
         """*path* joined with the site's base URL (``-a site=``)."""
@@ -200,8 +232,32 @@ class ChangewatchSpider(scrapy.Spider):
     def observation_failed(self, failure: Failure) -> Iterator[Observation]:
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]
-        url = failed_url(request.url)
-        key = request.meta.get(meta_keys.KEY) or canonical_url(url)
         self.cw_stats.inc("failed")
-        yield Observation(key=str(key), url=url, error=describe_failure(failure))
+        yield self.failed_observation(request, failed_url(request.url), describe_failure(failure))
+
+    def failed_observation(self, request: Request, url: str, error: str) -> Observation:
+        """The ``error`` observation of *request*'s failed fetch: keyed as :meth:`watch` was told
+        (else by the page's canonical URL)."""
+        key = request.meta.get(meta_keys.KEY) or canonical_url(url)
+        return Observation(key=str(key), url=url, error=error)
+
+
+def _runtime_expected(crawler: Crawler) -> bool:
+    """Whether the crawl will have the ChangewatchRuntime extension, which stops it with exit
+    status 1 when the spider cannot start. Asked while the spider is built, before add-ons have
+    updated the settings: so by the add-on (or the extension) being named in them."""
+    from .addon import Addon
+    from .runtime.extension import ChangewatchRuntime
+
+    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", ChangewatchRuntime)):
+        for component, priority in crawler.settings.getwithbase(setting).items():
+            if priority is None:
+                continue
+            try:
+                cls = load_object(component) if isinstance(component, str) else component
+            except (ImportError, AttributeError, ValueError, NameError):
+                continue
+            if isinstance(cls, type) and issubclass(cls, wanted):
+                return True
+    return False
 

@@ -73,7 +73,7 @@ def test_watch_requests_survive_the_redis_queue(tmp_path: Path, redis_13: str) -
         back = queue.pop()
         assert back is not None and back.url == request.url
         assert back.meta == request.meta and back.meta[meta.WATCH] == request.meta[meta.WATCH]
-        assert back.callback == spider.parse_watch and back.errback == spider.failed
+        assert back.callback == spider.parse_watch and back.errback == spider.observation_failed
         assert back.dont_filter and back.priority == request.priority
 
 

@@ -22,7 +22,9 @@ def used_settings() -> set[str]:
 def used_stats() -> set[str]:
     stats: set[str] = set()
     for text in _code().values():
-        components = re.findall(r'Stats\(crawler, "(\w+)"\)', text)
+        # a spider's component is its class's ``stats_component`` (ChangewatchSpider counts for it)
+        found = re.findall(r'Stats\(crawler, "(\w+)"\)|stats_component(?:: ClassVar\[str\])? = "(\w+)"', text)
+        components = [a or b for a, b in found]
         events = re.findall(r'stats\.inc\("(\w+)"', text)
         # events named in a table (``_SOMETHING_STATS = {reason: "event"}``) and counted through it
         for table in re.findall(r"^_\w+_STATS = \{(.*?)\}", text, re.S | re.M):
@@ -62,7 +64,7 @@ def test_stats_are_documented() -> None:
 
 
 def test_watch_options_are_documented() -> None:
-    from changewatch.spiders.watchlist import WATCH_OPTIONS
+    from changewatch.watchlist import WATCH_OPTIONS
 
     doc = (ROOT / "docs" / "watchlist.md").read_text(encoding="utf-8")
     missing = sorted(o for o in WATCH_OPTIONS if f"| `{o}` |" not in doc)

@@ -12,9 +12,10 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from changewatch.core.vantage import Vantage, parse_vantage
 from changewatch.examples.site import FixtureSite
-from changewatch.middlewares.vantage import Vantage, VantageError, VantageMiddleware, parse_vantage
-from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
+from changewatch.middlewares.vantage import VantageError, VantageMiddleware
+from changewatch.watchlist import WatchlistError, parse_watchlist
 
 from .e2e.crawl import Crawler
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from ..core.destinations import Destination
 from ..store import ChangeLogStore, RoutingStore, Store, StoreError
 from ..store.leases import new_owner
 from ..store.options import redact
 from .common import CommandError, UsageError, error, json_line, open_store, parse_since
-
-if TYPE_CHECKING:
-    from ..notify.destinations import Destination
 
 __all__ = ["add_parser"]
 
@@ -48,13 +46,11 @@ def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destinatio
 
     rules: dict[str, Any] = {}
     if args.watchlist:
-        from ..spiders.sources import WatchlistSource, is_fetched, read_watchlist
-        from ..spiders.watchlist import WatchlistError
+        from ..spiders.watch import watchlist_source
+        from ..watchlist import WatchlistError, is_fetched, read_watchlist
 
-        source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
-                                 config.watchlist_maxsize)
         try:
-            watches = read_watchlist(args.watchlist, source)
+            watches = read_watchlist(args.watchlist, watchlist_source(config))
         except WatchlistError as exc:
             raise UsageError(f"--watchlist: {exc}") from None
         holder = argparse.Namespace(watches=watches, watchlist_fetched=is_fetched(args.watchlist))

@@ -14,7 +14,7 @@ NAME = "schema"
 def run(args: argparse.Namespace) -> int:
     # Generated afresh from the model, so that `changewatch schema > changewatch/watchlist.schema.json`
     # regenerates the shipped file.
-    from ..spiders.watchlist_model import watchlist_schema
+    from ..watchlist.model import watchlist_schema
 
     sys.stdout.write(watchlist_schema())
     return 0

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["TRACKING_PARAMS", "canonical_url", "is_tracking_param", "path_without_session"]
+__all__ = ["TRACKING_PARAMS", "canonical_url", "is_tracking_param", "path_without_session", "shown_url"]
 
 # Parameters that identify a visit, a campaign or a session, never the thing itself.
 TRACKING_PARAMS = frozenset(
@@ -64,3 +64,16 @@ def canonical_url(url: str, *, keep: Iterable[str] = (), drop: Iterable[str] = (
     from w3lib.url import canonicalize_url  # here: a worker process that keys no entity never needs it
 
     return canonicalize_url(rebuilt)
+
+
+def shown_url(url: str) -> str:
+    """*url* as an error message may quote it: no user name or password, at most 200 characters.
+
+    >>> shown_url("ftp://user:secret@files.example/a")
+    'ftp://files.example/a'
+    """
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        netloc, slash, path = rest.partition("/")
+        url = f"{scheme}{sep}{netloc.rpartition('@')[2]}{slash}{path}"
+    return url if len(url) <= 200 else url[:199] + "…"

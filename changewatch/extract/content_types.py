@@ -3,7 +3,7 @@ its first bytes and its URL: cheap enough for the crawl's thread (nothing is dec
 here; JSON, text and PDFs are read in the worker, core/documents.py).
 
 A new type is one more entry in the tables below and one more branch where
-:func:`changewatch.spiders.watch.observe_watch` dispatches on it. Feeds (RSS, Atom, JSON Feed)
+:func:`changewatch.extract.watch.observe_page` dispatches on it. Feeds (RSS, Atom, JSON Feed)
 are told apart before these tables are asked, by :func:`changewatch.extract.feeds.is_feed`.
 """
 

@@ -14,11 +14,12 @@ from scrapy.http import Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
 from ..core.comparisons.base import spec_digest
+from ..core.selectors import SelectorError, select
 from ..core.text.decoding import escape_undecodable
 from ..items import Observation
 from ..runtime.stats import Stats
 from .observe import moved_from
-from .selectors import SelectorError, binary_body, select, select_value, value_of
+from .selectors import binary_body, select_value, value_of
 from .specs import Entities, FieldSpec, FieldSpecError, as_fields
 from .structured import StructuredData, find_nodes, structured_data
 

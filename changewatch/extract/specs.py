@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..core.comparisons.base import spec_digest
+from ..core.selectors import SelectorError, check_selector, is_xpath
 from ..core.values import FIELD_KINDS, infer_kind
-from .selectors import SelectorError, check_selector, is_xpath
 
 __all__ = ["SOURCES", "Entities", "FieldSpec", "FieldSpecError", "as_field", "as_fields"]
 

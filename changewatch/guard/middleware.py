@@ -20,9 +20,10 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 from twisted.internet.error import DNSLookupError
 
+from ..core.urls import shown_url
 from ..runtime.stats import Stats
 from .config import GuardConfig
-from .policy import Refusal, shown_url
+from .policy import Refusal
 from .resolver import GuardedResolver, installed_guard
 
 __all__ = ["RefusedRequest", "SSRFGuardMiddleware", "reports_refusals"]

@@ -14,8 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from ..core.urls import shown_url
+
 __all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "IPNetwork", "Refusal", "address_rule", "iter_ips",
-           "normalise_host", "parse_host_entry", "parse_ip_host", "parse_network", "shown_url"]
+           "normalise_host", "parse_host_entry", "parse_ip_host", "parse_network"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -263,19 +265,6 @@ class AddressPolicy:
         if name in _METADATA_NAMES:
             return Refusal("metadata", f"{name} is a cloud metadata service")
         return None
-
-
-def shown_url(url: str) -> str:
-    """*url* as an error message may quote it: no user name or password, at most 200 characters.
-
-    >>> shown_url("ftp://user:secret@files.example/a")
-    'ftp://files.example/a'
-    """
-    scheme, sep, rest = url.partition("://")
-    if sep:
-        netloc, slash, path = rest.partition("/")
-        url = f"{scheme}{sep}{netloc.rpartition('@')[2]}{slash}{path}"
-    return url if len(url) <= 200 else url[:199] + "…"
 
 
 def iter_ips(hosts: Iterable[str]) -> Iterator[IPAddress]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.durations import parse_duration
+from ..runtime.spider import spider_options
 from ..store.health import site_of
 from ..store.semantics import parse_time
 from .check import Canary
@@ -45,10 +46,8 @@ class Activity:
     def declared(self, spider: Any) -> None:
         """The canaries *spider* declares (its ``changewatch_canaries()``: key → (url, declaration);
         the watch spider's come from its watchlist), beside those its items' options carry."""
-        declare = getattr(spider, "changewatch_canaries", None)
-        if callable(declare):
-            for key, (url, canary) in dict(declare()).items():
-                self._canary(str(key), site_of(str(url)), canary)
+        for key, (url, canary) in dict(spider_options(spider).canaries()).items():
+            self._canary(str(key), site_of(str(url)), canary)
 
     def _canary(self, key: str, site: str, canary: Any) -> None:
         try:

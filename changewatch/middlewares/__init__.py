@@ -4,6 +4,7 @@ the schedule, a meta refresh that reads only the head of a page.
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
 
+from ..core.vantage import Vantage
 from .calibration import CalibrationMiddleware
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
@@ -11,7 +12,7 @@ from .metarefresh import MetaRefreshMiddleware
 from .notmodified import NotModified
 from .render import RenderMiddleware
 from .schedule import ScheduleMiddleware
-from .vantage import Vantage, VantageMiddleware
+from .vantage import VantageMiddleware
 
 __all__ = ["CalibrationMiddleware", "ConditionalRequestMiddleware",
            "ConditionalSpiderMiddleware", "MetaRefreshMiddleware", "NotModified", "RedeliveryMiddleware",

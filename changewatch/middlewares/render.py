@@ -21,12 +21,13 @@ from scrapy.utils.misc import load_object
 
 from .. import meta
 from ..addon import RENDER_HANDLER
+from ..core.render_options import RenderOptions, parse_render
 from ..render.browser import find_browser, how_to_install
 from ..render.errors import BrowserMissing, RenderError
 from ..render.fetch import fetch
-from ..render.options import RenderOptions, parse_render
 from ..render.preflight import plan, recheck
 from ..runtime.extension import ChangewatchRuntime
+from ..runtime.spider import spider_options
 from ..runtime.stats import Stats
 from .conditional import answer_not_modified
 from .notmodified import NotModified
@@ -88,7 +89,7 @@ class RenderMiddleware:
         return mw
 
     def _spider_opened(self, spider: Any) -> None:
-        if getattr(spider, "changewatch_renders", False) and self.unable is not None:
+        if spider_options(spider).renders and self.unable is not None:
             self.runtime.fail(f"spider {spider.name!r} renders pages and {self.unable}")
 
     async def process_request(self, request: Request) -> Response | None:

@@ -18,8 +18,9 @@ from scrapy.crawler import Crawler
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from ..store.options import redact
+from ..watchlist import NotifyRule
 from .notifier import Notifier
-from .routing import FieldValues, NotifyRule, Router
+from .routing import FieldValues, Router
 from .sender import SendPolicy
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.destinations import Destination
 from ..core.observation import utc_now
 from ..store import PendingNotification, RoutingStore
-from .destinations import Destination
 from .message import build_message
 from .sender import Attempted, SendPolicy, send
 

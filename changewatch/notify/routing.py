@@ -5,32 +5,14 @@ with it. No Scrapy imports."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ..core.destinations import Destination, NotifyRoutes
 from ..core.values import normalise_field
-from .conditions import Condition
-from .destinations import Destination, NotifyRoutes
+from ..watchlist.watch import NotifyRule
 
-__all__ = ["FieldValues", "NotifyRule", "Router"]
-
-
-@dataclass(frozen=True, slots=True)
-class NotifyRule:
-    """One ``notify:`` entry of a watch: *destinations* are sent its changes of *kinds* (None:
-    every kind) for which *when* holds (None: always; a condition makes a change without the
-    field values it names not match)."""
-
-    destinations: tuple[Destination, ...]
-    when: Condition | None = None
-    kinds: frozenset[str] | None = None
-
-    def guarded(self) -> NotifyRule:
-        """The rule with its destinations under the SSRF policy (a watchlist fetched by URL)."""
-        return dataclasses.replace(self, destinations=tuple(dataclasses.replace(d, guarded=True)
-                                                            for d in self.destinations))
+__all__ = ["FieldValues", "Router"]
 
 
 class FieldValues:

@@ -27,6 +27,7 @@ from ..core.observation import Observation
 from ..learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
 from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged
+from ..runtime.spider import spider_options
 from ..runtime.stats import Stats
 from ..store import SnapshotStore, StoredState, VersionConflict
 
@@ -60,8 +61,8 @@ class Calibration:
         """The spider's ``calibrate`` and ``forget`` arguments (a ChangewatchSpider parsed them
         already; any other spider's are parsed here). Raises LearningError for a bad value."""
         spider = crawler.spider
-        loads = getattr(spider, "changewatch_calibrate", None)
-        forget = getattr(spider, "changewatch_forget", None)
+        options = spider_options(spider)
+        loads, forget = options.calibrate, options.forget
         return cls(crawler, runtime, parse_calibrate(getattr(spider, "calibrate", None)) if loads is None else loads,
                    parse_forget(getattr(spider, "forget", None)) if forget is None else forget)
 

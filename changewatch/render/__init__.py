@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.render_options import BLOCKABLE, DEFAULT_BLOCK, RenderOptions, parse_render
 from .errors import BrowserMissing, RenderError
-from .options import BLOCKABLE, DEFAULT_BLOCK, RenderOptions, parse_render
 
 __all__ = ["BLOCKABLE", "DEFAULT_BLOCK", "BrowserMissing", "RenderDownloadHandler", "RenderError", "RenderOptions",
            "parse_render"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..extract.observe import DescribedError
+
 __all__ = ["BrowserMissing", "RenderError"]
 
 
-class RenderError(Exception):
+class RenderError(DescribedError):
     """A page could not be rendered: ``timeout: …``, ``too large: …``, ``render: …``."""
 
 

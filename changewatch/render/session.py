@@ -25,13 +25,13 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from ..core.render_options import RenderOptions
 from ..core.validators import accept_validators
 from ..extract.observe import describe_failure
 from ..guard import RefusedRequest
 from ..runtime.stats import Stats
 from .deps import Dependency, DependencySet, is_dependency
 from .fetch import subrequest
-from .options import RenderOptions
 
 __all__ = ["RenderSession"]
 

@@ -22,11 +22,12 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from ..core.comparisons import BUILTIN_COMPARISONS
+from ..core.destinations import NotifyRoutes
 from ..core.durations import format_duration
 from ..core.schedule import Bounds
 from ..guard.config import GuardConfig, parse_nameserver
 from ..guard.policy import AddressPolicy, parse_host_entry, parse_network
-from ..notify.destinations import NotifyRoutes, NotifySetting
+from ..notify.setting import NotifySetting
 from ..store import BUILTIN_STORE_SCHEMES, DEFAULT_STORE_URI
 from .parsers import (
     SCHEME,
@@ -48,7 +49,7 @@ from .parsers import (
 )
 
 if TYPE_CHECKING:
-    from ..middlewares.vantage import Vantage
+    from ..core.vantage import Vantage
 
 __all__ = ["ASYNCIO_REACTOR", "DEFAULT_COMPARISONS", "DEFAULT_STORE_SCHEMES", "SETTINGS", "SETTINGS_BY_NAME",
            "ChangewatchConfig", "ConfigError", "Setting", "VantageError", "check_reactor", "default_workers",
@@ -124,7 +125,7 @@ class VantageSetting:
         return "a dict (or a JSON object) with proxy, headers, cookies and accept_language"
 
     def __call__(self, raw: Any) -> Vantage:
-        from ..middlewares.vantage import VANTAGE_OPTIONS, parse_vantage  # the middlewares import this module
+        from ..core.vantage import VANTAGE_OPTIONS, parse_vantage
 
         value = json_mapping(raw)
         unknown = [k for k in value if k not in VANTAGE_OPTIONS]
@@ -257,7 +258,7 @@ _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_al
 
 
 def _no_vantage() -> Vantage:
-    from ..middlewares.vantage import Vantage
+    from ..core.vantage import Vantage
 
     return Vantage()
 

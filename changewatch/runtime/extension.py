@@ -38,6 +38,7 @@ from .config import ChangewatchConfig, ConfigError
 from .housekeeping import Housekeeper
 from .origins import ItemRequests, ResponseOrigins
 from .parsers import BadValue, Bool
+from .spider import spider_options
 from .stats import Stats
 from .sweep import start_sweep
 from .workers import WorkerPool
@@ -197,7 +198,7 @@ class ChangewatchRuntime:
             return
         if self.failure is not None:
             raise CloseSpider("changewatch_failed")
-        cannot_start = (getattr(self.crawler.spider, "changewatch_cannot_start", None) or self._read_force()
+        cannot_start = (spider_options(self.crawler.spider).cannot_start or self._read_force()
                         or self._check_learning())
         if cannot_start:
             # The spider has said why, once (the watch spider: its watchlist is invalid); a spider
@@ -241,10 +242,11 @@ class ChangewatchRuntime:
         once here for any spider (a ChangewatchSpider parsed them already): raised later, from the
         pipeline's opening, it came out as asyncio's "Task exception was never retrieved"."""
         spider = self.crawler.spider
+        options = spider_options(spider)
         try:
-            if getattr(spider, "changewatch_calibrate", None) is None:
+            if options.calibrate is None:
                 parse_calibrate(getattr(spider, "calibrate", None))
-            if getattr(spider, "changewatch_forget", None) is None:
+            if options.forget is None:
                 parse_forget(getattr(spider, "forget", None))
         except LearningError as exc:
             logger.error("changewatch: the crawl cannot start: %s", exc)

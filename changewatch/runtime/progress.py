@@ -18,6 +18,7 @@ from scrapy.crawler import Crawler
 
 from ..core.comparisons import Kind
 from .config import ChangewatchConfig
+from .spider import spider_options
 from .stats import stat_name
 
 __all__ = ["ProgressLog", "progress_line"]
@@ -85,9 +86,8 @@ class ProgressLog:
     def log(self) -> None:
         if self.crawler.stats is None:
             return
-        listed = getattr(self.crawler.spider, "changewatch_listed", None)
-        logger.info("changewatch: %s", progress_line(self.crawler.stats.get_stats(),
-                                                      listed if isinstance(listed, int) else None))
+        listed = spider_options(self.crawler.spider).listed
+        logger.info("changewatch: %s", progress_line(self.crawler.stats.get_stats(), listed))
 
     async def _closed(self) -> None:
         if self._task is not None:

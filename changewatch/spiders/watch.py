@@ -4,34 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.http import Response, TextResponse
-from scrapy.utils.misc import load_object
-from twisted.python.failure import Failure
+from scrapy.http import Request, Response
 
 from .. import meta
-from ..core.documents import json_too_large
-from ..extract.content_types import BINARY, detect_type, media_type
-from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
-from ..extract.observe import describe_failure, failed_url, moved_from
-from ..extract.page import Page, count_undecodable_page, given_encoding
-from ..extract.selectors import binary_body
-from ..extract.specs import Entities, FieldSpec
-from ..guard import reports_refusals
+from ..extract.observe import moved_from
+from ..extract.page import count_undecodable_page
+from ..extract.watch import observe_page
+from ..guard.fetch import FetchError, fetch_once
+from ..guard.policy import AddressPolicy
 from ..items import Observation
 from ..render.browser import find_browser, how_to_install
 from ..runtime.config import ChangewatchConfig
-from ..runtime.stats import Stats
+from ..runtime.spider import Canaries
+from ..spider import ChangewatchSpider
+from ..watchlist import (
+    Fetched,
+    FetchFailed,
+    FetchWatchlist,
+    Watch,
+    Watchlist,
+    WatchlistError,
+    WatchlistSource,
+    is_fetched,
+    open_watchlist,
+)
 from .pacing import StartPacer
-from .sources import WatchlistSource, is_fetched, open_watchlist
-from .watchlist import Watch, WatchlistError
-from .watchlist_spool import Watchlist
 
-__all__ = ["WatchSpider", "observe_feed", "observe_page", "observe_watch", "watch_specs"]
+__all__ = ["WatchSpider", "guarded_fetch", "watchlist_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,189 +43,85 @@ logger = logging.getLogger(__name__)
 START_YIELD_EVERY = 32
 
 
-def watch_specs(watch: Watch) -> tuple[dict[str, FieldSpec], Entities | None]:
-    """The field and entity specs of a watch: JSON-LD (then microdata) paths and selectors."""
-    kinds = watch.kinds
-    fields: dict[str, FieldSpec] = {}
-    entities: Entities | None = None
-    spec = watch.jsonld
-    if spec is not None and spec.key is not None:
-        # Several products on one page (a category grid, per-size offers): one entity per node.
-        entities = Entities.structured(spec.types, key=spec.key, fields={
-            path: FieldSpec.path(path, kind=kinds.get(path)) for path in spec.fields})
-    elif spec is not None:
-        fields.update({path: FieldSpec.schema(spec.types, path, kind=kinds.get(path)) for path in spec.fields})
-    fields.update({name: FieldSpec.select(query, kind=kinds.get(name, "auto")) for name, query in watch.fields.items()})
-    if watch.entities is not None:
-        e = watch.entities
-        entities = Entities.select(e.selector, key=e.key, fields={
-            name: FieldSpec.select(query, kind=kinds.get(name, "auto")) for name, query in e.fields.items()})
-    return fields, entities
+def guarded_fetch(policy: AddressPolicy, *, timeout: float, max_bytes: int,
+                  user_agent: str = "changewatch") -> FetchWatchlist:
+    """A watchlist URL's fetch under the SSRF guard's *policy*, within *timeout* and *max_bytes*."""
+
+    def fetch(url: str) -> Fetched:
+        try:
+            fetched = fetch_once(url, policy, timeout=timeout, max_bytes=max_bytes, user_agent=user_agent)
+        except FetchError as exc:
+            raise FetchFailed(str(exc)) from None
+        return Fetched(fetched.url, fetched.body, fetched.content_type)
+
+    return fetch
 
 
-def _content_type(response: Response) -> str | None:
-    value = response.headers.get(b"Content-Type")
-    return value.decode("latin-1") if value else None
+def watchlist_source(config: ChangewatchConfig, user_agent: str = "changewatch") -> WatchlistSource:
+    """How ``-a watchlist=`` is read: relative paths from ``CHANGEWATCH_WATCHLIST_DIR``; URLs
+    fetched under the SSRF guard's policy, within ``CHANGEWATCH_WATCHLIST_TIMEOUT`` and
+    ``CHANGEWATCH_WATCHLIST_MAXSIZE``, with *user_agent* (the crawl's)."""
+    return WatchlistSource(config.watchlist_dir, guarded_fetch(
+        config.guard.policy, timeout=config.watchlist_timeout, max_bytes=config.watchlist_maxsize,
+        user_agent=user_agent))
 
 
-def observe_feed(watch: Watch, response: Response) -> Observation:
-    """*watch* observed in a feed *response*: its entries as an entity set, with no options needed.
-    A body that is not a feed after all (HTML served as RSS, broken XML) is an ``error``."""
-    options = {**watch.options(), "kinds": {**FEED_KINDS, **watch.kinds},
-               # how the entities were read: another reading (a selector, a JSON path) starts afresh
-               "entities_spec": "feed"}
-    obs = Observation(key=watch.key, url=response.url, options=options)
-    try:
-        obs.entities = parse_feed(response.body, url=response.url, content_type=_content_type(response))
-    except FeedError as exc:
-        obs.error = str(exc)
-    return obs
-
-
-def observe_watch(watch: Watch, response: Response) -> tuple[Observation, int]:
-    """The observation of *watch* in *response*, and the number of invalid JSON-LD blocks."""
-    obs, page = observe_page(watch, response)
-    return obs, page.invalid_jsonld_blocks if page is not None else 0
-
-
-def observe_page(watch: Watch, response: Response) -> tuple[Observation, Page | None]:
-    """The observation of *watch* in *response*, and the page it was read from (its invalid
-    JSON-LD blocks and undecodable bytes, for stats; None for a document read in the worker
-    or a feed). The response is read as its content type says (the watch's ``type``; else a
-    feed when is_feed says so, else detect_type): an HTML page or a feed here, any other
-    document in the worker (observe_document)."""
-    declared = watch.type or ("json" if watch.json is not None else None)
-    content_type = _content_type(response)
-    if declared == "feed" or (declared is None and watch.compares_text and is_feed(content_type, response.body)):
-        return observe_feed(watch, response), None
-    if watch.reads_html:
-        return _observe_page(watch, response)
-    kind = declared or detect_type(content_type, response.body, response.url)
-    if kind == "html":
-        return _observe_page(watch, response)
-    return observe_document(watch, response, kind, media_type(content_type)), None
-
-
-def _observe_page(watch: Watch, response: Response) -> tuple[Observation, Page]:
-    page = Page(response)
-    if watch.compares_text:
-        obs = page.observe(watch.key, text=True, region=watch.region, options=watch.options())
-        return obs, page
-    fields, entities = watch_specs(watch)
-    obs = page.observe(watch.key, fields or None, entities=entities, region=watch.region,
-                       options=watch.options())
-    # Watches compared by fields do not compare their text: only the region's presence matters.
-    obs.html = None
-    return obs, page
-
-
-def observe_document(watch: Watch, response: Response, kind: str, media: str) -> Observation:
-    """An observation carrying the response's bytes, to be read in the worker as *kind* says
-    (core/documents.py; "bytes": hashed whole, core/comparisons/bytes.py). Only what the first
-    bytes and the size tell is decided here, on the crawl's thread."""
-    options = {**watch.options(), "content_type": kind}
-    obs = Observation(key=watch.key, url=response.url, options=options)
-    body = response.body
-    if kind == BINARY:
-        what = binary_body(body) or "binary data"
-        obs.error = (f"unsupported: {media or 'no Content-Type'} ({what}); `type: bytes` watches its hash and size")
-    elif kind != "bytes" and (not body or body.isspace()):
-        obs.error = "empty: the response body is empty"
-    elif kind in ("json", "text") and (binary := binary_body(body)):
-        obs.error = f"unsupported: {binary}, not {kind} (Content-Type: {media or 'none'})"
-    elif kind == "json":
-        obs.error = json_too_large(len(body))  # not even shipped to a worker
-    if obs.error:
-        return obs
-    obs.body = body
-    obs.encoding = given_encoding(response) if isinstance(response, TextResponse) else None
-    if kind == "json" and watch.json is not None:
-        spec = watch.json
-        obs.options["json"] = spec.options()
-        obs.options["kinds"] = dict(watch.kinds)
-        if spec.fields:  # how each field is read: an edited path starts afresh (issue 11, item 6)
-            obs.options["field_specs"] = {path: f"json:{path}" for path in spec.fields}
-        if spec.entities is not None:
-            obs.options["entities_spec"] = f"json:{spec.entities.path or ''}|{spec.entities.key}"
-    return obs
-
-
-def _runtime_expected(crawler: Crawler) -> bool:
-    """Whether the crawl will have the ChangewatchRuntime extension, which stops it with exit
-    status 1 when the spider cannot start. Asked while the spider is built, before add-ons have
-    updated the settings: so by the add-on (or the extension) being named in them."""
-    from ..addon import Addon
-    from ..runtime.extension import ChangewatchRuntime
-
-    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", ChangewatchRuntime)):
-        for component, priority in crawler.settings.getwithbase(setting).items():
-            if priority is None:
-                continue
-            try:
-                cls = load_object(component) if isinstance(component, str) else component
-            except (ImportError, AttributeError, ValueError, NameError):
-                continue
-            if isinstance(cls, type) and issubclass(cls, wanted):
-                return True
-    return False
-
-
-class WatchSpider(scrapy.Spider):
+class WatchSpider(ChangewatchSpider):
     """``scrapy crawl watch -a watchlist=watchlist.yaml -O changes.jsonl``; the watchlist may also
-    be an http(s) URL or inline JSON (:mod:`changewatch.spiders.sources`)."""
+    be an http(s) URL or inline JSON (:mod:`changewatch.watchlist.sources`)."""
 
     name = "watch"
-    cw_stats: Stats
+    stats_component = "watch"
     #: the watchlist's watches, read again from their spool on each iteration (a list in tests)
     watches: Watchlist | list[Watch]
-    #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
-    changewatch_cannot_start: str | None = None
-    #: some watch is rendered in a browser (RenderMiddleware)
-    changewatch_renders: bool = False
     #: the watchlist came from an http(s) URL: its notify destinations go through the SSRF guard
     watchlist_fetched: bool = False
+    _renders: bool = False
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.watchlist = watchlist or ""  # none: from_crawler says so and the crawl stops
+        self.watchlist = watchlist or ""  # none: prepare says so and the crawl stops
+        self.watches = []
 
     @property
     def changewatch_listed(self) -> int:
         """How many watches the watchlist has (the progress line's total)."""
-        return len(getattr(self, "watches", ()))
+        return len(self.watches)
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> WatchSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.cw_stats = Stats(crawler, "watch")
+    @property
+    def changewatch_renders(self) -> bool:
+        """Some watch is rendered in a browser (RenderMiddleware)."""
+        return self._renders
+
+    def prepare(self, crawler: Crawler) -> None:
         # Read and validated here, before the engine starts: a bad or unreachable watchlist stops
         # the crawl (exit status 1) before anything is fetched or stored.
         config = ChangewatchConfig.from_settings(crawler.settings)
-        source = WatchlistSource(config.guard.policy, config.watchlist_dir, config.watchlist_timeout,
-                                 config.watchlist_maxsize, crawler.settings.get("USER_AGENT") or "changewatch")
         try:
-            if not spider.watchlist:
+            if not self.watchlist:
                 raise WatchlistError("the watch spider needs a watchlist: scrapy crawl watch -a watchlist=FILE "
                                      "(a path, an http(s) URL or inline JSON)")
             # read watch by watch and kept on disk: the crawl's memory does not grow with the watchlist
-            watches = open_watchlist(spider.watchlist, source)
-            spider.watches = watches
-            spider.changewatch_renders = watches.renders
-            if spider.changewatch_renders and find_browser(config.render_browser) is None:
+            source = watchlist_source(config, crawler.settings.get("USER_AGENT") or "changewatch")
+            watches = open_watchlist(self.watchlist, source)
+            self.watches = watches
+            self._renders = watches.renders
+            if self._renders and find_browser(config.render_browser) is None:
                 raise WatchlistError(f"watches with render need a browser and there is none: {how_to_install()}")
-            spider.watchlist_fetched = is_fetched(spider.watchlist)
+            self.watchlist_fetched = is_fetched(self.watchlist)
         except WatchlistError as exc:
-            # Said once, here, and nothing else: raised from from_crawler, it also came out as a
-            # 25-line asyncio "Task exception was never retrieved" traceback. The runtime reads
-            # changewatch_cannot_start and stops the crawl as the spider opens (exit status 1).
-            logger.error("The watch spider cannot start: %s", exc)
-            if not _runtime_expected(crawler):
-                raise  # nothing would stop the crawl: fail loudly rather than fetch nothing and exit 0
-            spider.watches = []
-            spider.changewatch_cannot_start = f"the watchlist cannot be used: {exc}"
-        return spider
+            self.watches = []
+            self.refuse_start(exc)
 
-    def changewatch_canaries(self) -> dict[str, tuple[str, dict[str, Any]]]:
+    def refuse_start(self, problem: Exception) -> None:
+        if not isinstance(problem, WatchlistError):
+            super().refuse_start(problem)
+            return
+        logger.error("The watch spider cannot start: %s", problem)
+        self._start_problem = problem
+        self.changewatch_cannot_start = f"the watchlist cannot be used: {problem}"
+
+    def changewatch_canaries(self) -> Canaries:
         """The watchlist's canaries (docs/health.md), for the health check: key → (url, declaration)."""
         if isinstance(self.watches, Watchlist):
             return dict(self.watches.canaries)  # known since it was read: its spool is not read again
@@ -246,7 +146,7 @@ class WatchSpider(scrapy.Spider):
                 request_meta[meta.VANTAGE] = watch.vantage
             if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first
                 request_meta[meta.RENDER] = watch.render
-            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.failed,
+            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.observation_failed,
                                  dont_filter=True, meta=request_meta)
 
     def parse_watch(self, response: Response) -> list[Observation]:
@@ -264,10 +164,6 @@ class WatchSpider(scrapy.Spider):
         self.cw_stats.inc("error" if obs.error else "observed")
         return [obs]
 
-    @reports_refusals  # as a `refused:` error record
-    def failed(self, failure: Failure) -> Iterator[Observation]:
-        request = failure.request  # type: ignore[attr-defined]
+    def failed_observation(self, request: Request, url: str, error: str) -> Observation:
         watch: Watch = request.meta[meta.WATCH]
-        self.cw_stats.inc("failed")
-        url = failed_url(request.url)
-        yield Observation(key=watch.key, url=url, options=watch.options(), error=describe_failure(failure))
+        return Observation(key=watch.key, url=url, options=watch.options(), error=error)

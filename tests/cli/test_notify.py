@@ -10,7 +10,7 @@ import pytest
 
 from changewatch.cli import main
 from changewatch.core.comparisons import Kind
-from changewatch.notify.destinations import destination
+from changewatch.core.destinations import destination
 from changewatch.store import Outcome, open_store
 
 

@@ -19,7 +19,7 @@ from .hostile import HostileSite, good_page, hang, page
 
 def known_options() -> list[str]:
     """The watch options an unknown one's message lists (every option of a watch, as the model has them)."""
-    from changewatch.spiders.watchlist_errors import _KNOWN
+    from changewatch.watchlist.errors import _KNOWN
 
     return list(_KNOWN[""])
 

@@ -15,14 +15,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from parsel import Selector
 
+from changewatch.core.selectors import SelectorError, check_selector
 from changewatch.core.text.lxml_walker import RegionError
 from changewatch.core.text.normalise import normalise, normalise_text, visible_text
 from changewatch.core.text.options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
-from changewatch.extract.selectors import SelectorError, check_selector, select_value
+from changewatch.extract.selectors import select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data
 from changewatch.guard.policy import AddressPolicy, parse_ip_host
-from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist
+from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist
 
 from ..e2e.crawl import ROOT
 from .strategies import as_file_text, html_input, html_soup, json_values, selectors, watchlist_documents
@@ -156,7 +157,7 @@ def test_hostile_watchlist_files_fail_fast_and_clearly(tmp_path: Path, name: str
     """Billion laughs, deep nesting and self-reference: a WatchlistError, in a subprocess so that a
     regression fails after 60 s instead of hanging the suite."""
     (tmp_path / name).write_text(text)
-    code = ("import sys\nfrom changewatch.spiders.watchlist import WatchlistError, load_watchlist\n"
+    code = ("import sys\nfrom changewatch.watchlist import WatchlistError, load_watchlist\n"
             "try:\n    load_watchlist(sys.argv[1])\nexcept WatchlistError as e:\n    print(str(e)[:2000])\n")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / name)], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)

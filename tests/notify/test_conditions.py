@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from changewatch.core.conditions import ConditionError, parse_condition
 from changewatch.core.values import normalise_field
-from changewatch.notify.conditions import ConditionError, parse_condition
 
 KINDS = {"offers.price": "price", "availability": "availability", "stock": "auto"}
 

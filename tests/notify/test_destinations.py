@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from changewatch.notify.destinations import DestinationError, NotifySetting, destination, split_urls
+from changewatch.core.destinations import DestinationError, destination, split_urls
+from changewatch.notify.setting import NotifySetting
 from changewatch.runtime.parsers import BadValue
 
 

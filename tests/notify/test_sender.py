@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from changewatch.core.destinations import destination
 from changewatch.guard.policy import AddressPolicy
 from changewatch.notify import sender
-from changewatch.notify.destinations import destination
 from changewatch.notify.sender import SendPolicy, scrubbed, send
 
 from .servers import ScriptedServer, webhook

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from changewatch.core.render_options import RenderOptions, parse_render
 from changewatch.core.validators import HttpValidators
 from changewatch.render.deps import Dependency, DependencySet, is_dependency, unchanged
-from changewatch.render.options import RenderOptions, parse_render
 from changewatch.render.preflight import plan
 
 DOC = Dependency("https://a.example/p", "document", 200, "d" * 64, etag='"d1"')

@@ -19,9 +19,9 @@ import scrapy
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
+from changewatch.core.vantage import Vantage
 from changewatch.guard.policy import parse_network
-from changewatch.middlewares.vantage import Vantage
-from changewatch.notify.destinations import NotifySetting
+from changewatch.notify.setting import NotifySetting
 from changewatch.runtime.config import (
     DEFAULT_COMPARISONS,
     SETTINGS,

@@ -1,31 +1,24 @@
-"""The watchlist of the generic ``watch`` spider (docs/watchlist.md): load it, validate it with its
-model (:mod:`.watchlist_model`) and build the :class:`Watch` objects the crawl reads per request
-(plain frozen dataclasses: attribute access stays cheap on the hot path)."""
+"""Loading a watchlist (docs/watchlist.md): its text read as YAML or JSON, validated with its
+model (:mod:`.model`) and built into the :class:`~.watch.Watch` objects the crawl reads."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from ..core.text.normalise import NORMALISER_VERSION
+from ..core.conditions import parse_condition
+from ..core.destinations import destination
+from ..core.render_options import RenderOptions, parse_render
 from ..core.text.options import INCLUDE_PARTS
 from ..core.urls import canonical_url
-from ..middlewares.vantage import Vantage, parse_vantage
-from ..notify.conditions import parse_condition
-from ..notify.destinations import destination
-from ..notify.routing import NotifyRule
-from ..render.options import RenderOptions, parse_render
-from .watchlist_errors import describe_watch, problems
-from .watchlist_model import (
-    DEFAULT_OPTIONS,
+from ..core.vantage import parse_vantage
+from .errors import WatchlistError, describe_watch, problems
+from .model import (
     HTML_OPTIONS,
-    WATCH_OPTIONS,
     EntitiesModel,
     IgnoreModel,
     JsonLdModel,
@@ -37,55 +30,13 @@ from .watchlist_model import (
     WatchOptionsModel,
     html_options_conflict,
 )
+from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, NotifyRule, Watch
 
-__all__ = ["DEFAULT_OPTIONS", "INLINE", "WATCH_OPTIONS",
-           "EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "Watch", "WatchlistError", "load_watchlist",
-           "parse_watchlist", "parse_watchlist_text"]
+__all__ = ["INLINE", "load_watchlist", "merged_problems", "own_text_options", "parse_watchlist",
+           "parse_watchlist_text", "read_text"]
 
 #: how errors name a watchlist given inline (``-a watchlist='{"watches": [...]}'``)
 INLINE = "(inline JSON)"
-
-
-class WatchlistError(ValueError):
-    """The watchlist cannot be used; the message names the file, the watch and the problem."""
-
-
-@dataclass(frozen=True, slots=True)
-class JsonLdSpec:
-    types: tuple[str, ...]
-    fields: tuple[str, ...]
-    #: a path in each node: every node of the types is an entity under this key
-    key: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EntitySpec:
-    selector: str
-    key: str
-    fields: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class JsonEntitiesSpec:
-    key: str
-    #: the array's path (None: the document itself)
-    path: str | None = None
-    #: paths in each element (None: every member of the element)
-    fields: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class JsonSpec:
-    """The `json` option: fields and an entity set of a JSON document, by path."""
-
-    fields: tuple[str, ...] = ()
-    entities: JsonEntitiesSpec | None = None
-
-    def options(self) -> dict[str, Any]:
-        """As the observation's ``options["json"]`` (read in the worker, core/documents.py)."""
-        e = self.entities
-        return {"fields": list(self.fields), "entities": None if e is None else {
-            "path": e.path, "key": e.key, "fields": None if e.fields is None else list(e.fields)}}
 
 
 def _json_spec(model: JsonModel | None) -> JsonSpec | None:
@@ -94,95 +45,6 @@ def _json_spec(model: JsonModel | None) -> JsonSpec | None:
     e = model.entities
     entities = None if e is None else JsonEntitiesSpec(e.key, e.path, None if e.fields is None else tuple(e.fields))
     return JsonSpec(tuple(model.fields or ()), entities)
-
-
-@dataclass(frozen=True, slots=True)
-class Watch:
-    url: str
-    key: str
-    region: str | None = None
-    threshold: int | None = None
-    sort_lines: bool = False
-    jsonld: JsonLdSpec | None = None
-    fields: dict[str, str] = field(default_factory=dict)
-    entities: EntitySpec | None = None
-    keep_params: tuple[str, ...] = ()
-    drop_params: tuple[str, ...] = ()
-    kinds: dict[str, str] = field(default_factory=dict)
-    vantage: Vantage = field(default_factory=Vantage)
-    conditional: bool = True
-    #: text watches: what the text leaves out, compared too (title, meta, links)
-    include: tuple[str, ...] = ()
-    #: text watches: elements (CSS selectors) and lines (regular expressions) left out
-    ignore_selectors: tuple[str, ...] = ()
-    ignore_text: tuple[str, ...] = ()
-    #: the declared content type (None: from the response, extract/content_types.py)
-    type: str | None = None
-    json: JsonSpec | None = None
-    #: fetched once this many seconds after its last fetch, not sooner (None: whenever crawled, or
-    #: when the adaptive schedule says); not part of the spec: it does not change how a page is read
-    every: float | None = None
-    #: a canary: (expect, within in seconds) (docs/health.md); how the page is read does not depend on it
-    canary: tuple[str, float] | None = None
-    #: rendered in a browser before it is read (None: fetched as it is)
-    render: RenderOptions | None = None
-    #: where its changes are sent after the crawl (not part of :meth:`spec`: it reads nothing)
-    notify: tuple[NotifyRule, ...] = ()
-    #: :meth:`spec`, when it is known already (a watch read from a spool shares its options', which
-    #: do not depend on the URL or the key); not part of the watch
-    known_spec: str | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def tracked_fields(self) -> frozenset[str]:
-        """The fields its changes carry (a ``when:`` condition may name them)."""
-        names = set(self.fields) | set(self.json.fields if self.json is not None else ())
-        if self.jsonld is not None and self.jsonld.key is None:
-            names |= set(self.jsonld.fields)
-        return frozenset(names)
-
-    def spec(self) -> str:
-        """A digest of how this watch fetches and reads its page: when it changes (a new field,
-        another region, another vantage point), an unchanged page must still be fetched in full
-        once, not answered with a 304. So must the first run of a version that reads pages
-        differently (NORMALISER_VERSION): its first comparison must see the page, not a 304."""
-        if self.known_spec is not None:
-            return self.known_spec
-        parts: tuple[Any, ...] = (
-            NORMALISER_VERSION, self.region, self.sort_lines, self.jsonld, sorted(self.fields.items()),
-            self.entities, self.keep_params, self.drop_params, sorted(self.kinds.items()), self.vantage)
-        # options added later join only when set: the spec of every other watch stays as it was
-        if self.include or self.ignore_selectors or self.ignore_text:
-            parts += (self.include, self.ignore_selectors, self.ignore_text)
-        if self.type is not None or self.json is not None:
-            parts += (self.type, self.json)
-        if self.render is not None:
-            parts += (self.render.fingerprint(),)
-        return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:16]
-
-    @property
-    def compares_text(self) -> bool:
-        """A watch with jsonld, fields, entities or json is compared by those; otherwise by its text."""
-        return self.jsonld is None and not self.fields and self.entities is None and self.json is None
-
-    @property
-    def reads_html(self) -> bool:
-        """Whether the watch's options read an HTML page (selectors, structured data, a region):
-        its response is read as one whatever its type, as before content types."""
-        return self.type in (None, "html") and self.json is None and (not self.compares_text or bool(self.region))
-
-    def options(self) -> dict[str, Any]:
-        # "type": the declared type, None when automatic (how an edit of it is told from another)
-        options: dict[str, Any] = {"threshold": self.threshold, "sort_lines": self.sort_lines, "type": self.type,
-                                   "keep_params": list(self.keep_params), "drop_params": list(self.drop_params)}
-        if self.include:
-            options["include"] = list(self.include)
-        if self.ignore_selectors or self.ignore_text:
-            options["ignore"] = {"selectors": list(self.ignore_selectors), "text": list(self.ignore_text)}
-        if self.canary is not None:
-            options["canary"] = {"expect": self.canary[0], "within": self.canary[1]}
-        if self.render is not None:  # a page read rendered is read another way: its text starts afresh
-            options["rendered"] = True
-        return options
 
 
 def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str, Any]:
@@ -261,7 +123,7 @@ def own_text_options(model: WatchModel) -> tuple[str, ...]:
 def merged_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
     """What is wrong with *watch* that only its options merged with the defaults show (*own*: the
     text options it gives itself); duplicate keys aside. Both readers of a watchlist ask this:
-    :func:`parse_watchlist` and the spider's, watch by watch (:mod:`.watchlist_spool`)."""
+    :func:`parse_watchlist` and the spider's, watch by watch (:mod:`.spool`)."""
     found: list[str] = []
     if not watch.compares_text and own:
         found.append(f"{' and '.join(own)} appl{'y' if len(own) > 1 else 'ies'} to text watches; this one is "
@@ -276,7 +138,7 @@ def merged_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
 
 def parse_watchlist(data: Any, source: str = "watchlist") -> list[Watch]:
     """Validate a loaded watchlist document (any value) into watches with the watchlist's model
-    (:class:`~changewatch.spiders.watchlist_model.WatchlistModel`). Raises
+    (:class:`~changewatch.watchlist.model.WatchlistModel`). Raises
     :class:`WatchlistError` listing every problem, one a line, and nothing else."""
     try:
         document = WatchlistModel.model_validate(data)

@@ -10,10 +10,10 @@ from scrapy.http import Request, Response, TextResponse
 
 from changewatch.core.documents import JSON_MAX_BYTES
 from changewatch.extract.content_types import BINARY, detect_type, media_type
-from changewatch.spiders.watch import observe_watch
-from changewatch.spiders.watchlist import Watch, WatchlistError, parse_watchlist
+from changewatch.extract.watch import observe_watch
+from changewatch.watchlist import Watch, WatchlistError, parse_watchlist
 
-from .pdf import minimal_pdf
+from ..pdf import minimal_pdf
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
@@ -165,7 +165,7 @@ def test_the_schema_and_the_crawl_agree_on_json_paths(path: str) -> None:
 
     import jsonschema
 
-    schema = json_module.loads((Path(__file__).parents[1] / "changewatch" / "watchlist.schema.json").read_text())
+    schema = json_module.loads((Path(__file__).parents[2] / "changewatch" / "watchlist.schema.json").read_text())
     document = {"watches": [{"url": "https://a.example/x", "json": {"fields": [path]}}]}
     schema_ok = not list(jsonschema.Draft202012Validator(schema).iter_errors(document))
     try:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist, parse_watchlist_text
+from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist, parse_watchlist_text
 
 GOOD = """
 defaults: {threshold: 3}
@@ -137,7 +137,7 @@ def test_duplicate_keys_and_unencoded_spaces_are_errors(tmp_path: Path, name: st
 def test_libyaml_reads_the_watchlist_and_refuses_duplicate_keys_too() -> None:
     """Watchlists are parsed by libyaml where PyYAML has it (twice as fast on 20,000 watches), with
     the same constructor: a duplicate key is refused by it as well."""
-    from changewatch.spiders import watchlist
+    from changewatch.watchlist import loading as watchlist
 
     loader = watchlist._FastUniqueKeyLoader
     assert loader is not None and issubclass(loader, yaml.CSafeLoader)
@@ -227,7 +227,7 @@ def test_a_version_that_reads_pages_differently_changes_every_spec(monkeypatch: 
     """The first run after NORMALISER_VERSION moves must fetch every page in full (a spec change),
     not take a 304 and keep comparing against a baseline read the old way for days."""
     import changewatch.spider as base_spider
-    import changewatch.spiders.watchlist as module
+    import changewatch.watchlist.watch as module
     from changewatch.spider import ChangewatchSpider
 
     watch = parse_watchlist({"watches": [{"url": "https://example.com/"}]}, "w")[0]

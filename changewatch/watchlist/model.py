@@ -46,13 +46,14 @@ from pydantic import (
 
 from ..core.durations import parse_duration
 from ..core.json_paths import check_path
+from ..core.render_options import BLOCKABLE
 from ..core.reprs import short_repr
+from ..core.selectors import SelectorError, check_selector
 from ..core.text.lxml_walker import RegionError, check_region
 from ..core.text.options import INCLUDE_PARTS, TextOptionsError, check_pattern
 from ..core.text.options import check_selector as check_ignore_selector
 from ..core.values import FIELD_KINDS
-from ..extract.selectors import SelectorError, check_selector
-from ..middlewares.vantage import (
+from ..core.vantage import (
     ACCEPT_LANGUAGE_PATTERN,
     COOKIE_VALUE_FORBIDDEN,
     HEADER_VALUE_FORBIDDEN,
@@ -60,7 +61,6 @@ from ..middlewares.vantage import (
     PROXY_PATTERN,
     parse_vantage,
 )
-from ..render.options import BLOCKABLE
 
 __all__ = ["HTML_OPTIONS", "CanaryModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel",
            "JsonModel", "NotifyModel", "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel",
@@ -360,7 +360,7 @@ class RenderModel(BaseModel):
         None, description="Resource types not loaded (default: image, font, media; [] loads everything)",
         examples=[["image", "font", "media"]])
 def _apprise_url(value: str) -> str:
-    from ..notify.destinations import DestinationError, destination
+    from ..core.destinations import DestinationError, destination
 
     try:
         destination(value)
@@ -370,7 +370,7 @@ def _apprise_url(value: str) -> str:
 
 
 def _condition(value: str) -> str:
-    from ..notify.conditions import ConditionError, parse_condition
+    from ..core.conditions import ConditionError, parse_condition
 
     try:
         parse_condition(value)

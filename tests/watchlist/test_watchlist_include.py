@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from changewatch.core.text.options import TextOptions
-from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
+from changewatch.watchlist import WatchlistError, parse_watchlist
 
 URL = "https://a.example/"
 

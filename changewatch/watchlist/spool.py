@@ -2,14 +2,14 @@
 does not grow with the number of watches (issue 10, bounded memory).
 
 The watchlist was parsed whole (YAML's node tree, then the data, then the models: ~1.5 KB a watch
-at the peak) and its :class:`~.watchlist.Watch` objects held for the whole crawl (~0.5 KB a watch):
+at the peak) and its :class:`~.watch.Watch` objects held for the whole crawl (~0.5 KB a watch):
 20,000 watches cost the crawl process ~25 MB that it never gave back. Here:
 
 1. **Read and checked watch by watch** (:func:`spool_watchlist`): YAML through libyaml's events,
    one watch composed at a time (anchors, aliases and merge keys as YAML means them); JSON one
    value at a time (the standard library's decoder at each position). Each watch is validated by
    its model, merged with ``defaults`` (wherever they stand in the document), checked as
-   :func:`~.watchlist.parse_watchlist` checks it (options only text watches take, options that
+   :func:`~.loading.parse_watchlist` checks it (options only text watches take, options that
    do not go together, ``notify.when`` fields, duplicate keys: by a 64-bit digest of each key),
    and written to a spool as it is built.
 2. **Kept in a spool** (:class:`Watchlist`): an unlinked temporary file (in memory when none can
@@ -18,7 +18,7 @@ at the peak) and its :class:`~.watchlist.Watch` objects held for the whole crawl
    of a long watchlist share their options). Iterating reads it again, block by block, with its
    own offset: the crawl's start requests and the notify rules may read it at the same time.
 3. **Anything unusual, or any problem, is read the way it always was**: the whole document, by
-   :func:`~.watchlist.parse_watchlist_text`, whose messages list every problem at once. A
+   :func:`~.loading.parse_watchlist_text`, whose messages list every problem at once. A
    watchlist with a problem is refused there; one the streaming reader cannot follow (an alias
    to an anchor it skipped, several YAML documents, a syntax error) is read whole and spooled.
    So what is refused, and what is said of it, is what it was.
@@ -42,10 +42,9 @@ from typing import IO, Any
 import yaml
 from pydantic import ValidationError
 
-from .watchlist import (
+from .errors import WatchlistError
+from .loading import (
     INLINE,
-    Watch,
-    WatchlistError,
     _construct_unique_mapping,
     _unique_json,
     _watch,
@@ -53,7 +52,8 @@ from .watchlist import (
     own_text_options,
     parse_watchlist_text,
 )
-from .watchlist_model import WatchlistModel, WatchModel
+from .model import WatchlistModel, WatchModel
+from .watch import Watch
 
 __all__ = ["Watchlist", "spool_watchlist"]
 
@@ -196,7 +196,7 @@ class _YamlLoader(_Parser or object, yaml.composer.Composer,  # type: ignore[mis
                   yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
     """libyaml's events, composed one node at a time by PyYAML's composer (libyaml's own composes a
     whole document at once), constructed by the safe constructor, duplicate keys refused: what
-    :func:`~.watchlist._load_yaml` makes of each value."""
+    :func:`~.loading._load_yaml` makes of each value."""
 
     def __init__(self, text: str):
         _Parser.__init__(self, text)
@@ -399,7 +399,7 @@ def _streamed(text: str, source: str, is_json: bool) -> Watchlist:
 
 
 def _checked(defaults: Any, raw: Any) -> Watch:
-    """The watch *raw* gives, checked as :func:`~.watchlist.parse_watchlist` checks it (but for
+    """The watch *raw* gives, checked as :func:`~.loading.parse_watchlist` checks it (but for
     duplicate keys); :class:`_Unusual` for any problem (said by reading the document whole)."""
     try:
         model = WatchModel.model_validate(raw)

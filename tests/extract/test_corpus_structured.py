@@ -17,7 +17,7 @@ from changewatch.core.values import normalise_field
 from changewatch.extract.page import Page
 from changewatch.extract.specs import FieldSpec
 
-from .core._support import CORPUS_PAGES, CORPUS_SKIP_REASON
+from ..core._support import CORPUS_PAGES, CORPUS_SKIP_REASON
 
 EVENTS = ["Event", "MusicEvent", "SportsEvent"]
 

@@ -15,8 +15,8 @@ from changewatch.core.comparisons.entities import EntitiesComparison
 from changewatch.core.entities import build_entities, compare_entities
 from changewatch.core.observation import Observation
 from changewatch.extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
-from changewatch.spiders.watch import observe_watch
-from changewatch.spiders.watchlist import Watch
+from changewatch.extract.watch import observe_watch
+from changewatch.watchlist import Watch
 from tests.changes import field
 
 URL = "https://news.example/feed"

@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.render_options import BLOCKABLE
 from ..core.reprs import short_repr
 from ..core.values import FIELD_KINDS
-from ..render.options import BLOCKABLE
-from .watchlist_model import (
+from .model import (
     DEFAULT_OPTIONS,
     WATCH_OPTIONS,
     CanaryModel,
@@ -27,7 +27,11 @@ from .watchlist_model import (
     RenderModel,
 )
 
-__all__ = ["MAX_PROBLEMS", "describe_watch", "problems"]
+__all__ = ["MAX_PROBLEMS", "WatchlistError", "describe_watch", "problems"]
+
+
+class WatchlistError(ValueError):
+    """The watchlist cannot be used; the message names the file, the watch and the problem."""
 
 #: at most this many problems are listed; the rest are counted
 MAX_PROBLEMS = 20

@@ -1,4 +1,4 @@
-"""The watchlist read watch by watch and kept on disk (changewatch/spiders/watchlist_spool.py): the
+"""The watchlist read watch by watch and kept on disk (changewatch/watchlist/spool.py): the
 same watches, the same refusals in the same words, as the watchlist read whole; read watch by
 watch for what watchlists are made of (anchors, merge keys, defaults anywhere, JSON); and a
 memory that does not grow with the number of watches."""
@@ -17,12 +17,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from changewatch.spiders import watchlist_spool
-from changewatch.spiders.watchlist import INLINE, WatchlistError, parse_watchlist_text
-from changewatch.spiders.watchlist_spool import Watchlist, spool_watchlist
+from changewatch.watchlist import INLINE, WatchlistError, parse_watchlist_text
+from changewatch.watchlist import spool as watchlist_spool
+from changewatch.watchlist.spool import Watchlist, spool_watchlist
 
-from .fuzz.strategies import as_file_text, watch_dicts, watchlist_documents
-from .fuzz.test_hypothesis import LAUGHS
+from ..fuzz.strategies import as_file_text, watch_dicts, watchlist_documents
+from ..fuzz.test_hypothesis import LAUGHS
 
 
 def outcome(read: Any) -> tuple[str, Any]:
@@ -204,8 +204,8 @@ def test_hostile_watchlists_fail_fast_and_clearly_watch_by_watch_too(tmp_path: P
     """Billion laughs, deep nesting and self-reference, read the spider's way: a WatchlistError, in
     a subprocess so that a regression fails after 60 s instead of hanging the suite."""
     (tmp_path / name).write_text(text)
-    code = ("import sys\nfrom changewatch.spiders.watchlist import WatchlistError\n"
-            "from changewatch.spiders.watchlist_spool import spool_watchlist\n"
+    code = ("import sys\nfrom changewatch.watchlist import WatchlistError\n"
+            "from changewatch.watchlist.spool import spool_watchlist\n"
             "text = open(sys.argv[1]).read()\n"
             "try:\n    spool_watchlist(text, sys.argv[1], is_json=sys.argv[1].endswith('.json'))\n"
             "except WatchlistError as e:\n    print(str(e)[:2000])\n")

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.middlewares.vantage import Vantage, vantage_from_setting
+from changewatch.core.vantage import Vantage
+from changewatch.middlewares.vantage import vantage_from_setting
 from changewatch.spider import ChangewatchSpider
 
-from .e2e.crawl import ROOT, scrapy_env
+from ..e2e.crawl import ROOT, scrapy_env
 
 
 def genspider(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from scrapy.http import HtmlResponse
 
 from changewatch import Entities, FieldSpec, Page
-from changewatch.spiders.watch import observe_watch
-from changewatch.spiders.watchlist import parse_watchlist
+from changewatch.extract.watch import observe_watch
+from changewatch.watchlist import parse_watchlist
 
 HTML = ('<html><head><script type="application/ld+json">{"@context": "https://schema.org", "@type": "Product",'
         ' "name": "Lamp", "offers": {"price": "129.00"}}</script></head><body><main><p class="price">129.00</p>'

@@ -3,43 +3,66 @@ file path, an http(s) URL or inline JSON.
 
 - A path: relative paths are resolved against ``CHANGEWATCH_WATCHLIST_DIR`` (default: the
   working directory, which for a Scrapyd job is Scrapyd's own).
-- An ``http://`` or ``https://`` URL: fetched once, before the crawl starts, under the SSRF
-  guard's policy, within ``CHANGEWATCH_WATCHLIST_TIMEOUT`` and ``CHANGEWATCH_WATCHLIST_MAXSIZE``
-  and with the crawl's User-Agent. JSON when its Content-Type or path says so, else YAML.
+- An ``http://`` or ``https://`` URL: fetched once, before the crawl starts, by the source's
+  :data:`FetchWatchlist` (the spider's: under the SSRF guard's policy, within
+  ``CHANGEWATCH_WATCHLIST_TIMEOUT`` and ``CHANGEWATCH_WATCHLIST_MAXSIZE`` and with the crawl's
+  User-Agent, :func:`changewatch.spiders.watch.watchlist_source`). JSON when its Content-Type or
+  path says so, else YAML.
 - Text starting with ``{`` or ``[``: the watchlist itself, as JSON (``[...]``: the watches).
 
 Every failure is a :class:`WatchlistError` naming the source: the spider logs it and the crawl
 stops as it opens, with exit status 1, before anything is fetched or stored
-(:meth:`~changewatch.spiders.watch.WatchSpider.from_crawler`).
+(:meth:`~changewatch.spiders.watch.WatchSpider.from_crawler`). The fetching is given to this
+module, so that the watchlist depends on nothing of the crawl.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..guard.fetch import FetchError, fetch_once
-from ..guard.policy import AddressPolicy, shown_url
-from .watchlist import INLINE, Watch, WatchlistError, parse_watchlist_text, read_text
-from .watchlist_spool import Watchlist, spool_watchlist
+from ..core.urls import shown_url
+from .errors import WatchlistError
+from .loading import INLINE, parse_watchlist_text, read_text
+from .spool import Watchlist, spool_watchlist
+from .watch import Watch
 
-__all__ = ["WatchlistSource", "is_fetched", "open_watchlist", "read_watchlist"]
+__all__ = ["FetchFailed", "FetchWatchlist", "Fetched", "WatchlistSource", "is_fetched", "open_watchlist",
+           "read_watchlist"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+class FetchFailed(Exception):
+    """A watchlist URL could not be fetched; ``str()`` starts with its class, as error records do
+    (``refused:``, ``timeout:``, ``too large:``, ``http:``, ``network:``, ``redirects:``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    url: str  # after redirects
+    body: bytes
+    content_type: str
+
+
+#: GET an http(s) URL; raises :class:`FetchFailed` and nothing else
+FetchWatchlist = Callable[[str], Fetched]
+
+
+def _not_fetched(url: str) -> Fetched:
+    raise FetchFailed("refused: watchlist URLs are not fetched here")
+
+
 @dataclass(frozen=True, slots=True)
 class WatchlistSource:
-    """How ``-a watchlist=`` is read: the settings that say where and how far."""
+    """How ``-a watchlist=`` is read: where a relative path is, and how a URL is fetched."""
 
-    policy: AddressPolicy
     directory: str | None = None  # None: the working directory
-    timeout: float = 30.0
-    max_bytes: int = 10 * 1024 * 1024
-    user_agent: str = "changewatch"
+    fetch: FetchWatchlist = _not_fetched
 
     def path(self, argument: str) -> Path:
         path = Path(argument)
@@ -62,7 +85,7 @@ def read_watchlist(argument: str, source: WatchlistSource) -> list[Watch]:
 
 def open_watchlist(argument: str, source: WatchlistSource) -> Watchlist:
     """:func:`read_watchlist`'s watches, read watch by watch and kept on disk for the crawl
-    (:mod:`.watchlist_spool`): what the ``watch`` spider crawls. The same problems are refused,
+    (:mod:`.spool`): what the ``watch`` spider crawls. The same problems are refused,
     in the same words."""
     text, shown, is_json = _document(argument, source)
     return spool_watchlist(text, shown, is_json=is_json)
@@ -90,9 +113,8 @@ def _fetched(url: str, source: WatchlistSource) -> tuple[str, str, bool]:
         raise WatchlistError(f"watchlist {shown}: only http and https watchlist URLs are fetched "
                              "(a file is a path: -a watchlist=/path/to/watchlist.yaml)")
     try:
-        fetched = fetch_once(url, source.policy, timeout=source.timeout, max_bytes=source.max_bytes,
-                             user_agent=source.user_agent)
-    except FetchError as exc:
+        fetched = source.fetch(url)
+    except FetchFailed as exc:
         hint = (" (a watchlist on this machine or network needs CHANGEWATCH_ALLOW_PRIVATE=True or "
                 "CHANGEWATCH_SSRF_ALLOWED_HOSTS / CHANGEWATCH_SSRF_ALLOWED_NETWORKS)") if str(exc).startswith(
             "refused:") else ""

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from changewatch.core.observation import Observation
-from changewatch.notify.destinations import NotifySetting
 from changewatch.notify.routing import FieldValues, Router
-from changewatch.spiders.watchlist import WatchlistError, parse_watchlist
+from changewatch.notify.setting import NotifySetting
+from changewatch.watchlist import WatchlistError, parse_watchlist
 
-from .e2e.crawl import schema_problems
+from ..e2e.crawl import schema_problems
 
 PRODUCT = {"url": "https://shop.example/p/1", "jsonld": {"type": "Product", "fields": ["name", "offers.price",
                                                                                        "offers.availability"]}}

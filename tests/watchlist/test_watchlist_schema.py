@@ -18,10 +18,10 @@ import yaml
 
 from changewatch.cli import main
 from changewatch.demo.run import WATCHLIST as DEMO_WATCHLIST
-from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist
-from changewatch.spiders.watchlist_model import watchlist_schema
+from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist
+from changewatch.watchlist.model import watchlist_schema
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "changewatch" / "watchlist.schema.json"
 FENCE = re.compile(r"^```(yaml|json)\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"-a watchlist='([\[{].*?)'")
@@ -126,7 +126,7 @@ def test_the_scan_finds_the_watchlists() -> None:
     names = [name for name, _ in DOCUMENTED + FIXTURES]
     assert {"README.md block 1", "watchlist.md block 1", "watchlist.md block 2", "watchlist.md inline 1",
             "watchlist.md inline 2", "changewatch/demo/run.py"} <= set(names), names
-    assert any(name.startswith("tests/test_watchlist.py") for name in names), names
+    assert any(name.startswith("tests/watchlist/test_watchlist.py") for name in names), names
 
 
 @pytest.mark.parametrize(("name", "document"), DOCUMENTED + FIXTURES, ids=[n for n, _ in DOCUMENTED + FIXTURES])
