@@ -17,20 +17,19 @@ LAZY = ("extruct", "mf2py", "bs4", "html5lib", "rdflib")
 def test_a_crawl_imports_no_microdata_reader_before_a_page_needs_one() -> None:
     code = (
         "import json, sys\n"
-        "from scrapy.spiderloader import get_spider_loader\n"
+        "from scrapy.crawler import CrawlerRunner\n"
         "from scrapy.utils.misc import load_object\n"
         "from scrapy.utils.project import get_project_settings\n"
         "from scrapy.utils.reactor import install_reactor\n"
-        "from scrapy.utils.test import get_crawler\n"
         "install_reactor('twisted.internet.asyncioreactor.AsyncioSelectorReactor')  # as a crawl does\n"
-        "settings = get_project_settings()\n"
-        "loader = get_spider_loader(settings)  # every spider module, as `scrapy crawl` imports them\n"
-        "crawler = get_crawler(loader.load('watch'), settings.copy_to_dict())  # the add-on applied\n"
+        "crawler = CrawlerRunner(get_project_settings()).create_crawler('watch')  # every spider module imported\n"
+        "crawler._apply_settings()  # the add-on's components, as the crawl applies them\n"
         "for name in ('ITEM_PIPELINES', 'SPIDER_MIDDLEWARES', 'DOWNLOADER_MIDDLEWARES', 'EXTENSIONS',\n"
         "             'DOWNLOAD_HANDLERS'):\n"
         "    for path in [*crawler.settings.getwithbase(name), *crawler.settings.getwithbase(name).values()]:\n"
         "        if isinstance(path, str) and '.' in path:\n"
         "            load_object(path)\n"
+        "assert 'changewatch.render.handler' in sys.modules, 'the components were not all loaded'\n"
         f"print(json.dumps(sorted(m for m in {LAZY!r} if m in sys.modules)))\n"
     )
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings"}
