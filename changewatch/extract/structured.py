@@ -1,8 +1,12 @@
-"""Structured data of a page through extruct: JSON-LD (leniently), microdata and OpenGraph.
+"""Structured data of a page: JSON-LD (leniently), microdata and OpenGraph (through extruct).
 
 Real pages break JSON-LD in every way a browser forgives: comments, trailing commas, control
 characters, HTML-escaped quotes, CDATA wrappers, several objects in one block. Each block is
 parsed on its own; one that cannot be repaired is counted and skipped, never fatal for the rest.
+
+extruct is imported on first use of microdata or OpenGraph: with its dependencies (mf2py,
+BeautifulSoup, html5lib, rdflib, requests) it was ~0.15 s of CPU in every crawl's start-up
+(docs/performance.md, "Fixed cost"), most of which never read either.
 """
 
 from __future__ import annotations
@@ -14,10 +18,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import jstyleson
-from extruct.jsonld import JsonLdExtractor
-from extruct.opengraph import OpenGraphExtractor
-from extruct.uniform import _umicrodata_microformat
-from extruct.w3cmicrodata import MicrodataExtractor
 from lxml import etree
 
 __all__ = ["StructuredData", "find_nodes", "parse_jsonld_block", "resolve_path", "structured_data", "type_names"]
@@ -25,6 +25,8 @@ __all__ = ["StructuredData", "find_nodes", "parse_jsonld_block", "resolve_path",
 _DECODER = json.JSONDecoder(strict=False)  # strict=False: raw newlines and tabs inside strings
 _WRAPPERS = re.compile(r"^\s*(?://\s*|/\*\s*)?(?:<!\[CDATA\[|<!--)|(?://\s*|/\*\s*)?(?:\]\]>|-->)(?:\s*\*/)?\s*$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: the JSON-LD blocks of a document, as extruct's JsonLdExtractor finds them
+_JSONLD_SCRIPTS = etree.XPath('descendant-or-self::script[@type="application/ld+json"]')
 
 
 def _decode_all(text: str) -> list[Any]:
@@ -76,9 +78,14 @@ def parse_jsonld_block(script: str) -> list[Any]:
     raise ValueError(f"invalid JSON-LD: {last}")
 
 
-class _LenientJsonLd(JsonLdExtractor):  # type: ignore[misc]
+class _LenientJsonLd:
+    """extruct's JsonLdExtractor, each block read by :func:`parse_jsonld_block`."""
+
     def __init__(self) -> None:
         self.invalid = 0
+
+    def extract_items(self, document: Any) -> list[Any]:
+        return [item for node in _JSONLD_SCRIPTS(document) for item in self._extract_items(node) if item]
 
     def _extract_items(self, node: Any) -> list[Any]:
         try:
@@ -212,6 +219,9 @@ class StructuredData:
 
 
 def _microdata(root: etree._Element, base_url: str | None) -> list[Any]:
+    from extruct.uniform import _umicrodata_microformat
+    from extruct.w3cmicrodata import MicrodataExtractor
+
     try:
         raw = MicrodataExtractor().extract_items(root, base_url=base_url)
         items: list[Any] = _umicrodata_microformat(raw, schema_context="http://schema.org")
@@ -221,6 +231,8 @@ def _microdata(root: etree._Element, base_url: str | None) -> list[Any]:
 
 
 def _opengraph(root: etree._Element) -> dict[str, Any]:
+    from extruct.opengraph import OpenGraphExtractor
+
     props: dict[str, Any] = {}
     for item in OpenGraphExtractor().extract_items(root):
         for name, value in item.get("properties", []):
