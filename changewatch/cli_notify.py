@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from .cli_changes import UsageError, open_existing_store, parse_since
 from .notify.crawl import watch_rules
-from .notify.destinations import Destination
+from .notify.destinations import Destination, NotifyRoutes, notify_routes
 from .notify.notifier import Notifier
 from .notify.routing import Router
 from .notify.sender import SendPolicy
@@ -48,7 +48,7 @@ def _settings(pairs: list[str]) -> Any:
     return settings
 
 
-def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destination]:
+def _destinations(args: argparse.Namespace, config: Any, routes: NotifyRoutes) -> dict[str, Destination]:
     rules: dict[str, Any] = {}
     if args.watchlist:
         from .spiders.sources import WatchlistSource, is_fetched, read_watchlist
@@ -62,7 +62,7 @@ def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destinatio
             raise UsageError(f"--watchlist: {exc}") from None
         holder = argparse.Namespace(watches=watches, watchlist_fetched=is_fetched(args.watchlist))
         rules = watch_rules(holder)
-    return Router(config.notify, rules).destinations
+    return Router(routes, rules).destinations
 
 
 def _state_json(state: Any, known: dict[str, Destination]) -> str:
@@ -75,12 +75,13 @@ def _state_json(state: Any, known: dict[str, Destination]) -> str:
 def notify(args: argparse.Namespace) -> int:
     """Exit 0: listed, or every destination sent to; 1: a destination failed; 2: a bad argument,
     setting or watchlist, or a store that cannot be opened."""
-    from .runtime.config import ChangewatchConfig, ConfigError
+    from .config import ChangewatchConfig, ConfigError
 
     try:
         since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
-        config = ChangewatchConfig.from_settings(_settings(args.set))
-        known = _destinations(args, config)
+        settings = _settings(args.set)
+        config = ChangewatchConfig.from_settings(settings)
+        known = _destinations(args, config, notify_routes(settings))
         store: _NotifyStore = open_existing_store(args.store or config.store, upgrade=False, protocol=RoutingStore,
                                                   purpose="keep notifications")
     except (UsageError, ConfigError, StoreError) as exc:

@@ -45,7 +45,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
 
 from . import meta
-from .runtime.config import ChangewatchConfig, ConfigError
+from .config import ChangewatchConfig, ConfigError
 from .runtime.stats import Stats
 
 if TYPE_CHECKING:
@@ -414,10 +414,10 @@ class RoundScheduler:
         return False
 
     def _conflict(self, identity: str, url: str, claimed_url: str | None) -> None:
-        from .runtime.extension import ChangewatchRuntime
+        from .runtime.services import CrawlServices
 
         self.stats.inc("conflicts")
-        ChangewatchRuntime.of(self.crawler).fail(
+        CrawlServices.of(self.crawler).fail(
             f"another job of spider {self.spider.name if self.spider else '?'!r} in round {self.round} claimed "
             f"{identity} for {claimed_url}, this one has it for {url}: jobs sharing a round must crawl one watchlist; "
             "give each watchlist its own CHANGEWATCH_ROUND or CHANGEWATCH_ROUND_PREFIX")
@@ -583,7 +583,7 @@ class RoundScheduler:
 
     def _over_budget(self, now: float) -> None:
         """Stop the crawl, once, when the outage has lasted CHANGEWATCH_ROUND_RETRY_TIME."""
-        from .runtime.extension import ChangewatchRuntime
+        from .runtime.services import CrawlServices
 
         if self._gave_up or self._down_since is None or now - self._down_since < self.retry_time:
             return
@@ -593,7 +593,7 @@ class RoundScheduler:
             self._budget = None
         down = now - self._down_since
         self.stats.inc("redis_outage_seconds", round(down))
-        ChangewatchRuntime.of(self.crawler).fail(
+        CrawlServices.of(self.crawler).fail(
             f"Redis at {_where(self.server)} unreachable for more than {self.retry_time:g} s "
             f"(CHANGEWATCH_ROUND_RETRY_TIME) in round {self.round}: {self._last_error}; the {len(self._held)} requests "
             "this process made meanwhile and the watches left in the round's queue are fetched in the next round")

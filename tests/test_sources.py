@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.guard.policy import AddressPolicy
+from changewatch.core.addresses import AddressPolicy
 from changewatch.spiders.sources import WatchlistSource, read_watchlist
 from changewatch.spiders.watchlist import WatchlistError
 

@@ -12,8 +12,8 @@ from scrapy.utils.url import strip_url
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
+from ..core.failures import ClassifiedFailure
 from ..guard import RefusedRequest
-from ..render.errors import RenderError
 
 __all__ = ["describe_failure", "failed_url", "moved_from"]
 
@@ -84,7 +84,7 @@ def describe_failure(failure: Failure) -> str:
     exc = failure.value
     if isinstance(exc, RefusedRequest):
         return f"refused: {exc}"
-    if isinstance(exc, RenderError):  # its text starts with its class: timeout:, too large:, render:
+    if isinstance(exc, ClassifiedFailure):  # its text starts with its class: timeout:, too large:, render:
         return str(exc)
     if (special := _size_or_redirect(failure)) is not None:
         return special

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .policy import AddressPolicy, iter_ips, shown_url
+from ..core.addresses import AddressPolicy, iter_ips, shown_url
 
 __all__ = ["FetchError", "Fetched", "fetch_once"]
 

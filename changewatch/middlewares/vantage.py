@@ -20,7 +20,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 
 from .. import meta
-from ..runtime.config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError
+from ..config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError, said_at_start
+from ..config.parsers import json_mapping
 from ..runtime.stats import Stats
 
 __all__ = ["ACCEPT_LANGUAGE_PATTERN", "COOKIE_VALUE_FORBIDDEN", "HEADER_VALUE_FORBIDDEN", "NAME_FORBIDDEN",
@@ -133,10 +134,19 @@ def parse_vantage(raw: Mapping[str, Any]) -> Vantage:
     return Vantage(proxy, headers, cookies, language.strip() if language else None)
 
 
+def _setting_vantage(raw: Any) -> Vantage:
+    value = json_mapping(raw)
+    unknown = [k for k in value if k not in VANTAGE_OPTIONS]
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]!r}")
+    return parse_vantage(value)
+
+
 def vantage_from_setting(value: Any) -> Vantage:
-    """A CHANGEWATCH_VANTAGE value (a mapping, or a JSON object in a string) parsed by the
-    settings table's rules; raises VantageError."""
-    return cast("Vantage", SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].value({} if value is None else value))
+    """A CHANGEWATCH_VANTAGE value (a mapping, or a JSON object in a string), in the one-line
+    form of a bad setting; raises VantageError."""
+    return cast("Vantage", SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].refine({} if value is None else value,
+                                                                         _setting_vantage))
 
 
 class VantageMiddleware:
@@ -150,8 +160,10 @@ class VantageMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> VantageMiddleware:
-        config = ChangewatchConfig.from_settings(crawler.settings)
-        return cls(config.vantage, Stats(crawler, "vantage"),
+        ChangewatchConfig.from_settings(crawler.settings)
+        with said_at_start():  # its raw value: a bad one is quoted as the user wrote it
+            default = vantage_from_setting(SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].raw(crawler.settings))
+        return cls(default, Stats(crawler, "vantage"),
                    cookie_header=not crawler.settings.getbool("COOKIES_ENABLED", True))
 
     def process_request(self, request: Request) -> None:

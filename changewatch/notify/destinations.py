@@ -14,10 +14,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..config import SETTINGS_BY_NAME, BadValue
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 __all__ = ["NOTIFY_KINDS", "Destination", "DestinationError", "NotifyRoutes", "NotifySetting", "destination",
-           "masked", "split_urls"]
+           "masked", "notify_routes", "split_urls"]
 
 #: the kinds of change record a destination may be given (changewatch.feeds.KIND_NAMES)
 NOTIFY_KINDS = ("field", "entities", "content", "error", "moved", "recovered")
@@ -142,7 +147,7 @@ def _json(raw: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class NotifySetting:
-    """CHANGEWATCH_NOTIFY's parser (changewatch.runtime.config): Apprise URLs (a list, or one
+    """CHANGEWATCH_NOTIFY's parser (:func:`notify_routes`): Apprise URLs (a list, or one
     string), or a mapping of kind to URLs; also as JSON. Its errors never quote a URL's secrets."""
 
     @property
@@ -151,8 +156,6 @@ class NotifySetting:
                 "Apprise URLs")
 
     def __call__(self, raw: Any) -> NotifyRoutes:
-        from ..runtime.parsers import BadValue  # the runtime imports this module
-
         try:
             return self._routes(_json(raw))
         except DestinationError as exc:
@@ -172,3 +175,11 @@ class NotifySetting:
             except DestinationError as exc:
                 raise DestinationError(f"{kind}: {exc}") from None
         return NotifyRoutes(by_kind=MappingProxyType(by_kind))
+
+
+def notify_routes(settings: BaseSettings) -> NotifyRoutes:
+    """CHANGEWATCH_NOTIFY's destinations; ConfigError (one line, no secrets) for a URL Apprise
+    does not know or a kind that does not exist."""
+    setting = SETTINGS_BY_NAME["CHANGEWATCH_NOTIFY"]
+    routes: NotifyRoutes = setting.refine(setting.raw(settings), NotifySetting())
+    return routes

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.addresses import AddressPolicy, iter_ips
 from ..core.redact import redact
-from ..guard.policy import AddressPolicy, iter_ips
 from .destinations import Destination
 
 __all__ = ["Attempted", "SendPolicy", "send"]

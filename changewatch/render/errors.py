@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..core.failures import ClassifiedFailure
+
 __all__ = ["BrowserMissing", "RenderError"]
 
 
-class RenderError(Exception):
+class RenderError(ClassifiedFailure):
     """A page could not be rendered: ``timeout: …``, ``too large: …``, ``render: …``."""
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.addresses import AddressPolicy, shown_url
 from ..guard.fetch import FetchError, fetch_once
-from ..guard.policy import AddressPolicy, shown_url
 from .watchlist import INLINE, Watch, WatchlistError, parse_watchlist_text, read_text
 from .watchlist_spool import Watchlist, spool_watchlist
 

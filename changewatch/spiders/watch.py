@@ -14,6 +14,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from .. import meta
+from ..config import ChangewatchConfig
 from ..core.documents import json_too_large
 from ..extract.content_types import BINARY, detect_type, media_type
 from ..extract.feeds import FEED_KINDS, FeedError, is_feed, parse_feed
@@ -24,7 +25,6 @@ from ..extract.specs import Entities, FieldSpec
 from ..guard import reports_refusals
 from ..items import Observation
 from ..render.browser import find_browser, how_to_install
-from ..runtime.config import ChangewatchConfig
 from ..runtime.stats import Stats
 from .pacing import StartPacer
 from .sources import WatchlistSource, is_fetched, open_watchlist
@@ -147,13 +147,13 @@ def observe_document(watch: Watch, response: Response, kind: str, media: str) ->
 
 
 def _runtime_expected(crawler: Crawler) -> bool:
-    """Whether the crawl will have the ChangewatchRuntime extension, which stops it with exit
+    """Whether the crawl will have the CrawlServices extension, which stops it with exit
     status 1 when the spider cannot start. Asked while the spider is built, before add-ons have
     updated the settings: so by the add-on (or the extension) being named in them."""
     from ..addon import Addon
-    from ..runtime.extension import ChangewatchRuntime
+    from ..runtime.services import CrawlServices
 
-    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", ChangewatchRuntime)):
+    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", CrawlServices)):
         for component, priority in crawler.settings.getwithbase(setting).items():
             if priority is None:
                 continue
@@ -174,7 +174,7 @@ class WatchSpider(scrapy.Spider):
     cw_stats: Stats
     #: the watchlist's watches, read again from their spool on each iteration (a list in tests)
     watches: Watchlist | list[Watch]
-    #: why the crawl must stop before it fetches or stores anything (ChangewatchRuntime.open)
+    #: why the crawl must stop before it fetches or stores anything (CrawlServices.open)
     changewatch_cannot_start: str | None = None
     #: some watch is rendered in a browser (RenderMiddleware)
     changewatch_renders: bool = False

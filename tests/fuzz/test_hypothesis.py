@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from parsel import Selector
 
+from changewatch.core.addresses import AddressPolicy, parse_ip_host
 from changewatch.core.normalise import RegionError, normalise, normalise_text, visible_text
 from changewatch.core.text_options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
 from changewatch.extract.selectors import SelectorError, check_selector, select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data
-from changewatch.guard.policy import AddressPolicy, parse_ip_host
 from changewatch.spiders.watchlist import WatchlistError, load_watchlist, parse_watchlist
 
 from ..e2e.crawl import ROOT

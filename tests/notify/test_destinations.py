@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from changewatch.config.parsers import BadValue
 from changewatch.notify.destinations import DestinationError, NotifySetting, destination, split_urls
-from changewatch.runtime.parsers import BadValue
 
 
 def test_a_destination_is_known_by_a_digest_and_shown_without_its_secrets() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from changewatch.guard.policy import AddressPolicy
+from changewatch.core.addresses import AddressPolicy
 from changewatch.notify import sender
 from changewatch.notify.destinations import destination
 from changewatch.notify.sender import SendPolicy, scrubbed, send

@@ -1,7 +1,7 @@
 """Strict parsers for setting values, one per type: each says in words what it accepts and turns a
 raw value (from ``settings.py``, ``custom_settings`` or ``-s NAME=VALUE``, where everything is a
 string) into a typed one, or raises :class:`BadValue`. No Scrapy imports; the table of settings in
-:mod:`changewatch.runtime.config` names one parser per setting.
+:mod:`changewatch.config.table` names one parser per setting.
 
 Strict on purpose: Scrapy's ``getbool`` reads any non-zero number as True and ``getint`` takes
 ``True`` as 1, so a typo would become a different setting silently.
@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 from ..core.durations import parse_duration
 
 __all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Executable", "Float",
-           "HttpUrl", "Int", "ListOf", "Name", "StoreUri", "Text", "json_mapping"]
+           "HttpUrl", "Int", "JsonObject", "ListOf", "Name", "Routes", "StoreUri", "Text", "json_mapping"]
 
 T = TypeVar("T")
 
@@ -376,3 +376,46 @@ class HttpUrl:
         if "@" in parts.netloc:
             raise BadValue("credentials belong in CHANGEWATCH_SUMMARY_API_KEY, not in the URL")
         return raw.strip().rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class JsonObject:
+    """A dict, or a JSON object in a string; None and an empty string are an empty one. What its
+    members mean is checked by the feature that reads them (the vantage middleware)."""
+
+    what: str
+
+    @property
+    def accepts(self) -> str:
+        return f"a dict (or a JSON object) with {self.what}"
+
+    def __call__(self, raw: Any) -> Mapping[str, Any]:
+        return MappingProxyType(dict(json_mapping(raw)))
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """Strings (a list, or one string), or a dict of names to strings; also as JSON. Its shape
+    only: what each string and name must be is the feature's to check (notify: Apprise URLs)."""
+
+    what: str
+
+    @property
+    def accepts(self) -> str:
+        return self.what
+
+    def __call__(self, raw: Any) -> Any:
+        if isinstance(raw, str) and raw.strip()[:1] in ("[", "{"):
+            try:
+                raw = json.loads(raw)
+            except ValueError as exc:
+                raise BadValue(f"not valid JSON: {exc}") from None
+        if raw is None or _strings(raw):
+            return tuple(raw) if isinstance(raw, list) else raw
+        if isinstance(raw, Mapping) and all(isinstance(k, str) and _strings(v) for k, v in raw.items()):
+            return MappingProxyType({k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()})
+        raise BadValue("not strings, nor a dict of them")
