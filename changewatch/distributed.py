@@ -46,6 +46,7 @@ from scrapy.utils.misc import load_object
 
 from . import meta
 from .config import ChangewatchConfig, ConfigError
+from .runtime.services import CrawlServices
 from .runtime.stats import Stats
 
 if TYPE_CHECKING:
@@ -414,8 +415,6 @@ class RoundScheduler:
         return False
 
     def _conflict(self, identity: str, url: str, claimed_url: str | None) -> None:
-        from .runtime.services import CrawlServices
-
         self.stats.inc("conflicts")
         CrawlServices.of(self.crawler).fail(
             f"another job of spider {self.spider.name if self.spider else '?'!r} in round {self.round} claimed "
@@ -583,8 +582,6 @@ class RoundScheduler:
 
     def _over_budget(self, now: float) -> None:
         """Stop the crawl, once, when the outage has lasted CHANGEWATCH_ROUND_RETRY_TIME."""
-        from .runtime.services import CrawlServices
-
         if self._gave_up or self._down_since is None or now - self._down_since < self.retry_time:
             return
         self._gave_up = True

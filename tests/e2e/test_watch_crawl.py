@@ -128,7 +128,9 @@ def test_a_bad_watchlist_fails_at_start(demo_site: tuple[DemoSite, str], tmp_pat
 
 
 @pytest.mark.parametrize("setting", ["CHANGEWATCH_STORE_SYNCHRONOUS=SOMETIMES", "CHANGEWATCH_THRESHOLD=99",
-                                     "CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS=-1"])
+                                     "CHANGEWATCH_CONDITIONAL_FULL_FETCH_RUNS=-1",
+                                     # a typo, and a setting removed before the first release
+                                     "CHANGEWATCH_THRESHOLD_X=3", "CHANGEWATCH_SUMMARY_ENABLED=False"])
 def test_a_bad_setting_stops_the_crawl(demo_site: tuple[DemoSite, str], tmp_path: Path, setting: str) -> None:
     """Not a warning and a crawl without its store: observations would leak into the feed."""
     _, base = demo_site
