@@ -27,19 +27,16 @@ from .parsers import (
     Bool,
     Choice,
     Directory,
-    DottedPathTable,
     Duration,
     Executable,
     Float,
     HttpUrl,
     Int,
-    JsonObject,
-    ListOf,
     Name,
-    Routes,
     StoreUri,
     Text,
 )
+from .structured import DottedPathTable, JsonObject, ListOf, Routes
 
 __all__ = ["DEFAULT_COMPARISONS", "PREFIX", "REMOVED_SETTINGS", "SETTINGS", "SETTINGS_BY_NAME", "Setting",
            "check_names"]

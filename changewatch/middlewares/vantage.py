@@ -21,7 +21,7 @@ from scrapy.http import Request
 
 from .. import meta
 from ..config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError, said_at_start
-from ..config.parsers import json_mapping
+from ..config.structured import json_mapping
 from ..runtime.stats import Stats
 
 __all__ = ["ACCEPT_LANGUAGE_PATTERN", "COOKIE_VALUE_FORBIDDEN", "HEADER_VALUE_FORBIDDEN", "NAME_FORBIDDEN",

@@ -35,19 +35,16 @@ from changewatch.config.parsers import (
     Bool,
     Choice,
     Directory,
-    DottedPathTable,
     Duration,
     Executable,
     Float,
     HttpUrl,
     Int,
-    JsonObject,
-    ListOf,
     Name,
-    Routes,
     StoreUri,
     Text,
 )
+from changewatch.config.structured import DottedPathTable, JsonObject, ListOf, Routes
 from changewatch.core.addresses import parse_network
 from changewatch.middlewares.vantage import Vantage, vantage_from_setting
 from changewatch.store import DEFAULT_STORE_URI
