@@ -2,9 +2,10 @@
 
 It is the :class:`changewatch.runtime.services.CrawlServices` every component finds, built from
 the settings parsed once, with the features' own checks run here, at start, before anything is
-fetched: the store's URI and class, the comparisons, the summary endpoint against the SSRF
-policy, and that no changewatch component was left out of the user's component settings without
-its ``*_ENABLED`` setting saying so. It lives above every feature: no feature imports it.
+fetched: the store's URI and class, the comparisons, the notification URLs, the summary endpoint
+against the SSRF policy, and that no changewatch component was left out of the user's component
+settings without its ``*_ENABLED`` setting saying so. It lives above every feature: no feature
+imports it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..core.comparisons import ComparisonError, load_comparisons
 from ..guard.resolver import installed_guard
 from ..health.activity import Activity
 from ..notify.crawl import CrawlNotifications
+from ..notify.destinations import notify_routes
 from ..runtime.services import CrawlServices, origin_of
 from ..store import BUILTIN_STORE_SCHEMES, StoreError, store_from_uri
 from ..store.runner import StoreRunner
@@ -100,6 +102,7 @@ class ChangewatchRuntime(CrawlServices):
         check_components(crawler.settings)
         _check_store_scheme(config.store, {**BUILTIN_STORE_SCHEMES, **config.store_schemes})
         check_summary_url(config)
+        routes = notify_routes(crawler.settings)  # Apprise knows its URLs' schemes
         try:
             store = store_from_uri(config.store, config.store_schemes,
                                    {"synchronous": config.store_synchronous, "timeout": config.store_timeout,
@@ -112,7 +115,7 @@ class ChangewatchRuntime(CrawlServices):
             raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
         runtime = cls(crawler, config, StoreRunner(store), comparisons)
         runtime.activity = Activity()
-        runtime.notifications = CrawlNotifications.from_crawler(crawler, runtime)
+        runtime.notifications = CrawlNotifications.from_crawler(crawler, runtime, routes)
         runtime.connect()
         return runtime
 

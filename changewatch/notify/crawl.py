@@ -18,7 +18,7 @@ from scrapy.crawler import Crawler
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from ..store.options import redact
-from .destinations import NotifyRoutes, notify_routes
+from .destinations import NotifyRoutes
 from .notifier import Notifier
 from .routing import FieldValues, NotifyRule, Router
 from .sender import SendPolicy
@@ -57,8 +57,8 @@ class CrawlNotifications:
         self.router: Router | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, runtime: CrawlServices) -> CrawlNotifications:
-        notifications = cls(crawler, runtime, notify_routes(crawler.settings))
+    def from_crawler(cls, crawler: Crawler, runtime: CrawlServices, routes: NotifyRoutes) -> CrawlNotifications:
+        notifications = cls(crawler, runtime, routes)
         crawler.signals.connect(notifications._spider_closed, signal=signals.spider_closed)
         return notifications
 
