@@ -400,7 +400,7 @@ def _workers(settings: Any) -> Any:
     """The number of changewatch worker processes, or the raw setting if changewatch's config moved."""
     try:
         try:
-            from changewatch.runtime.config import ChangewatchConfig
+            from changewatch.config import ChangewatchConfig
         except ImportError:  # a checkout from before this layout
             from changewatch.config import ChangewatchConfig  # type: ignore[no-redef]
 

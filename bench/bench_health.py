@@ -90,7 +90,8 @@ def check_time(uri: str) -> tuple[float, int]:
             for s in range(200) for d in range(60) for kind, n in (("none", 8), ("noise", 2), ("content", 1))]
     store.import_rows([("health_history", rows)])
     start = time.perf_counter()
-    result = run_check(store, SPIDER, now, HealthThresholds(), {}, {}, Lease("bench", 60))
+    limits = HealthThresholds(recent=7 * 86400, baseline=28 * 86400, min_observations=10, stale_after=14 * 86400)
+    result = run_check(store, SPIDER, now, limits, {}, {}, Lease("bench", 60))
     seconds = time.perf_counter() - start
     store.close()
     return seconds, result.rows

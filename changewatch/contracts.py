@@ -46,7 +46,7 @@ def _serve_fixture(spider: Any) -> None:
     spider.site = _fixture_base(spider.fixture_site)
     crawler = getattr(spider, "crawler", None)
     if crawler is not None:
-        from .runtime.extension import ChangewatchRuntime
+        from .addon import ChangewatchRuntime
 
         runtime = crawler.get_extension(ChangewatchRuntime)
         if runtime is not None:

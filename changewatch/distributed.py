@@ -45,7 +45,8 @@ from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
 
 from . import meta
-from .runtime.config import ChangewatchConfig, ConfigError
+from .config import ChangewatchConfig, ConfigError
+from .runtime.services import CrawlServices
 from .runtime.stats import Stats
 from .store.outage import Outage
 
@@ -420,10 +421,8 @@ class RoundScheduler:
         return False
 
     def _conflict(self, identity: str, url: str, claimed_url: str | None) -> None:
-        from .runtime.extension import ChangewatchRuntime
-
         self.stats.inc("conflicts")
-        ChangewatchRuntime.of(self.crawler).fail(
+        CrawlServices.of(self.crawler).fail(
             f"another job of spider {self.spider.name if self.spider else '?'!r} in round {self.round} claimed "
             f"{identity} for {claimed_url}, this one has it for {url}: jobs sharing a round must crawl one watchlist; "
             "give each watchlist its own CHANGEWATCH_ROUND or CHANGEWATCH_ROUND_PREFIX")
@@ -584,8 +583,6 @@ class RoundScheduler:
 
     def _over_budget(self, now: float) -> None:
         """Stop the crawl, once, when the outage has lasted CHANGEWATCH_ROUND_RETRY_TIME."""
-        from .runtime.extension import ChangewatchRuntime
-
         if self._gave_up or self._outage.since is None or not self._outage.spent(now):
             return
         self._gave_up = True
@@ -594,7 +591,7 @@ class RoundScheduler:
             self._budget = None
         down = now - self._outage.since
         self.stats.inc("redis_outage_seconds", round(down))
-        ChangewatchRuntime.of(self.crawler).fail(
+        CrawlServices.of(self.crawler).fail(
             f"Redis at {_where(self.server)} unreachable for more than {self.retry_time:g} s "
             f"(CHANGEWATCH_ROUND_RETRY_TIME) in round {self.round}: {self._last_error}; the {len(self._held)} requests "
             "this process made meanwhile and the watches left in the round's queue are fetched in the next round")

@@ -243,13 +243,13 @@ class ChangewatchSpider(scrapy.Spider):
 
 
 def _runtime_expected(crawler: Crawler) -> bool:
-    """Whether the crawl will have the ChangewatchRuntime extension, which stops it with exit
+    """Whether the crawl will have the CrawlServices extension, which stops it with exit
     status 1 when the spider cannot start. Asked while the spider is built, before add-ons have
     updated the settings: so by the add-on (or the extension) being named in them."""
     from .addon import Addon
-    from .runtime.extension import ChangewatchRuntime
+    from .runtime.services import CrawlServices
 
-    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", ChangewatchRuntime)):
+    for setting, wanted in (("ADDONS", Addon), ("EXTENSIONS", CrawlServices)):
         for component, priority in crawler.settings.getwithbase(setting).items():
             if priority is None:
                 continue

@@ -17,8 +17,8 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from changewatch import meta
+from changewatch.config import ConfigError
 from changewatch.distributed import CLAIMED, RoundScheduler, round_name
-from changewatch.runtime.config import ConfigError
 from changewatch.spiders.watch import WatchSpider
 
 from .e2e.rounds import REDIS_HOW, RedisServer, own_redis_server, redis_db_url, redis_unavailable
@@ -254,7 +254,7 @@ def own_redis() -> Iterator[RedisServer]:
 
 
 class FailRecorder:
-    """Stands for ChangewatchRuntime (a unit test has no running crawl): records fail()."""
+    """Stands for CrawlServices (a unit test has no running crawl): records fail()."""
 
     def __init__(self) -> None:
         self.failures: list[str] = []
@@ -265,10 +265,10 @@ class FailRecorder:
 
 @pytest.fixture
 def failures(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    from changewatch.runtime.extension import ChangewatchRuntime
+    from changewatch.runtime.services import CrawlServices
 
     recorder = FailRecorder()
-    monkeypatch.setattr(ChangewatchRuntime, "of", classmethod(lambda cls, crawler: recorder))
+    monkeypatch.setattr(CrawlServices, "of", classmethod(lambda cls, crawler: recorder))
     return recorder.failures
 
 

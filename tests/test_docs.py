@@ -55,6 +55,19 @@ def test_settings_are_documented() -> None:
     assert not missing, f"undocumented settings: {missing}"
 
 
+def test_the_settings_table_and_the_docs_list_the_same_names() -> None:
+    """docs/settings.md's table has one row per setting of changewatch.config.SETTINGS, each saying
+    who sets it; each removed name is listed under "Removed settings"."""
+    from changewatch.config import REMOVED_SETTINGS, SETTINGS
+
+    doc = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(CHANGEWATCH_[A-Z0-9_]+)` \|(.*)$", doc, flags=re.M)
+    assert sorted(name for name, _ in rows) == sorted(s.name for s in SETTINGS)
+    assert all(len(rest.split(" | ")) == 4 for _, rest in rows), "type, default, who and why, what it does"
+    removed = doc.partition("### Removed settings")[2].partition("\n### ")[0]
+    assert sorted(n for n in REMOVED_SETTINGS if f"`{n}`" not in removed) == []
+
+
 def test_stats_are_documented() -> None:
     doc = (ROOT / "docs" / "stats.md").read_text(encoding="utf-8")
     used = used_stats()

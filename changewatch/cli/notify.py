@@ -13,7 +13,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ..core.destinations import Destination
+from ..core.destinations import Destination, NotifyRoutes
 from ..store import ChangeLogStore, RoutingStore, Store, StoreError
 from ..store.leases import new_owner
 from ..store.options import redact
@@ -40,7 +40,7 @@ def _settings(pairs: list[str]) -> Any:
     return settings
 
 
-def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destination]:
+def _destinations(args: argparse.Namespace, config: Any, routes: NotifyRoutes) -> dict[str, Destination]:
     from ..notify.crawl import watch_rules
     from ..notify.routing import Router
 
@@ -55,7 +55,7 @@ def _destinations(args: argparse.Namespace, config: Any) -> dict[str, Destinatio
             raise UsageError(f"--watchlist: {exc}") from None
         holder = argparse.Namespace(watches=watches, watchlist_fetched=is_fetched(args.watchlist))
         rules = watch_rules(holder)
-    return Router(config.notify, rules).destinations
+    return Router(routes, rules).destinations
 
 
 def _state_json(state: Any, known: dict[str, Destination]) -> str:
@@ -68,12 +68,14 @@ def _state_json(state: Any, known: dict[str, Destination]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Exit 0: listed, or every destination sent to; 1: a destination failed; 2: a bad argument,
     setting or watchlist, or a store that cannot be opened."""
-    from ..runtime.config import ChangewatchConfig, ConfigError
+    from ..config import ChangewatchConfig, ConfigError
+    from ..notify.setting import notify_routes
 
     since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
     try:
-        config = ChangewatchConfig.from_settings(_settings(args.set))
-        known = _destinations(args, config)
+        settings = _settings(args.set)
+        config = ChangewatchConfig.from_settings(settings)
+        known = _destinations(args, config, notify_routes(settings))
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
     store: _NotifyStore = open_store(args.store or config.store, upgrade=False, protocol=RoutingStore,

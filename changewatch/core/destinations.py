@@ -14,7 +14,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["NOTIFY_KINDS", "Destination", "DestinationError", "NotifyRoutes", "destination",
            "destinations", "masked", "split_urls"]

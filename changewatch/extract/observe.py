@@ -12,9 +12,10 @@ from scrapy.utils.url import strip_url
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
 from twisted.python.failure import Failure
 
+from ..core.failures import ClassifiedFailure
 from ..guard import RefusedRequest
 
-__all__ = ["DescribedError", "describe_failure", "failed_url", "moved_from"]
+__all__ = ["describe_failure", "failed_url", "moved_from"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 #: redirects that say the resource has a new URL for good (RFC 9110: 301 Moved Permanently,
@@ -78,17 +79,12 @@ def moved_from(response: Response) -> str | None:
     return start if start != failed_url(response.url) else None
 
 
-class DescribedError(Exception):
-    """A failure that describes itself: its text starts with the class an ``error`` record starts
-    with (a render's ``timeout: …``, ``too large: …``, ``render: …``)."""
-
-
 def describe_failure(failure: Failure) -> str:
     """A short, stable description of why a request failed: ``<class>: <detail>``."""
     exc = failure.value
     if isinstance(exc, RefusedRequest):
         return f"refused: {exc}"
-    if isinstance(exc, DescribedError):
+    if isinstance(exc, ClassifiedFailure):  # its text starts with its class: timeout:, too large:, render:
         return str(exc)
     if (special := _size_or_redirect(failure)) is not None:
         return special

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ..core.addresses import AddressPolicy, iter_ips
 from ..core.urls import shown_url
-from .policy import AddressPolicy, iter_ips
 
 __all__ = ["FetchError", "Fetched", "fetch_once"]
 

@@ -20,10 +20,11 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 from twisted.internet.error import DNSLookupError
 
+from ..config import ChangewatchConfig
+from ..core.addresses import GuardConfig, Refusal
 from ..core.urls import shown_url
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from .config import GuardConfig
-from .policy import Refusal
 from .resolver import GuardedResolver, installed_guard
 
 __all__ = ["RefusedRequest", "SSRFGuardMiddleware", "reports_refusals"]
@@ -76,7 +77,7 @@ class SSRFGuardMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SSRFGuardMiddleware:
-        config = GuardConfig.from_settings(crawler.settings)
+        config = ChangewatchConfig.from_settings(crawler.settings).guard
         if not config.policy.enabled:
             raise NotConfigured("the SSRF guard is off (CHANGEWATCH_SSRF_ENABLED = False)")
         return cls(crawler, config)
@@ -133,7 +134,7 @@ class SSRFGuardMiddleware:
         return exc
 
     def _trusted(self, request: Request) -> bool:
-        """A local site changewatch itself serves for this crawl (``ChangewatchRuntime.trust_origin``)."""
+        """A local site changewatch itself serves for this crawl (``CrawlServices.trust_origin``)."""
         runtime = self._runtime_or_none()
         return runtime is not None and runtime.trusts(request.url)
 
@@ -143,9 +144,8 @@ class SSRFGuardMiddleware:
 
     def _runtime_or_none(self) -> Any:
         if self._runtime is None:
-            from ..runtime.extension import ChangewatchRuntime  # not at import: the guard is imported by it
 
-            self._runtime = self.crawler.get_extension(ChangewatchRuntime) or False
+            self._runtime = self.crawler.get_extension(CrawlServices) or False
         return self._runtime or None
 
     def _redirect_refusal(self, request: Request, response: Response) -> Refusal | None:

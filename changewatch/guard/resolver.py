@@ -23,8 +23,8 @@ from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from twisted.names import client, dns
 from zope.interface import implementer, provider
 
-from .config import GuardConfig
-from .policy import AddressPolicy, Refusal, iter_ips, normalise_host
+from ..config import ChangewatchConfig, ConfigError
+from ..core.addresses import AddressPolicy, GuardConfig, Refusal, iter_ips, normalise_host
 
 __all__ = ["GuardedResolver", "NameserverResolver", "installed_guard"]
 
@@ -109,7 +109,7 @@ class GuardedResolver:
         self.inner = inner
         self._refusals: OrderedDict[str, Refusal] = OrderedDict()
         #: (host, port) pairs passed without a check: local sites changewatch itself serves
-        #: (``ChangewatchRuntime.trust_origin``), never anything a watchlist or a page names
+        #: (``CrawlServices.trust_origin``), never anything a watchlist or a page names
         self.trusted: set[tuple[str, int]] = set()
 
     @classmethod
@@ -118,10 +118,9 @@ class GuardedResolver:
         # Built while the reactor is set up, before any crawl: the first to read changewatch's
         # settings. A bad one ends the process from here with a traceback on stderr only, so it
         # is said in the log too (LOG_FILE: a Scrapyd job's log would otherwise end silently).
-        from ..runtime.config import ConfigError  # not at the top: the runtime imports the guard
 
         try:
-            config = GuardConfig.from_settings(crawler.settings)
+            config = ChangewatchConfig.from_settings(crawler.settings).guard
         except ConfigError as exc:
             logger.error("changewatch cannot start: %s", exc)
             raise

@@ -34,16 +34,24 @@ _READ = ("none", "noise", *CHANGES)  # a page read and compared
 _QUIET = ("none", "noise", "blocked")
 
 
+#: the recent window's noise rate against the baseline's that counts as a rise
+NOISE_RISE = 2.0
+#: and the least noise rate that counts at all (a fifth of the observations)
+NOISE_MIN_RATE = 0.2
+
+
 @dataclass(frozen=True, slots=True)
 class HealthThresholds:
-    """The health settings (docs/settings.md, CHANGEWATCH_HEALTH_ENABLED and the others), durations in seconds."""
+    """The health settings (docs/settings.md, CHANGEWATCH_HEALTH_RECENT and the others), durations in
+    seconds; their defaults are the settings table's. The noise rule's two numbers are not settings:
+    no one tuned them, and CHANGEWATCH_HEALTH_ENABLED turns the whole check off."""
 
-    recent: float = 7 * 86400.0
-    baseline: float = 28 * 86400.0
-    min_observations: int = 10
-    noise_rise: float = 2.0
-    noise_min_rate: float = 0.2
-    stale_after: float = 14 * 86400.0
+    recent: float
+    baseline: float
+    min_observations: int
+    stale_after: float
+    noise_rise: float = NOISE_RISE
+    noise_min_rate: float = NOISE_MIN_RATE
 
     @property
     def reach(self) -> float:

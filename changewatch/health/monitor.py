@@ -17,12 +17,13 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
-from ..runtime.config import ChangewatchConfig
-from ..runtime.extension import ChangewatchRuntime
+from ..config import ChangewatchConfig
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from ..store import StoreError
 from ..store.health import HealthStore
 from ..store.semantics import parse_time
+from .activity import Activity
 from .check import HealthThresholds
 from .journal import CheckResult, condition_class, run_check
 
@@ -48,21 +49,27 @@ class HealthMonitor:
         if not config.health_enabled:
             raise NotConfigured("CHANGEWATCH_HEALTH_ENABLED is False")
         limits = HealthThresholds(recent=config.health_recent, baseline=config.health_baseline,
-                                  min_observations=config.health_min_observations, noise_rise=config.health_noise_rise,
-                                  noise_min_rate=config.health_noise_min_rate, stale_after=config.health_stale_after)
+                                  min_observations=config.health_min_observations,
+                                  stale_after=config.health_stale_after)
         monitor = cls(crawler, limits)
         crawler.signals.connect(monitor._idle, signal=signals.spider_idle)
         return monitor
 
     @property
-    def runtime(self) -> ChangewatchRuntime:
+    def runtime(self) -> CrawlServices:
         # looked up on use: extensions cannot find each other while they are being built
-        return ChangewatchRuntime.of(self.crawler)
+        return CrawlServices.of(self.crawler)
+
+    @property
+    def activity(self) -> Activity:
+        activity = self.runtime.activity
+        assert isinstance(activity, Activity)  # changewatch.addon.ChangewatchRuntime sets it
+        return activity
 
     def _idle(self) -> None:
         if self._task is not None and not self._task.done():
             raise DontCloseSpider
-        activity = self.runtime.activity
+        activity = self.activity
         if activity.commits == 0 or activity.latest is None or self.runtime.failure is not None:
             return
         if not isinstance(self.runtime.runner.store, HealthStore):
@@ -76,7 +83,7 @@ class HealthMonitor:
         raise DontCloseSpider
 
     async def _check(self) -> None:
-        activity = self.runtime.activity
+        activity = self.activity
         activity.declared(self.crawler.spider)
         now = parse_time(activity.latest or "")
         sites, canaries = dict(activity.sites), dict(activity.canaries)

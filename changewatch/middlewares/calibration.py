@@ -13,8 +13,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from .. import meta
-from ..runtime.extension import ChangewatchRuntime
 from ..runtime.origins import ItemRequests
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 
 __all__ = ["CalibrationMiddleware"]
@@ -30,7 +30,7 @@ class CalibrationMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CalibrationMiddleware:
-        runtime = ChangewatchRuntime.of(crawler)
+        runtime = CrawlServices.of(crawler)
         mw = cls(Stats(crawler, "calibration"), runtime.requests)
         crawler.signals.connect(mw.requests.forget, signal=signals.item_dropped)
         crawler.signals.connect(mw.requests.forget, signal=signals.item_error)

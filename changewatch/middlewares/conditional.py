@@ -26,8 +26,8 @@ from .. import meta
 from ..core import clock
 from ..core.validators import HttpValidators, accept_validators, revalidation
 from ..items import Observation
-from ..runtime.extension import ChangewatchRuntime
 from ..runtime.origins import ResponseOrigins
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from .notmodified import KnownState, NotModified, not_modified_callback
 
@@ -72,7 +72,7 @@ def _asked_for_304(request: Request, crawler: Crawler) -> bool:
     return 304 in [int(code) for code in allowed]
 
 
-async def answer_not_modified(crawler: Crawler, runtime: ChangewatchRuntime, request: Request, response: Response,
+async def answer_not_modified(crawler: Crawler, runtime: CrawlServices, request: Request, response: Response,
                               notice: NotModified) -> Response:
     """*response* (a 304) as the unchanged observations of *notice*'s keys: handed to the
     spider's callback when it asked to see 304s (with the keys' stored states), else to
@@ -96,7 +96,7 @@ class ConditionalRequestMiddleware:
     adds If-None-Match / If-Modified-Since from the store; turns a 304 into unchanged
     observations; retries a 412 in full. ``changewatch_conditional: False`` in meta opts out."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.runner = runtime.runner
@@ -106,7 +106,7 @@ class ConditionalRequestMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
-        runtime = ChangewatchRuntime.of(crawler)
+        runtime = CrawlServices.of(crawler)
         if not runtime.config.conditional_enabled:
             raise NotConfigured("CHANGEWATCH_CONDITIONAL_ENABLED is off: every request is a full fetch")
         settings = crawler.settings
@@ -205,7 +205,7 @@ class ConditionalSpiderMiddleware:
     go to the store with the observation), drops the validators of keys a page no longer
     yields, and adds the unchanged observations after a callback that asked to see a 304."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.origins: ResponseOrigins = runtime.origins
@@ -215,7 +215,7 @@ class ConditionalSpiderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalSpiderMiddleware:
-        mw = cls(crawler, ChangewatchRuntime.of(crawler))
+        mw = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(mw.origins.forget, signal=signals.item_dropped)
         crawler.signals.connect(mw.origins.forget, signal=signals.item_error)
         crawler.signals.connect(mw._closed, signal=signals.spider_closed)

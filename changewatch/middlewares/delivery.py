@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from ..items import utc_now
-from ..runtime.extension import ChangewatchRuntime
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from ..store import LoggedChange, StoreError
 from ..store.leases import dead_owners
@@ -56,7 +56,7 @@ class RedeliveryMiddleware:
     ends. A record an item pipeline dropped was consumed there (the user's
     filter or sink): confirmed either way."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.runner = runtime.runner
@@ -68,7 +68,7 @@ class RedeliveryMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedeliveryMiddleware:
-        mw = cls(crawler, ChangewatchRuntime.of(crawler))
+        mw = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(mw._handled, signal=signals.item_scraped)
         # a pipeline that drops a record (the user's filter) has consumed it: never redeliver it
         crawler.signals.connect(mw._consumed, signal=signals.item_dropped)

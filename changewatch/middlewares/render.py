@@ -26,7 +26,7 @@ from ..render.browser import find_browser, how_to_install
 from ..render.errors import BrowserMissing, RenderError
 from ..render.fetch import fetch
 from ..render.preflight import plan, recheck
-from ..runtime.extension import ChangewatchRuntime
+from ..runtime.services import CrawlServices
 from ..runtime.spider import spider_options
 from ..runtime.stats import Stats
 from .conditional import answer_not_modified
@@ -69,7 +69,7 @@ class RenderMiddleware:
     refused URL is neither re-checked nor rendered), before ConditionalRequestMiddleware (which
     leaves a rendered request alone)."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.stats = Stats(crawler, "render")
@@ -84,7 +84,7 @@ class RenderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
-        mw = cls(crawler, ChangewatchRuntime.of(crawler))
+        mw = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(mw._spider_opened, signal=signals.spider_opened)
         return mw
 

@@ -31,7 +31,7 @@ from .. import meta
 from ..core import clock
 from ..core.durations import parse_duration
 from ..core.schedule import DueEntry, decide, iso
-from ..runtime.extension import ChangewatchRuntime
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from ..store import MaintainedStore, StoreError
 
@@ -48,7 +48,7 @@ class ScheduleMiddleware:
     """Spider middleware (955; ``changewatch.Addon`` enables it): drops the requests of keys that
     are not due, counts due, skipped and overdue keys."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.stats = Stats(crawler, "schedule")
@@ -59,7 +59,7 @@ class ScheduleMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ScheduleMiddleware:
-        mw = cls(crawler, ChangewatchRuntime.of(crawler))
+        mw = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(mw._closed, signal=signals.spider_closed)
         return mw
 

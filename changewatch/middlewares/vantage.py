@@ -16,8 +16,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 
 from .. import meta
-from ..core.vantage import Vantage, parse_vantage
-from ..runtime.config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError
+from ..config import SETTINGS_BY_NAME, ChangewatchConfig, VantageError, said_at_start
+from ..config.structured import json_mapping
+from ..core.vantage import VANTAGE_OPTIONS, Vantage, parse_vantage
 from ..runtime.stats import Stats
 
 __all__ = ["VantageError", "VantageMiddleware", "apply_vantage", "vantage_from_setting"]
@@ -44,10 +45,19 @@ def apply_vantage(vantage: Vantage, request: Request, *, cookie_header: bool = F
         request.meta.setdefault("proxy", vantage.proxy)
 
 
+def _setting_vantage(raw: Any) -> Vantage:
+    value = json_mapping(raw)
+    unknown = [k for k in value if k not in VANTAGE_OPTIONS]
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]!r}")
+    return parse_vantage(value)
+
+
 def vantage_from_setting(value: Any) -> Vantage:
-    """A CHANGEWATCH_VANTAGE value (a mapping, or a JSON object in a string) parsed by the
-    settings table's rules; raises VantageError."""
-    return cast("Vantage", SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].value({} if value is None else value))
+    """A CHANGEWATCH_VANTAGE value (a mapping, or a JSON object in a string), in the one-line
+    form of a bad setting; raises VantageError."""
+    return cast("Vantage", SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].refine({} if value is None else value,
+                                                                         _setting_vantage))
 
 
 class VantageMiddleware:
@@ -61,8 +71,10 @@ class VantageMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> VantageMiddleware:
-        config = ChangewatchConfig.from_settings(crawler.settings)
-        return cls(config.vantage, Stats(crawler, "vantage"),
+        ChangewatchConfig.from_settings(crawler.settings)
+        with said_at_start():  # its raw value: a bad one is quoted as the user wrote it
+            default = vantage_from_setting(SETTINGS_BY_NAME["CHANGEWATCH_VANTAGE"].raw(crawler.settings))
+        return cls(default, Stats(crawler, "vantage"),
                    cookie_header=not crawler.settings.getbool("COOKIES_ENABLED", True))
 
     def process_request(self, request: Request) -> None:

@@ -3,7 +3,7 @@ and the watch's ``notify:``), and, once the spider has closed, one message per d
 what it has not been sent (this run's changes and any an earlier run could not deliver). A
 destination that still fails after its retries is an ERROR line, the stat
 ``changewatch/notify/failed`` and a non-zero exit; its changes stay pending in the store for the
-next run or ``changewatch notify --resend``. Owned by the crawl's runtime."""
+next run or ``changewatch notify --resend``. Built by ``changewatch.addon.ChangewatchRuntime``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from ..core.destinations import NotifyRoutes
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from ..store.options import redact
@@ -25,7 +26,7 @@ from .sender import SendPolicy
 
 if TYPE_CHECKING:
     from ..core.observation import Observation
-    from ..runtime.extension import ChangewatchRuntime
+    from ..runtime.services import CrawlServices
 
 __all__ = ["CrawlNotifications", "watch_rules"]
 
@@ -49,22 +50,23 @@ def watch_rules(spider: Any) -> dict[str, tuple[NotifyRule, ...]]:
 
 
 class CrawlNotifications:
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices, routes: NotifyRoutes):
         self.crawler = crawler
         self.runtime = runtime
+        self.routes = routes
         self.stats = Stats(crawler, "notify")
         self.router: Router | None = None
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> CrawlNotifications:
-        notifications = cls(crawler, runtime)
+    def from_crawler(cls, crawler: Crawler, runtime: CrawlServices, routes: NotifyRoutes) -> CrawlNotifications:
+        notifications = cls(crawler, runtime, routes)
         crawler.signals.connect(notifications._spider_closed, signal=signals.spider_closed)
         return notifications
 
     def prepare(self) -> str | None:
         """Build the routes once the spider (and its watchlist) exists; why the crawl cannot
         notify (its store keeps no delivery state), or None."""
-        router = Router(self.runtime.config.notify, watch_rules(self.crawler.spider))
+        router = Router(self.routes, watch_rules(self.crawler.spider))
         self.router = router if router else None
         store = self.runtime.runner.store
         if self.router is not None and not isinstance(store, RoutingStore):

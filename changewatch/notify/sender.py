@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.addresses import AddressPolicy, iter_ips
 from ..core.destinations import Destination
 from ..core.redact import redact
-from ..guard.policy import AddressPolicy, iter_ips
 
 __all__ = ["Attempted", "SendPolicy", "send"]
 

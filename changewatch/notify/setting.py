@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..config import SETTINGS_BY_NAME, BadValue
 from ..core.destinations import (
     NOTIFY_KINDS,
     Destination,
@@ -17,8 +18,10 @@ from ..core.destinations import (
     split_urls,
 )
 
-__all__ = ["NotifySetting"]
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
+__all__ = ["NotifySetting", "notify_routes"]
 
 
 def _json(raw: Any) -> Any:
@@ -32,10 +35,9 @@ def _json(raw: Any) -> Any:
     return raw
 
 
-
 @dataclass(frozen=True, slots=True)
 class NotifySetting:
-    """CHANGEWATCH_NOTIFY's parser (changewatch.runtime.config): Apprise URLs (a list, or one
+    """CHANGEWATCH_NOTIFY's parser (:func:`notify_routes`): Apprise URLs (a list, or one
     string), or a mapping of kind to URLs; also as JSON. Its errors never quote a URL's secrets."""
 
     @property
@@ -44,8 +46,6 @@ class NotifySetting:
                 "Apprise URLs")
 
     def __call__(self, raw: Any) -> NotifyRoutes:
-        from ..runtime.parsers import BadValue  # the runtime imports this module
-
         try:
             return self._routes(_json(raw))
         except DestinationError as exc:
@@ -65,3 +65,11 @@ class NotifySetting:
             except DestinationError as exc:
                 raise DestinationError(f"{kind}: {exc}") from None
         return NotifyRoutes(by_kind=MappingProxyType(by_kind))
+
+
+def notify_routes(settings: BaseSettings) -> NotifyRoutes:
+    """CHANGEWATCH_NOTIFY's destinations; ConfigError (one line, no secrets) for a URL Apprise
+    does not know or a kind that does not exist."""
+    setting = SETTINGS_BY_NAME["CHANGEWATCH_NOTIFY"]
+    routes: NotifyRoutes = setting.refine(setting.raw(settings), NotifySetting())
+    return routes

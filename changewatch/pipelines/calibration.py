@@ -25,8 +25,8 @@ from ..core.comparisons import Kind
 from ..core.comparisons.noise import CALIBRATION
 from ..core.observation import Observation
 from ..learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
-from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged
+from ..runtime.services import CrawlServices
 from ..runtime.spider import spider_options
 from ..runtime.stats import Stats
 from ..store import SnapshotStore, StoredState, VersionConflict
@@ -46,7 +46,7 @@ class Calibration:
     """The calibration state of one crawl: how many loads per watch, which keys were scheduled,
     which load of each is under way."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime, loads: int, forget: frozenset[str]):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices, loads: int, forget: frozenset[str]):
         self.crawler, self.runtime = crawler, runtime
         self.loads, self.forget = loads, forget
         self.stats = Stats(crawler, "calibration")
@@ -57,7 +57,7 @@ class Calibration:
         self.templates: dict[str, Request] = {}
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> Calibration:
+    def from_crawler(cls, crawler: Crawler, runtime: CrawlServices) -> Calibration:
         """The spider's ``calibrate`` and ``forget`` arguments (a ChangewatchSpider parsed them
         already; any other spider's are parsed here). Raises LearningError for a bad value."""
         spider = crawler.spider

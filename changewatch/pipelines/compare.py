@@ -42,8 +42,8 @@ from ..core.observation import Observation
 from ..core.schedule import ScheduleUpdate
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, as_observation
-from ..runtime.extension import ChangewatchRuntime
 from ..runtime.offload import Judged, ObserveTask, judge
+from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from ..store import Evidence, Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
@@ -60,7 +60,7 @@ logger = logging.getLogger(__name__)
 class ChangewatchPipeline:
     """Item pipeline; ``changewatch.Addon`` enables it at 790."""
 
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices):
         self.crawler = crawler
         self.runtime = runtime
         self.stats = Stats(crawler, "commit")
@@ -72,7 +72,7 @@ class ChangewatchPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
-        pipeline = cls(crawler, ChangewatchRuntime.of(crawler))
+        pipeline = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
         if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
             crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..extract.observe import DescribedError
+from ..core.failures import ClassifiedFailure
 
 __all__ = ["BrowserMissing", "RenderError"]
 
 
-class RenderError(DescribedError):
+class RenderError(ClassifiedFailure):
     """A page could not be rendered: ``timeout: …``, ``too large: …``, ``render: …``."""
 
 

@@ -34,9 +34,9 @@ from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.page import PageMethod
 
 from .. import meta
+from ..config import ChangewatchConfig, ConfigError
 from ..core.render_options import RenderOptions
 from ..extract.content_types import detect_type
-from ..runtime.config import ChangewatchConfig, ConfigError
 from ..runtime.stats import Stats
 from .browser import ClosedPort, browser_args, find_browser, how_to_install
 from .errors import BrowserMissing, RenderError

@@ -1,5 +1,6 @@
-"""What a crawl runs on besides Scrapy: the per-crawler :class:`ChangewatchRuntime` extension,
-settings parsed once, stats, worker processes and what crosses to them.
+"""What a crawl's changewatch components run on besides Scrapy, below every feature: the
+services they share (:class:`~.services.CrawlServices`), stats, worker processes and what
+crosses to them, the response each item came from, and the progress line. Imports no feature.
 
 Imported lazily: worker processes import ``changewatch.runtime.offload`` and must not pay for
 importing Scrapy.
@@ -10,16 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .extension import ChangewatchRuntime
     from .progress import ProgressLog
+    from .services import CrawlServices
 
-__all__ = ["ChangewatchRuntime", "ProgressLog"]
+__all__ = ["CrawlServices", "ProgressLog"]
+
 
 def __getattr__(name: str) -> Any:
-    if name == "ChangewatchRuntime":
-        from .extension import ChangewatchRuntime
+    if name == "CrawlServices":
+        from .services import CrawlServices
 
-        return ChangewatchRuntime
+        return CrawlServices
     if name == "ProgressLog":
         from .progress import ProgressLog
 

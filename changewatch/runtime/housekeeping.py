@@ -26,7 +26,7 @@ from ..store.upkeep import BODY_WINDOW
 from .stats import Stats
 
 if TYPE_CHECKING:
-    from .extension import ChangewatchRuntime
+    from .services import CrawlServices
 
 __all__ = ["BATCH", "Housekeeper"]
 
@@ -42,7 +42,7 @@ class Housekeeper:
     """The runtime's once-a-run purge. :attr:`listed`: keys the schedule skipped this run (still
     watched), which the schedule middleware fills."""
 
-    def __init__(self, runtime: ChangewatchRuntime):
+    def __init__(self, runtime: CrawlServices):
         self.runtime = runtime
         crawler = runtime.crawler
         self.stats = Stats(crawler, "housekeeping")

@@ -16,8 +16,8 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from ..config import ChangewatchConfig
 from ..core.comparisons import Kind
-from .config import ChangewatchConfig
 from .spider import spider_options
 from .stats import stat_name
 

@@ -12,14 +12,14 @@ from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 
 from .. import meta
+from ..config import ChangewatchConfig
+from ..core.addresses import AddressPolicy
 from ..extract.observe import moved_from
 from ..extract.page import count_undecodable_page
 from ..extract.watch import observe_page
 from ..guard.fetch import FetchError, fetch_once
-from ..guard.policy import AddressPolicy
 from ..items import Observation
 from ..render.browser import find_browser, how_to_install
-from ..runtime.config import ChangewatchConfig
 from ..runtime.spider import Canaries
 from ..spider import ChangewatchSpider
 from ..watchlist import (

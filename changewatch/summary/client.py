@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from ..guard.policy import AddressPolicy, iter_ips
+from ..core.addresses import AddressPolicy, iter_ips
 
 __all__ = ["Answer", "ChatClient", "Failed", "Unfunded"]
 

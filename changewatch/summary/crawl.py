@@ -1,7 +1,7 @@
 """The summary step of a crawl (:class:`~changewatch.pipelines.ChangewatchPipeline` calls it last,
 before a record leaves): the summariser built from the settings, and writing each summary into the
 change log, so that notifications and redeliveries carry it. Nothing is built when summaries are
-off (no URL, or ``CHANGEWATCH_SUMMARY_ENABLED = False``): the pipeline then never gets here."""
+off (no CHANGEWATCH_SUMMARY_URL): the pipeline then never gets here."""
 
 from __future__ import annotations
 
@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.crawler import Crawler
 
-from ..guard.policy import AddressPolicy, parse_network
+from ..config import ConfigError, error_message
+from ..core.addresses import AddressPolicy, parse_network
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from .client import ChatClient
 from .summariser import Summariser
 
 if TYPE_CHECKING:
-    from ..runtime.config import ChangewatchConfig
-    from ..runtime.extension import ChangewatchRuntime
+    from ..config import ChangewatchConfig
+    from ..runtime.services import CrawlServices
 
-__all__ = ["API_KEY_VARIABLE", "CrawlSummaries", "summary_policy"]
+__all__ = ["API_KEY_VARIABLE", "CrawlSummaries", "check_summary_url", "summary_policy"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,19 @@ def summary_policy(config: ChangewatchConfig) -> AddressPolicy:
                                allowed_networks=(*policy.allowed_networks, *_LOCAL_NETWORKS))
 
 
+def check_summary_url(config: ChangewatchConfig) -> None:
+    """The summary endpoint's URL against the SSRF policy (its addresses are checked as it is
+    resolved), at start: a model server on this machine or network needs
+    CHANGEWATCH_SUMMARY_ALLOW_PRIVATE. Raises ConfigError."""
+    if config.summary_url is None:
+        return
+    refusal = summary_policy(config).url_refusal(config.summary_url)
+    if refusal is not None:
+        raise ConfigError(error_message("CHANGEWATCH_SUMMARY_URL", config.summary_url, "a URL the SSRF policy allows",
+                                        f"refused: {refusal}; a model server on this machine or network needs "
+                                        "CHANGEWATCH_SUMMARY_ALLOW_PRIVATE = True"))
+
+
 def _why_not(config: ChangewatchConfig, key: str) -> str | None:
     if not key:
         return (f"the environment variable {API_KEY_VARIABLE} is not set (a local server that needs no key: set it "
@@ -57,13 +71,13 @@ def _why_not(config: ChangewatchConfig, key: str) -> str | None:
 
 
 class CrawlSummaries:
-    def __init__(self, crawler: Crawler, runtime: ChangewatchRuntime, summariser: Summariser):
+    def __init__(self, crawler: Crawler, runtime: CrawlServices, summariser: Summariser):
         self.crawler = crawler
         self.runtime = runtime
         self.summariser = summariser
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, runtime: ChangewatchRuntime) -> CrawlSummaries | None:
+    def from_crawler(cls, crawler: Crawler, runtime: CrawlServices) -> CrawlSummaries | None:
         config = runtime.config
         if not config.summaries:
             return None
@@ -99,7 +113,7 @@ class CrawlSummaries:
         await self.summariser.close()
 
 
-def _routing(runtime: ChangewatchRuntime) -> RoutingStore:
-    store: Any = runtime.runner.store  # a store without it stops the crawl as it opens (ChangewatchRuntime.open)
+def _routing(runtime: CrawlServices) -> RoutingStore:
+    store: Any = runtime.runner.store  # a store without it stops the crawl as it opens (CrawlServices.open)
     return store  # type: ignore[no-any-return]
 

@@ -20,7 +20,7 @@ from changewatch.middlewares.conditional import NotModified
 
 
 class KillOnKey:
-    """SIGKILLs the crawl when an item of key ``CHANGEWATCH_TEST_KILL_KEY`` reaches it. At
+    """SIGKILLs the crawl when an item of key ``TESTS_KILL_KEY`` reaches it. At
     priority 780 that is the observation, after the download and before ChangewatchPipeline's
     transaction; at 800 it is the change record, committed and not yet exported."""
 
@@ -29,9 +29,9 @@ class KillOnKey:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> KillOnKey:
-        key = crawler.settings.get("CHANGEWATCH_TEST_KILL_KEY")
+        key = crawler.settings.get("TESTS_KILL_KEY")
         if not key:
-            raise NotConfigured("no CHANGEWATCH_TEST_KILL_KEY")
+            raise NotConfigured("no TESTS_KILL_KEY")
         return cls(key)
 
     def process_item(self, item: Any) -> Any:

@@ -22,7 +22,7 @@ def test_a_kill_between_download_and_commit_means_a_full_fetch_next_time(odd_ser
     crawler = Crawler(tmp_path, [{"url": base + "/p", "key": "p"}, {"url": base + "/q", "key": "q"}])
     assert crawler.run().returncode == 0
     server.pages["/p"] = Page(html("price 12"), etag='"v2"')
-    killed = crawler.run("-s", "CHANGEWATCH_TEST_KILL_KEY=p",
+    killed = crawler.run("-s", "TESTS_KILL_KEY=p",
                          "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 780}')
     assert killed.returncode == -9
     assert server.sent("/p")[-1] == ('"v1"', None, 200)  # the new page was downloaded, never committed

@@ -129,7 +129,7 @@ def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option:
     feed = workdir / f"changes-{run}.jsonl"
     stats = workdir / f"stats-{run}.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, *(["-O", str(feed)] if feed_option else []),
-           "-s", "LOG_LEVEL=INFO", "-s", f"CHANGEWATCH_TEST_STATS_FILE={stats}",
+           "-s", "LOG_LEVEL=INFO", "-s", f"TESTS_STATS_FILE={stats}",
            "-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0, "tests.e2e.statsdump.SimulatedClock": 0}', *args]
     return cmd, feed
 

@@ -49,7 +49,7 @@ class WorkerKiller:
 
 class StoreGoesReadOnly:
     """An extension that makes the crawl's store read-only (SQLite's ``query_only``, so every
-    write fails as on a read-only file) right after its ``CHANGEWATCH_TEST_READONLY_AFTER``-th
+    write fails as on a read-only file) right after its ``TESTS_READONLY_AFTER``-th
     committed observation (0: as the spider opens, before its undelivered changes are claimed).
 
     Counted at the store's commit, in the same call: counting items as they leave the pipeline
@@ -57,7 +57,7 @@ class StoreGoesReadOnly:
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
-        self.after = crawler.settings.getint("CHANGEWATCH_TEST_READONLY_AFTER", 1)
+        self.after = crawler.settings.getint("TESTS_READONLY_AFTER", 1)
         self.committed = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
 
@@ -66,9 +66,9 @@ class StoreGoesReadOnly:
         return cls(crawler)
 
     def spider_opened(self) -> None:
-        from changewatch.runtime.extension import ChangewatchRuntime
+        from changewatch.runtime.services import CrawlServices
 
-        store: Any = ChangewatchRuntime.of(self.crawler).runner.store
+        store: Any = CrawlServices.of(self.crawler).runner.store
         if self.after == 0:
             store.db.execute("PRAGMA query_only=1")
             return
@@ -86,7 +86,7 @@ class StoreGoesReadOnly:
 
 class SimulatedClock:
     """An item pipeline (before changewatch's, at 100) that dates every observation at the
-    setting ``CHANGEWATCH_TEST_NOW`` (an ISO 8601 time), as a per-site spider that dates its own
+    setting ``TESTS_NOW`` (an ISO 8601 time), as a per-site spider that dates its own
     observations does: a crawl "on" a simulated day, for the health tests' months in minutes."""
 
     def __init__(self, now: str):
@@ -94,7 +94,7 @@ class SimulatedClock:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimulatedClock:
-        return cls(str(crawler.settings.get("CHANGEWATCH_TEST_NOW")))
+        return cls(str(crawler.settings.get("TESTS_NOW")))
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, Observation):

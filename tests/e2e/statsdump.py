@@ -17,9 +17,9 @@ class StatsDump:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsDump:
-        path = crawler.settings.get("CHANGEWATCH_TEST_STATS_FILE")
+        path = crawler.settings.get("TESTS_STATS_FILE")
         if not path:
-            raise NotConfigured("no CHANGEWATCH_TEST_STATS_FILE")
+            raise NotConfigured("no TESTS_STATS_FILE")
         ext = cls(crawler, path)
         # engine_stopped: after the feeds (and what listens to their closing) are done
         crawler.signals.connect(ext.closed, signal=signals.engine_stopped)
@@ -31,16 +31,16 @@ class StatsDump:
 
 
 class SimulatedClock:
-    """A test-only extension: the crawl runs at ``CHANGEWATCH_TEST_NOW`` (an ISO 8601 time), its
+    """A test-only extension: the crawl runs at ``TESTS_NOW`` (an ISO 8601 time), its
     clock moving on from there as the real one does (changewatch.core.clock), so that a test can
     crawl days apart without waiting for them. The store keeps its own clock: a simulated time in
     the past is never clamped."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimulatedClock:
-        start = crawler.settings.get("CHANGEWATCH_TEST_NOW")
+        start = crawler.settings.get("TESTS_NOW")
         if not start:
-            raise NotConfigured("no CHANGEWATCH_TEST_NOW")
+            raise NotConfigured("no TESTS_NOW")
         import time
         from datetime import UTC, datetime, timedelta
 

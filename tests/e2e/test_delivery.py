@@ -14,7 +14,7 @@ from ..conditional.servers import OddServer, Page
 from ..conditional.test_odd_servers import html
 from .crawl import Crawler, scrapy_env
 
-KILL_AFTER_COMMIT = ("-s", "CHANGEWATCH_TEST_KILL_KEY=p",
+KILL_AFTER_COMMIT = ("-s", "TESTS_KILL_KEY=p",
                      "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 800}')
 
 

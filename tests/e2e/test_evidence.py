@@ -25,7 +25,7 @@ SECRETS = {"Set-Cookie": "session=s3cret; HttpOnly", "set-cookie2": "old=s3cret"
 
 
 def days_ago(days: float) -> tuple[str, str]:
-    return "-s", f"CHANGEWATCH_TEST_NOW={(NOW - timedelta(days=days)).isoformat()}"
+    return "-s", f"TESTS_NOW={(NOW - timedelta(days=days)).isoformat()}"
 
 
 def evidence(crawler: Crawler, change_id: int, out: Path) -> subprocess.CompletedProcess[str]:

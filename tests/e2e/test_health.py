@@ -40,7 +40,7 @@ def site() -> Iterator[HostileSite]:
 
 def on_day(crawler: Crawler, day: int) -> CrawlResult:
     at = (DAY0 + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    result = crawler.run(*HEALTH, "-s", f"CHANGEWATCH_TEST_NOW={at}",
+    result = crawler.run(*HEALTH, "-s", f"TESTS_NOW={at}",
                          "-s", 'ITEM_PIPELINES={"tests.e2e.plugins.SimulatedClock": 100}')
     assert result.returncode == 0, result.stderr[-3000:]
     return result

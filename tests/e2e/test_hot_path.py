@@ -94,7 +94,7 @@ def test_a_store_that_stops_taking_writes_stops_the_crawl_non_zero(
 
     failed = crawler.run("-s", 'EXTENSIONS={"tests.e2e.statsdump.StatsDump": 0, '
                                '"tests.e2e.plugins.StoreGoesReadOnly": 0}',
-                         "-s", "CHANGEWATCH_TEST_READONLY_AFTER=1", "-s", "CONCURRENT_REQUESTS=1")
+                         "-s", "TESTS_READONLY_AFTER=1", "-s", "CONCURRENT_REQUESTS=1")
     assert failed.returncode != 0, failed.stderr[-3000:]
     assert "changewatch: stopping the crawl: the store cannot be written" in failed.stderr
     assert failed.stderr.count("stopping the crawl") == 1  # once, not once per item
@@ -129,7 +129,7 @@ def test_a_store_that_takes_no_writes_at_start_stops_the_crawl_non_zero(
     crawler = Crawler(tmp_path, watches(base))
     serve(site, {name: good_page(name) for name in PAGES})
     assert crawler.run().returncode == 0
-    failed = crawler.run(*READ_ONLY, "-s", "CHANGEWATCH_TEST_READONLY_AFTER=0")
+    failed = crawler.run(*READ_ONLY, "-s", "TESTS_READONLY_AFTER=0")
     assert failed.returncode != 0, failed.stderr[-3000:]
     assert failed.stderr.count("changewatch: stopping the crawl: the store cannot be written") == 1
     assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
@@ -146,7 +146,7 @@ def test_a_store_that_cannot_confirm_the_exported_changes_stops_the_crawl_non_ze
     serve(site, pages)
     assert crawler.run().returncode == 0
     serve(site, {name: body.replace(b"</body>", b"<p>Edited.</p></body>") for name, body in pages.items()})
-    failed = crawler.run(*READ_ONLY, "-s", f"CHANGEWATCH_TEST_READONLY_AFTER={len(PAGES)}")
+    failed = crawler.run(*READ_ONLY, "-s", f"TESTS_READONLY_AFTER={len(PAGES)}")
     assert len(failed.records) == len(PAGES)
     assert failed.returncode != 0, failed.stderr[-3000:]
     assert failed.stderr.count("changewatch: stopping the crawl: the store cannot be written") == 1

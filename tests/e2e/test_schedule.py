@@ -22,7 +22,7 @@ BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(days=60)
 
 def at(hours: float) -> tuple[str, str]:
     """The crawl arguments that run it *hours* after BASE."""
-    return "-s", f"CHANGEWATCH_TEST_NOW={(BASE + timedelta(hours=hours)).isoformat()}"
+    return "-s", f"TESTS_NOW={(BASE + timedelta(hours=hours)).isoformat()}"
 
 
 def rows(crawler: Crawler) -> dict[str, tuple[str | None, str | None, float | None]]:
@@ -135,7 +135,7 @@ def test_clock_skew_never_pushes_a_key_ahead(site: HostileSite, tmp_path: Path) 
     crawler = Crawler(tmp_path, [{"url": f"{site.base}/a", "key": "a"}])
     options = ("-s", "CHANGEWATCH_SCHEDULE_ENABLED=True", "-s", "CHANGEWATCH_SCHEDULE_MAX_INTERVAL=2d")
     future = (datetime.now(UTC) + timedelta(days=800)).isoformat()
-    skewed = crawler.run("-s", f"CHANGEWATCH_TEST_NOW={future}", *options)  # a machine two years ahead
+    skewed = crawler.run("-s", f"TESTS_NOW={future}", *options)  # a machine two years ahead
     assert skewed.returncode == 0 and skewed.stats["changewatch/commit/clamped"] == 1
     seen, due, interval = rows(crawler)["a"]
     now = datetime.now(UTC).timestamp()
@@ -144,7 +144,7 @@ def test_clock_skew_never_pushes_a_key_ahead(site: HostileSite, tmp_path: Path) 
     assert (epoch(due) or 0) <= now + 2 * 86400 + 600
     # and a machine whose clock is two years behind the store's is not kept waiting for two years
     behind = (datetime.now(UTC) - timedelta(days=800)).isoformat()
-    late = crawler.run("-s", f"CHANGEWATCH_TEST_NOW={behind}", *options)
+    late = crawler.run("-s", f"TESTS_NOW={behind}", *options)
     assert late.stats["changewatch/schedule/due"] == 1
 
 

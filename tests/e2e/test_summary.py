@@ -141,10 +141,10 @@ def test_an_answer_that_is_not_one_is_no_summary(odd_server: tuple[OddServer, st
     assert second.stats["changewatch/summary/failed"] == 2
 
 
-def test_the_kill_switch_makes_no_call(odd_server: tuple[OddServer, str], model: ScriptedServer,
-                                       tmp_path: Path) -> None:
+def test_an_empty_url_makes_no_call(odd_server: tuple[OddServer, str], model: ScriptedServer,
+                                    tmp_path: Path) -> None:
     server, base = odd_server
-    off = summary_settings(model, "-s", "CHANGEWATCH_SUMMARY_ENABLED=False")
+    off = summary_settings(model, "-s", "CHANGEWATCH_SUMMARY_URL=")  # the last -s wins
     _, second = crawl_twice(server, base, tmp_path, 2, *off)
     assert model.received == [] and all("summary" not in r for r in second.records)
     assert not any(k.startswith("changewatch/summary/") for k in second.stats)

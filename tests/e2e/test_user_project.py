@@ -75,7 +75,7 @@ def test_a_bad_setting_stops_the_crawl_before_any_fetch(site: tuple[LoggedSite, 
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if f"{setting} = {value!r}: expected {accepted}" in line]
     assert lines and lines[-1] == result.stderr.splitlines()[-1], result.stderr[-3000:]
-    assert lines[-1].startswith("changewatch.runtime.config.ConfigError: ")
+    assert lines[-1].startswith("changewatch.config.errors.ConfigError: ")
     assert "Disabled " not in result.stderr  # no component was dropped with a warning
     assert served.paths == [], "the crawl fetched something"
     assert read_feed(tmp_path / "changes.jsonl") == []

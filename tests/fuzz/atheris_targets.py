@@ -24,13 +24,13 @@ def targets() -> dict[str, Callable[[bytes], None]]:
     with atheris.instrument_imports(include=["changewatch"]):
         from parsel import Selector
 
+        from changewatch.core.addresses import AddressPolicy, parse_ip_host
         from changewatch.core.selectors import SelectorError, check_selector
         from changewatch.core.text.lxml_walker import RegionError
         from changewatch.core.text.normalise import normalise
         from changewatch.core.urls import canonical_url
         from changewatch.extract.selectors import select_value
         from changewatch.extract.structured import structured_data
-        from changewatch.guard.policy import AddressPolicy, parse_ip_host
         from changewatch.watchlist import WatchlistError, load_watchlist
 
     workdir = Path(tempfile.mkdtemp(prefix="changewatch-atheris-"))

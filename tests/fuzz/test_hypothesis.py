@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from parsel import Selector
 
+from changewatch.core.addresses import AddressPolicy, parse_ip_host
 from changewatch.core.selectors import SelectorError, check_selector
 from changewatch.core.text.lxml_walker import RegionError
 from changewatch.core.text.normalise import normalise, normalise_text, visible_text
@@ -22,7 +23,6 @@ from changewatch.core.text.options import TextOptions, TextOptionsError
 from changewatch.core.urls import canonical_url
 from changewatch.extract.selectors import select_value
 from changewatch.extract.structured import find_nodes, resolve_path, structured_data
-from changewatch.guard.policy import AddressPolicy, parse_ip_host
 from changewatch.watchlist import WatchlistError, load_watchlist, parse_watchlist
 
 from ..e2e.crawl import ROOT

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from changewatch.core.addresses import AddressPolicy
 from changewatch.guard.fetch import MAX_REDIRECTS, FetchError, fetch_once
-from changewatch.guard.policy import AddressPolicy
 
 from ..e2e.hostile import HostileSite, endless, hang, huge_length, page, redirect
 

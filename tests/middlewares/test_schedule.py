@@ -19,7 +19,7 @@ from changewatch.core import clock
 from changewatch.core.comparisons import Kind
 from changewatch.core.schedule import Bounds, ScheduleUpdate
 from changewatch.middlewares.schedule import ScheduleMiddleware
-from changewatch.runtime.extension import ChangewatchRuntime
+from changewatch.runtime.services import CrawlServices
 from changewatch.store import Outcome
 
 from ..store._support import encoded
@@ -56,7 +56,7 @@ def crawl_with(tmp_path: Path, seen: dict[str, float], **settings: Any) -> tuple
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0},
                                        "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / 'state.db'}", **settings})
     crawler.spider = crawler._create_spider()
-    runtime = ChangewatchRuntime.of(crawler)
+    runtime = CrawlServices.of(crawler)
     asyncio.run(runtime.runner.acquire())
     for key, hours in seen.items():
         at = (NOW - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")

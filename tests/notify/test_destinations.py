@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from changewatch.config.parsers import BadValue
 from changewatch.core.destinations import DestinationError, destination, split_urls
 from changewatch.notify.setting import NotifySetting
-from changewatch.runtime.parsers import BadValue
 
 
 def test_a_destination_is_known_by_a_digest_and_shown_without_its_secrets() -> None:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from changewatch.core.addresses import AddressPolicy
 from changewatch.core.destinations import destination
-from changewatch.guard.policy import AddressPolicy
 from changewatch.notify import sender
 from changewatch.notify.sender import SendPolicy, scrubbed, send
 

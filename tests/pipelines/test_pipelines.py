@@ -19,9 +19,9 @@ from scrapy.utils.test import get_crawler
 
 from changewatch import Observation
 from changewatch.addon import DOWNLOADER_MIDDLEWARE_ORDER, PIPELINE_ORDER, SPIDER_MIDDLEWARE_ORDER
+from changewatch.config import ChangewatchConfig, ConfigError
 from changewatch.pipelines import ChangewatchPipeline
-from changewatch.runtime.config import ChangewatchConfig, ConfigError
-from changewatch.runtime.extension import ChangewatchRuntime
+from changewatch.runtime.services import CrawlServices
 from changewatch.store.sqlite import SQLiteStore
 from tests.changes import field
 
@@ -37,7 +37,7 @@ class Chain:
 
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
-        self.runtime = ChangewatchRuntime.of(crawler)
+        self.runtime = CrawlServices.of(crawler)
         self.pipeline = build_from_crawler(ChangewatchPipeline, crawler)
 
     async def _run(self, items: list[Any]) -> list[Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.guard.policy import AddressPolicy
+from changewatch.core.addresses import AddressPolicy
 from changewatch.spiders.watch import guarded_fetch
 from changewatch.watchlist import WatchlistError, WatchlistSource, read_watchlist
 

@@ -1,7 +1,8 @@
 """Strict parsers for setting values, one per type: each says in words what it accepts and turns a
 raw value (from ``settings.py``, ``custom_settings`` or ``-s NAME=VALUE``, where everything is a
 string) into a typed one, or raises :class:`BadValue`. No Scrapy imports; the table of settings in
-:mod:`changewatch.runtime.config` names one parser per setting.
+:mod:`changewatch.config.table` names one parser per setting; lists and mappings are in
+:mod:`.structured`.
 
 Strict on purpose: Scrapy's ``getbool`` reads any non-zero number as True and ``getint`` takes
 ``True`` as 1, so a typo would become a different setting silently.
@@ -9,27 +10,23 @@ Strict on purpose: Scrapy's ``getbool`` reads any non-zero number as True and ``
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from ..core.durations import parse_duration
 
-__all__ = ["SCHEME", "BadValue", "Bool", "Choice", "Directory", "DottedPathTable", "Duration", "Executable", "Float",
-           "HttpUrl", "Int", "ListOf", "Name", "StoreUri", "Text", "json_mapping"]
+__all__ = ["DOTTED", "SCHEME", "BadValue", "Bool", "Choice", "Directory", "Duration", "Executable", "Float", "HttpUrl",
+           "Int", "Name", "StoreUri", "Text"]
 
-T = TypeVar("T")
 
 _BOOLS = {"True": True, "true": True, "1": True, "False": False, "false": False, "0": False}
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # a dotted path such as module.Class
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")  # RFC 3986
 
 
@@ -194,85 +191,6 @@ class Duration:
         if seconds < self.minimum and not (self.zero and seconds == 0):
             raise BadValue(f"{seconds:g} s is less than {self.minimum:g} s")
         return seconds
-
-
-@dataclass(frozen=True, slots=True)
-class ListOf(Generic[T]):
-    """A list (or tuple) of strings, or one string split on commas (``-s NAME=a,b``); empty
-    entries are dropped; *item* parses each entry (ValueError: the entry is wrong)."""
-
-    item: Callable[[str], T]
-    what: str
-
-    @property
-    def accepts(self) -> str:
-        return f"{self.what}, as a list or a comma-separated string"
-
-    def __call__(self, raw: Any) -> tuple[T, ...]:
-        if isinstance(raw, str):
-            entries: list[Any] = raw.split(",")
-        elif isinstance(raw, list | tuple):
-            entries = list(raw)
-        else:
-            raise BadValue()
-        parsed = []
-        for entry in entries:
-            if not isinstance(entry, str):
-                raise BadValue(f"{entry!r} is not a string")
-            if entry.strip():
-                try:
-                    parsed.append(self.item(entry.strip()))
-                except ValueError as exc:
-                    raise BadValue(str(exc) or f"{entry.strip()!r} is not valid") from None
-        return tuple(parsed)
-
-
-def json_mapping(raw: Any) -> Mapping[str, Any]:
-    """A mapping setting's value: a dict, or a JSON object in a string (``-s NAME='{...}'``);
-    None and an empty string are an empty mapping."""
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError as exc:
-            raise BadValue(f"not valid JSON: {exc}") from None
-    if not isinstance(raw, Mapping):
-        raise BadValue()
-    return raw
-
-
-@dataclass(frozen=True, slots=True)
-class DottedPathTable:
-    """Name → dotted path of a class, merged over *builtin* (as Scrapy's ``FEED_EXPORTERS``).
-    Only the shape is checked here; the classes are imported when used. *removable*: a value
-    of None removes a name."""
-
-    builtin: Mapping[str, str]
-    key_pattern: re.Pattern[str]
-    key_what: str
-    removable: bool = False
-    lower_keys: bool = False
-
-    @property
-    def accepts(self) -> str:
-        values = "a dotted path such as mypackage.module.Class" + (" (or null to remove a built-in)"
-                                                                   if self.removable else "")
-        return f"a dict (or a JSON object) of {self.key_what} to {values}"
-
-    def __call__(self, raw: Any) -> Mapping[str, str]:
-        table = dict(self.builtin)
-        for key, value in json_mapping(raw).items():
-            if not isinstance(key, str) or not self.key_pattern.fullmatch(key):
-                raise BadValue(f"{key!r} is not {self.key_what}")
-            name = key.lower() if self.lower_keys else key
-            if value is None and self.removable:
-                table.pop(name, None)
-            elif isinstance(value, str) and _DOTTED.fullmatch(value.strip()):
-                table[name] = value.strip()
-            else:
-                raise BadValue(f"{key}: {value!r} is not a dotted path")
-        return MappingProxyType(table)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,98 +1,49 @@
-"""``ChangewatchRuntime``: the one extension that holds a crawl's changewatch state.
+"""``CrawlServices``: what every changewatch component of a crawl shares, found with
+``crawler.get_extension(CrawlServices)`` (:meth:`CrawlServices.of`): the settings parsed once,
+the store (through its runner), the comparisons, the worker pool, which response each item came
+from, this process's lease on the changes it exports, and a way to stop the crawl (:meth:`fail`).
+A store that cannot be written mid-crawl stops the crawl and the process exits non-zero.
 
-Every changewatch component finds it with ``crawler.get_extension`` (:meth:`ChangewatchRuntime.of`):
-the settings parsed once, the store (through its runner), the comparisons, the worker pool, which
-response each item came from, and this process's lease on the changes it exports. Building it
-checks everything that could make the crawl fail open: every setting, the reactor, and that no
-changewatch component was left out of the user's component settings without its ``*_ENABLED``
-setting saying so. A store that cannot be written mid-crawl stops the crawl (:meth:`fail`) and
-the process exits non-zero.
+The extension that builds it and composes the features (``changewatch.addon.ChangewatchRuntime``)
+subclasses it; nothing here imports a feature.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
-from scrapy.settings import BaseSettings
-from scrapy.utils.conf import build_component_list
-from scrapy.utils.misc import load_object
-from twisted.internet.task import LoopingCall
 
-from ..core.comparisons import Comparison, ComparisonError, load_comparisons
+from ..config import BadValue, ChangewatchConfig, ConfigError
+from ..config.parsers import Bool
+from ..core.comparisons import Comparison
 from ..core.diff import DiffOptions
-from ..health.activity import Activity
 from ..learning import LearningError, parse_calibrate, parse_forget
-from ..notify.crawl import CrawlNotifications
-from ..store import RoutingStore, StoreError, store_from_uri
+from ..store import RoutingStore, StoreError
 from ..store.leases import new_owner
 from ..store.records import Lease
 from ..store.runner import StoreRunner, spider_name
-from .config import ChangewatchConfig, ConfigError
 from .housekeeping import Housekeeper
 from .origins import ItemRequests, ResponseOrigins
-from .parsers import BadValue, Bool
 from .spider import spider_options
 from .stats import Stats
 from .sweep import start_sweep
 from .workers import WorkerPool
 
-__all__ = ["ChangewatchRuntime", "check_components"]
+if TYPE_CHECKING:
+    from twisted.internet.task import LoopingCall
+
+    from ..core.observation import Observation
+
+__all__ = ["Commits", "CrawlServices", "FollowUps", "origin_of"]
 
 logger = logging.getLogger(__name__)
-
-#: (setting, component, the setting that turns it off, or None: it cannot be left out)
-REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
-    ("ITEM_PIPELINES", "changewatch.pipelines.ChangewatchPipeline", None),
-    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.RedeliveryMiddleware", None),
-    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ConditionalSpiderMiddleware", None),
-    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ScheduleMiddleware", None),
-    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.VantageMiddleware", None),
-    ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
-    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",
-     "CHANGEWATCH_CONDITIONAL_ENABLED"),
-    ("EXTENSIONS", "changewatch.health.monitor.HealthMonitor", "CHANGEWATCH_HEALTH_ENABLED"),
-    # without it a watch's `render` would be fetched without rendering, silently
-    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.RenderMiddleware", None),
-)
-
-
-def check_components(settings: BaseSettings) -> None:
-    """Raise ConfigError when a changewatch component is missing from the crawl: removed from its
-    component setting (``None``) without the ``*_ENABLED`` setting that turns it off. A missing
-    comparison step would export raw observations, a missing delivery step would re-export every
-    change on every run, a missing guard would fetch what it should refuse. Also when one is
-    enabled twice (a user's subclass beside ours): the second never sees what the first took."""
-    enabled: dict[str, list[type]] = {}
-    for setting, path, switch in REQUIRED_COMPONENTS:
-        if switch is not None and not settings.getbool(switch, True):
-            continue
-        if setting not in enabled:
-            enabled[setting] = [_class(c) for c in build_component_list(_components(settings, setting))]
-        required = load_object(path)
-        found = [cls for cls in enabled[setting] if isinstance(cls, type) and issubclass(cls, required)]
-        if not found:
-            how = f"set {switch} = False to turn it off" if switch else "it cannot be turned off on its own"
-            raise ConfigError(f"{setting} lacks {path} (or a subclass), which changewatch.Addon enables: {how}; "
-                              "to turn changewatch off, remove changewatch.Addon from ADDONS")
-        if len(found) > 1:
-            names = ", ".join(f"{cls.__module__}.{cls.__qualname__}" for cls in found)
-            raise ConfigError(f"{setting} enables {path} twice ({names}): keep one, and set the other to None "
-                              f"(a subclass stands for {path} when {path} is None)")
-
-
-def _components(settings: BaseSettings, setting: str) -> BaseSettings:
-    """*setting* as Scrapy builds it: of two paths naming one class, the last one stands."""
-    try:
-        return settings.get_component_priority_dict_with_base(setting)
-    except ImportError:  # not ours to report: Scrapy says so when it builds the components
-        return settings.getwithbase(setting)
 
 
 def origin_of(url: str) -> tuple[str, str, int | None]:
@@ -100,17 +51,48 @@ def origin_of(url: str) -> tuple[str, str, int | None]:
     return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
 
 
-def _class(component: Any) -> Any:
-    if not isinstance(component, str):
-        return component
-    try:
-        return load_object(component)
-    except (ImportError, AttributeError, ValueError, NameError):
-        return None  # not ours to report: Scrapy says so when it builds the component
+class Commits(Protocol):
+    """What a commit tells the health check (changewatch.health.activity.Activity)."""
+
+    def committed(self, key: str, url: str, observed_at: str, canary: Any = None) -> None:
+        """One observation of *key* committed, fetched at *observed_at* as stored."""
 
 
-class ChangewatchRuntime:
-    """Extension (``EXTENSIONS``; the add-on enables it). Components call :meth:`of`."""
+class NoCommits:
+    """A crawl without the health check."""
+
+    def committed(self, key: str, url: str, observed_at: str, canary: Any = None) -> None:
+        return None
+
+
+class FollowUps(Protocol):
+    """What happens after a commit (notifications: changewatch.notify.crawl.CrawlNotifications)."""
+
+    def prepare(self) -> str | None:
+        """Why the crawl cannot follow up on its changes (None: it can); called as the store opens."""
+
+    def targets(self, obs: Observation, record: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+        """The destinations (id, shown) of a change about to be committed."""
+
+    def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:
+        """Count what a commit wrote."""
+
+
+class NoFollowUps:
+    """A crawl without notifications."""
+
+    def prepare(self) -> str | None:
+        return None
+
+    def targets(self, obs: Observation, record: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:
+        return None
+
+
+class CrawlServices:
+    """The per-crawl services (an extension; the add-on enables its subclass). Components call :meth:`of`."""
 
     def __init__(self, crawler: Crawler, config: ChangewatchConfig, runner: StoreRunner,
                  comparisons: Sequence[Comparison]):
@@ -132,49 +114,31 @@ class ChangewatchRuntime:
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
         self._retries_counted = 0
-        #: what this process committed, for the health check (changewatch.health)
-        self.activity = Activity()
-        self.notifications = CrawlNotifications.from_crawler(crawler, self)
+        #: what this process committed, for the health check, and what follows a commit
+        #: (notifications): the features' own, which the composing extension sets
+        self.activity: Commits = NoCommits()
+        self.notifications: FollowUps = NoFollowUps()
         #: ``-a force=1``: fetch every watch, due or not (read when the crawl opens)
         self.force = False
         self.housekeeper = Housekeeper(self)
         self._sweep: LoopingCall | None = None
 
+    def connect(self) -> None:
+        signal_manager = self.crawler.signals
+        signal_manager.connect(self._engine_stopped, signal=signals.engine_stopped)
+        signal_manager.connect(self._spider_opened, signal=signals.spider_opened)
+        signal_manager.connect(self._spider_closed, signal=signals.spider_closed)
+        signal_manager.connect(self.housekeeper.closed, signal=signals.spider_closed)
+
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ChangewatchRuntime:
-        config = ChangewatchConfig.from_settings(crawler.settings)
-        check_components(crawler.settings)
-        try:
-            store = store_from_uri(config.store, config.store_schemes,
-                                   {"synchronous": config.store_synchronous, "timeout": config.store_timeout,
-                                    "retry_time": config.store_retry_time})
-        except StoreError as exc:
-            raise ConfigError(f"CHANGEWATCH_STORE = {config.store!r}: {exc}") from None
-        try:
-            comparisons = load_comparisons(config.comparisons, merge=False)
-        except ComparisonError as exc:
-            raise ConfigError(f"CHANGEWATCH_COMPARISONS: {exc}") from None
-        runtime = cls(crawler, config, StoreRunner(store), comparisons)
-        crawler.signals.connect(runtime._engine_stopped, signal=signals.engine_stopped)
-        crawler.signals.connect(runtime._spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(runtime._spider_closed, signal=signals.spider_closed)
-        crawler.signals.connect(runtime.housekeeper.closed, signal=signals.spider_closed)
-        return runtime
-
-    def trust_origin(self, url: str) -> None:
-        """Let this crawl's SSRF guard through to the origin (scheme, host, port) of *url*: for
-        a local site that changewatch itself serves (the example spiders' fixtures in ``scrapy
-        check``). Nothing else is trusted by it."""
-        origin = origin_of(url)
-        self.trusted_origins.add(origin)
-        if self.crawler.settings.getbool("TWISTED_REACTOR_ENABLED", True):
-            from twisted.internet import reactor
-
-            from ..guard.resolver import installed_guard
-
-            guard = installed_guard(reactor)
-            if guard is not None:  # connections resolve through it, IP literals too
-                guard.trust(origin[1], origin[2] or (443 if origin[0] == "https" else 80))
+    def of(cls, crawler: Crawler) -> CrawlServices:
+        """The crawler's services; ConfigError when a component was enabled without them."""
+        services = crawler.get_extension(cls)
+        if services is None:
+            ChangewatchConfig.from_settings(crawler.settings)  # a bad value is the first thing to say
+            raise ConfigError("changewatch components need the changewatch.addon.ChangewatchRuntime extension: "
+                              "enable changewatch.Addon in ADDONS (it adds it), or add the extension to EXTENSIONS")
+        return services
 
     def trusts(self, url: str) -> bool:
         return bool(self.trusted_origins) and origin_of(url) in self.trusted_origins
@@ -265,16 +229,6 @@ class ChangewatchRuntime:
             logger.error("changewatch: %s", why)
             return why
         return None
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> ChangewatchRuntime:
-        """The crawler's runtime; ConfigError when a component was enabled without it."""
-        runtime = crawler.get_extension(cls)
-        if runtime is None:
-            ChangewatchConfig.from_settings(crawler.settings)  # a bad value is the first thing to say
-            raise ConfigError("changewatch components need the changewatch.runtime.ChangewatchRuntime extension: "
-                              "enable changewatch.Addon in ADDONS (it adds it), or add the extension to EXTENSIONS")
-        return runtime
 
     @property
     def spider(self) -> str:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from ..core.urls import shown_url
+from .urls import shown_url
 
-__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "IPAddress", "IPNetwork", "Refusal", "address_rule", "iter_ips",
-           "normalise_host", "parse_host_entry", "parse_ip_host", "parse_network"]
+__all__ = ["METADATA_ADDRESSES", "AddressPolicy", "GuardConfig", "IPAddress", "IPNetwork", "Refusal", "address_rule",
+           "iter_ips", "normalise_host", "parse_host_entry", "parse_ip_host", "parse_nameserver", "parse_network"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -274,3 +274,31 @@ def iter_ips(hosts: Iterable[str]) -> Iterator[IPAddress]:
             yield ipaddress.ip_address(host.split("%", 1)[0])
         except ValueError:
             continue
+
+
+def parse_nameserver(entry: str) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6]:port`` → (IP address, port); raises ValueError.
+
+    >>> parse_nameserver("127.0.0.1:5353"), parse_nameserver("[::1]:53"), parse_nameserver("9.9.9.9")
+    (('127.0.0.1', 5353), ('::1', 53), ('9.9.9.9', 53))
+    """
+    text = entry.strip()
+    host, port = text, "53"
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else "53"
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    ip = parse_ip_host(host) if host else None
+    if ip is None or str(ip) != normalise_host(host) or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{entry!r} is not an IP address with an optional port")
+    return str(ip), int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardConfig:
+    """The SSRF guard's settings, parsed (CHANGEWATCH_ALLOW_PRIVATE, CHANGEWATCH_SSRF_ENABLED and
+    the others): their defaults are the settings table's."""
+
+    policy: AddressPolicy
+    nameservers: tuple[tuple[str, int], ...]

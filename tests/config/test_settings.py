@@ -2,12 +2,14 @@
 does not start, and the error is one line naming the setting, the value and what is accepted.
 
 The list of settings comes from docs/settings.md, so a new setting cannot escape these tests: it
-needs a spec in the table (changewatch.runtime.config.SETTINGS) and bad examples for its type.
+needs a spec in the table (changewatch.config.SETTINGS) and bad examples for its type. A name the
+table does not know, removed or misspelt, stops the crawl too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import re
 from collections.abc import AsyncIterator, Callable
@@ -19,34 +21,34 @@ import scrapy
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
-from changewatch.core.vantage import Vantage
-from changewatch.guard.policy import parse_network
-from changewatch.notify.setting import NotifySetting
-from changewatch.runtime.config import (
+from changewatch.config import (
     DEFAULT_COMPARISONS,
+    REMOVED_SETTINGS,
     SETTINGS,
     SETTINGS_BY_NAME,
     ChangewatchConfig,
     ConfigError,
     Setting,
-    VantageSetting,
     default_workers,
 )
-from changewatch.runtime.parsers import (
+from changewatch.config.parsers import (
     Bool,
     Choice,
     Directory,
-    DottedPathTable,
     Duration,
     Executable,
     Float,
     HttpUrl,
     Int,
-    ListOf,
     Name,
     StoreUri,
     Text,
 )
+from changewatch.config.structured import DottedPathTable, JsonObject, ListOf, Routes
+from changewatch.core.addresses import parse_network
+from changewatch.core.vantage import Vantage
+from changewatch.middlewares.vantage import vantage_from_setting
+from changewatch.store import DEFAULT_STORE_URI
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,10 +94,10 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     Text: lambda p: [5, True, "line\nbreak", "x" * 201, ["gpt"]],
     HttpUrl: lambda p: ["ftp://api.example/v1", "api.example/v1", "https://", "https://user:pw@api.example/v1",
                         "https://api.example:99999/v1", "https://a b.example", 5],
-    NotifySetting: lambda p: ["slakc://T000/B000/secretsecret", "json://", "not a url", 5, ["json://h.example/x", 5],
+    Routes: lambda p: ["slakc://T000/B000/secretsecret", "json://", "not a url", 5, ["json://h.example/x", 5],
                               {"fields": "json://h.example/x"}, {"noise": ["json://h.example/x"]}, '{"field": 5}',
                               '["json://h.example/x"', "mailto://", "slack://only-one-token-secret"],
-    VantageSetting: lambda p: ['{"colour": "red"}', {"proxy": "nope"}, "[1]", '{"accept_language": "de"',
+    JsonObject: lambda p: ['{"colour": "red"}', {"proxy": "nope"}, "[1]", '{"accept_language": "de"',
                                {"accept_language": "not a language!"}, {"headers": {"X-A": "a\nb"}}, 5],
 }
 #: bad values only one setting has
@@ -140,7 +142,7 @@ def case_id(value: Any) -> str:
 
 @pytest.mark.parametrize("name", documented_settings())
 def test_every_documented_setting_has_a_spec_and_a_good_default(name: str, tmp_path: Path) -> None:
-    assert name in SETTINGS_BY_NAME, f"{name} is documented but has no spec in changewatch.runtime.config.SETTINGS"
+    assert name in SETTINGS_BY_NAME, f"{name} is documented but has no spec in changewatch.config.SETTINGS"
     assert bad_values(SETTINGS_BY_NAME[name]), name
     SETTINGS_BY_NAME[name].value(SETTINGS_BY_NAME[name].default)  # the default parses like a user's value
 
@@ -200,10 +202,7 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
     assert config.report_repeated_errors and config.store_synchronous == "FULL"
     assert (config.delivery_lease, config.conditional_full_fetch_days, config.diff_max_lines) == (5400.0, 0.5, 0)
     assert config.round_retry_time == 0.0
-    assert dict(config.store_schemes) == {"sqlite": "changewatch.store.sqlite.SQLiteStore",
-                                          "postgresql": "changewatch.store.postgresql.PostgreSQLStore",
-                                          "postgres": "changewatch.store.postgresql.PostgreSQLStore",
-                                          "pg": "my.stores.PostgresStore"}
+    assert dict(config.store_schemes) == {"pg": "my.stores.PostgresStore"}  # merged over the store's own
     assert dict(config.comparisons) == {**{k: v for k, v in DEFAULT_COMPARISONS.items() if k != "content"},
                                         "word_count": "tests.core.comparisons.test_registry.WordCount"}
     policy = config.guard.policy
@@ -211,7 +210,8 @@ def test_good_values_parse_as_documented(tmp_path: Path) -> None:
     assert policy.allowed_hosts == (".corp.example", "intranet.example")
     assert policy.allowed_networks == (parse_network("10.0.0.0/8"), parse_network("fd00::/8"))
     assert config.guard.nameservers == (("::1", 5353),)
-    assert config.vantage == Vantage(proxy="http://user:pw@proxy.example:8080", accept_language="de-CH")
+    assert vantage_from_setting(config.vantage) == Vantage(proxy="http://user:pw@proxy.example:8080",
+                                                           accept_language="de-CH")
     assert (tmp_path / "state.db").exists()  # the crawl ran
 
 
@@ -293,3 +293,39 @@ def test_a_min_interval_above_the_max_stops_the_crawl(tmp_path: Path) -> None:
     assert str(caught.value) == ("CHANGEWATCH_SCHEDULE_MIN_INTERVAL = '2d': expected a duration no longer than "
                                  "CHANGEWATCH_SCHEDULE_MAX_INTERVAL (1d)")
     assert not (tmp_path / "state.db").exists()
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("CHANGEWATCH_THRESHOLD_X", "CHANGEWATCH_THRESHOLD_X is not a changewatch setting: did you mean "
+                                "CHANGEWATCH_THRESHOLD?"),
+    ("CHANGEWATCH_STORE_TIMOUT", "CHANGEWATCH_STORE_TIMOUT is not a changewatch setting: did you mean "
+                                 "CHANGEWATCH_STORE_TIMEOUT?"),
+    ("CHANGEWATCH_XYZZY", "CHANGEWATCH_XYZZY is not a changewatch setting (docs/settings.md lists them)"),
+    ("CHANGEWATCH_SUMMARY_ENABLED", "CHANGEWATCH_SUMMARY_ENABLED is not a changewatch setting any more: summaries "
+                                    "are off while CHANGEWATCH_SUMMARY_URL is unset"),
+    ("CHANGEWATCH_HEALTH_NOISE_RISE", "CHANGEWATCH_HEALTH_NOISE_RISE is not a changewatch setting any more: the "
+                                      "health check's noise rule is fixed"),
+])
+def test_an_unknown_or_removed_name_stops_a_real_crawler(name: str, says: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        start(addon_crawler(tmp_path, **{name: "1"}))
+    assert str(caught.value).startswith(says) and "\n" not in str(caught.value), caught.value
+    assert not (tmp_path / "state.db").exists()
+
+
+def test_every_removed_name_is_gone_from_the_table() -> None:
+    assert REMOVED_SETTINGS and not set(REMOVED_SETTINGS) & set(SETTINGS_BY_NAME)
+
+
+def test_the_config_has_no_default_of_its_own() -> None:
+    """One default per setting, the table's: the dataclass's members have none, and are the
+    table's members (the SSRF settings make up its guard)."""
+    members = {f.name: f for f in dataclasses.fields(ChangewatchConfig)}
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               for f in members.values())
+    ssrf = {"allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers"}
+    assert set(members) == {s.member for s in SETTINGS} - ssrf | {"guard"}
+
+
+def test_the_cli_store_default_is_the_settings_default() -> None:
+    assert DEFAULT_STORE_URI == SETTINGS_BY_NAME["CHANGEWATCH_STORE"].default

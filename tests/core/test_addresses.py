@@ -7,9 +7,8 @@ import ipaddress
 import pytest
 from scrapy.settings import Settings
 
-from changewatch.guard.config import GuardConfig
-from changewatch.guard.policy import AddressPolicy, address_rule, parse_ip_host
-from changewatch.runtime.config import ConfigError
+from changewatch.config import ChangewatchConfig, ConfigError
+from changewatch.core.addresses import AddressPolicy, address_rule, parse_ip_host
 
 DEFAULT = AddressPolicy()
 
@@ -105,15 +104,15 @@ def test_one_bad_answer_refuses_the_name() -> None:
 
 
 def test_settings() -> None:
-    config = GuardConfig.from_settings(Settings({
+    config = ChangewatchConfig.from_settings(Settings({
         "CHANGEWATCH_SSRF_ALLOWED_HOSTS": "a.example, .b.example",
         "CHANGEWATCH_SSRF_ALLOWED_NETWORKS": ["10.0.0.0/8"],
-        "CHANGEWATCH_SSRF_NAMESERVERS": "127.0.0.1:5353,[::1]:53,9.9.9.9"}))
+        "CHANGEWATCH_SSRF_NAMESERVERS": "127.0.0.1:5353,[::1]:53,9.9.9.9"})).guard
     assert config.policy.allowed_hosts == (".b.example", "a.example")
     assert config.policy.allowed_networks == (ipaddress.ip_network("10.0.0.0/8"),)
     assert config.nameservers == (("127.0.0.1", 5353), ("::1", 53), ("9.9.9.9", 53))
-    assert GuardConfig.from_settings(Settings()).policy == AddressPolicy()
-    assert GuardConfig.from_settings(Settings({"CHANGEWATCH_ALLOW_PRIVATE": "True"})).policy.allow_private
+    assert ChangewatchConfig.from_settings(Settings()).guard.policy == AddressPolicy()
+    assert ChangewatchConfig.from_settings(Settings({"CHANGEWATCH_ALLOW_PRIVATE": "True"})).guard.policy.allow_private
 
 
 @pytest.mark.parametrize(("name", "value"), [
@@ -124,4 +123,4 @@ def test_settings() -> None:
 def test_bad_settings_stop_the_crawl_naming_the_setting(name: str, value: str) -> None:
     # ConfigError, not NotConfigured: Scrapy would drop the guard with a warning and crawl on
     with pytest.raises(ConfigError, match=name):
-        GuardConfig.from_settings(Settings({name: value}))
+        ChangewatchConfig.from_settings(Settings({name: value}))

@@ -10,9 +10,9 @@ import pytest
 import scrapy
 from scrapy.utils.test import get_crawler
 
+from changewatch.addon.runtime import REQUIRED_COMPONENTS, ChangewatchRuntime
+from changewatch.config import ConfigError
 from changewatch.pipelines import ChangewatchPipeline
-from changewatch.runtime.config import ConfigError
-from changewatch.runtime.extension import REQUIRED_COMPONENTS, ChangewatchRuntime
 
 from ..services import require
 

@@ -1,12 +1,18 @@
-"""``changewatch.Addon``: one entry in ADDONS turns changewatch on."""
+"""``changewatch.Addon``: one entry in ADDONS turns changewatch on; it enables
+:class:`ChangewatchRuntime` (:mod:`.runtime`), the extension that composes the features. This
+package sits above every feature: nothing in changewatch imports it but the package root."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from scrapy.settings import BaseSettings
 
+if TYPE_CHECKING:
+    from .runtime import ChangewatchRuntime
+
 __all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER",
-           "SPIDER_MIDDLEWARE_ORDER",
-           "Addon"]
+           "SPIDER_MIDDLEWARE_ORDER", "Addon", "ChangewatchRuntime"]
 
 PIPELINE_ORDER = {
     # Late: the user's own pipelines before 790 see their items as they made them, those after
@@ -14,7 +20,7 @@ PIPELINE_ORDER = {
     "changewatch.pipelines.ChangewatchPipeline": 790,
 }
 EXTENSION_ORDER = {
-    "changewatch.runtime.ChangewatchRuntime": 0,
+    "changewatch.addon.ChangewatchRuntime": 0,
     # watching the watcher: the health check when the crawl has done its work (docs/health.md)
     "changewatch.health.monitor.HealthMonitor": 10,
     # a line of progress on long runs, beside Scrapy's LogStats (CHANGEWATCH_PROGRESS_INTERVAL)
@@ -74,3 +80,11 @@ class Addon:
         # CSV feeds of change records: one header with every member, nested values as JSON (the
         # user's own FEED_EXPORTERS["csv"] wins: set at "addon" priority)
         settings["FEED_EXPORTERS"].set("csv", "changewatch.feeds.ChangeRecordCsvExporter", "addon")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ChangewatchRuntime":  # imports every feature: only when a crawl builds it
+        from .runtime import ChangewatchRuntime
+
+        return ChangewatchRuntime
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
