@@ -62,7 +62,7 @@ def as_observation(item: Any) -> Observation | None:
 
 
 class ChangeRecord(TypedDict):
-    """One exported change (docs/DESIGN: the change-record contract). Only the members that
+    """One exported change (the contract: README.md, "Five-minute tour"). Only the members that
     apply to the kind are present."""
 
     key: str

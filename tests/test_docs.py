@@ -108,3 +108,87 @@ def test_readme_commands_and_ci() -> None:
     for command in commands:
         assert (ROOT / command).exists()
     assert "./scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def _layout_rows() -> list[str]:
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.partition("\n## Layout\n")[2].partition("\n## ")[0]
+    return re.findall(r"^\| `([^`]+)` \|", section, flags=re.M)
+
+
+def _package_tree() -> set[str]:
+    """The package root's modules, its directories, and every subpackage deeper down."""
+    package = ROOT / "changewatch"
+    names = {p.name for p in package.glob("*.py")}
+    names |= {f"{d.name}/" for d in package.iterdir() if d.is_dir() and not d.name.startswith(("_", "."))}
+    names |= {f"{p.parent.relative_to(package).as_posix()}/" for p in package.glob("*/*/**/__init__.py")}
+    return names
+
+
+def test_layout_table_matches_the_tree() -> None:
+    rows = _layout_rows()
+    assert "core/comparisons/" in rows and "items.py" in rows  # the scan works
+    assert len(rows) == len(set(rows)), "a path named twice in docs/architecture.md's layout table"
+    tree = _package_tree()
+    assert not tree - set(rows), f"missing from docs/architecture.md's layout table: {sorted(tree - set(rows))}"
+    assert not set(rows) - tree, f"in docs/architecture.md's layout table, not in the tree: {sorted(set(rows) - tree)}"
+
+
+def _docs() -> dict[str, str]:
+    """Every Markdown document by its path from the root, fenced code blocks removed."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return {p.relative_to(ROOT).as_posix(): re.sub(r"^```.*?^```", "", p.read_text(encoding="utf-8"),
+                                                      flags=re.S | re.M) for p in paths}
+
+
+def _headings(text: str) -> list[str]:
+    return [h.strip().replace("`", "") for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)]
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors of a document's headings."""
+    anchors: set[str] = set()
+    for heading in _headings(text):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in anchors:
+            n += 1
+            anchor = f"{slug}-{n}"
+        anchors.add(anchor)
+    return anchors
+
+
+def test_links_and_anchors_resolve() -> None:
+    docs = _docs()
+    broken = []
+    for path, text in docs.items():
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # http(s), mailto: not checked here
+            file, _, anchor = target.partition("#")
+            resolved = (ROOT / path).parent / file if file else ROOT / path
+            if not resolved.exists():
+                broken.append(f"{path}: {target}")
+                continue
+            key = resolved.resolve().relative_to(ROOT).as_posix()
+            if anchor and key in docs and anchor not in _anchors(docs[key]):
+                broken.append(f"{path}: {target} (no such heading)")
+    assert not broken, f"broken links: {broken}"
+
+
+def test_cited_sections_exist() -> None:
+    """A document's name followed by a quoted heading, as code, tests and docs cite a section,
+    names a heading of that document (or its start, up to a colon)."""
+    docs = _docs()
+    files = [*SOURCES, *sorted((ROOT / "tests").rglob("*.py")), *sorted((ROOT / "bench").rglob("*.py")),
+             *(ROOT / p for p in docs), ROOT / "pyproject.toml"]
+    stale = []
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        for doc, section in re.findall(r'\b([\w-]+)\.md\)?,\s+"([^"]+)"', text):
+            section = " ".join(section.split())
+            key = "README.md" if doc == "README" else f"docs/{doc}.md"
+            headings = _headings(docs[key]) if key in docs else []
+            if not any(h == section or h.startswith(f"{section}:") for h in headings):
+                stale.append(f"{file.relative_to(ROOT)}: {doc}.md, {section!r}")
+    assert not stale, f"citations of sections that do not exist: {stale}"

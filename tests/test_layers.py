@@ -116,3 +116,4 @@ def test_the_settings_and_the_core_import_no_feature() -> None:
     assert set(edges["changewatch.config"]) == {"changewatch.core"}
     assert set(edges["changewatch.runtime"]) <= {"changewatch.core", "changewatch.config", "changewatch.store",
                                                  "changewatch.learning"}
+    assert set(edges["changewatch.watchlist"]) == {"changewatch.core"}

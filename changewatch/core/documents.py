@@ -3,7 +3,7 @@ compare: text kept line by line, or fields and entities found by JSON paths.
 
 An observation of such a document carries the response's ``body`` and, in
 ``options["content_type"]``, how to read it; :func:`read_document` reads it in the worker
-process (docs/architecture.md, "The hot path"), never on the crawl's thread: a 50 MB JSON array
+process (docs/architecture.md, "Reading a page in the worker"), never on the crawl's thread: a 50 MB JSON array
 takes a second and some 600 MB to parse. What cannot be read is :class:`Unobservable`: an
 ``error`` record (``unsupported: …``, ``extraction: …``), never a change and never a baseline.
 """

@@ -124,7 +124,7 @@ class ConditionalRequestMiddleware:
             self.stats.inc("opt_out")
             return False
         if request.meta.get("playwright"):
-            # A browser navigation answered 304 stalls scrapy-playwright (DESIGN: known traps).
+            # A browser navigation answered 304 stalls scrapy-playwright (docs/conditional.md).
             self.stats.inc("skipped_rendered")
             return False
         if any(request.headers.get(name) for name in _VALIDATOR_HEADERS):

@@ -4,7 +4,7 @@ Scrapy looks for ``<meta http-equiv="refresh">`` in the first 4,096 characters o
 response, but takes them from ``response.text``: the whole body decoded (0.4 ms for a 230 KB page
 here) and that text then held by the response until it is freed. The crawl process never needs
 the text otherwise (workers read the page), and the responses waiting for a worker held 8 to 22 MB
-of it (docs/architecture.md, "Performance"). The same 4,096 characters come from decoding the head
+of it (docs/performance.md, "Memory"). The same 4,096 characters come from decoding the head
 of the body when its encoding is declared (BOM, ``Content-Type``, a ``<meta charset>``):
 that is :meth:`head_meta_refresh`. A page that declares none is left to Scrapy, which infers an
 encoding from the whole body; so is any head that decodes to too few characters to be sure of

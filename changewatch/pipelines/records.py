@@ -1,4 +1,5 @@
-"""Change records: what leaves the crawl for a change or an error (the DESIGN contract)."""
+"""Change records: what leaves the crawl for a change or an error (the contract: README.md,
+"Five-minute tour")."""
 
 from __future__ import annotations
 

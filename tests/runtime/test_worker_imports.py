@@ -1,8 +1,8 @@
 """What a worker process imports before its first page: the comparisons and the lexbor reader,
 not Scrapy, the pool's own asyncio machinery, nor the libraries only some watches need (lxml for
 regions and include/ignore, NumPy for fingerprints and deep pages, price-parser and w3lib's URLs
-for fields and entities). Each worker pays its imports on every crawl, in the crawl's time: they
-were ~230 ms each, ~100 now (docs/architecture.md, "Cost model")."""
+for fields and entities). Each worker pays its imports on every crawl, in the crawl's time
+(docs/performance.md, "Fixed cost")."""
 
 from __future__ import annotations
 

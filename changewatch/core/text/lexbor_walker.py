@@ -1,6 +1,6 @@
 """The lexbor (selectolax) walker: a whole page's visible text, parsed, stripped and walked in
 about a millisecond for 230 KB, three to four times faster than libxml2 with the clean-up pass
-lxml needs (docs/architecture.md, "Cost model"). A page nested too deeply for lexbor (its tree
+lxml needs (docs/performance.md, "Cost model"). A page nested too deeply for lexbor (its tree
 building is quadratic in the depth) is left to :mod:`.lxml_walker`.
 """
 

@@ -4,7 +4,7 @@ A first observation (a baseline) needs its text read for one reason only: to tel
 empty or collapsed page from a real one, which takes knowing whether its visible text is longer
 than a block page's (``BLOCKED_MAX_CHARS``). A page that surely has more is kept as its body,
 unread (core/comparisons/content_part.py), and read only when a later body differs from it: on a first
-crawl of real pages that is most of the worker's time saved (docs/architecture.md, "Cost model").
+crawl of real pages that is most of the worker's time saved (docs/performance.md, "Cost model").
 
 "Surely" is from below. The page is parsed as the normaliser parses it (lexbor), the elements it
 drops are dropped, and the characters of the text that are neither whitespace nor digits are

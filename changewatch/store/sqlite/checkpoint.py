@@ -5,7 +5,7 @@ committing thread: for the crawl that is the reactor, and a checkpoint writes th
 at ``synchronous=NORMAL``, waits for two fsyncs. A first crawl of real pages writes ~60 KB a
 commit (a snapshot and an evidence body), so every ~60 commits the reactor stopped for a
 checkpoint: 0.4 ms of wall time a commit on average, three times the commit itself
-(bench/bench_crawl.py's profile; docs/architecture.md, "Performance").
+(bench/bench_crawl.py --profile).
 
 So the store's own connection has the automatic checkpoint off and a :class:`Checkpointer` runs
 the same PASSIVE checkpoint from a second connection, a moment after commits happened. Nothing
