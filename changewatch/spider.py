@@ -30,8 +30,8 @@ from .extract.page import Page, count_undecodable_page
 from .extract.specs import Entities, FieldSpec, as_fields
 from .guard import reports_refusals
 from .items import Observation
-from .learning import LearningError, parse_calibrate, parse_forget
 from .middlewares.vantage import VantageError, vantage_from_setting
+from .runtime.learning import LearningError, parse_calibrate, parse_forget
 from .runtime.spider import Canaries
 from .runtime.stats import Stats
 

@@ -114,6 +114,5 @@ def test_the_settings_and_the_core_import_no_feature() -> None:
     edges = import_edges()
     assert set(edges.get("changewatch.core", {})) == set()
     assert set(edges["changewatch.config"]) == {"changewatch.core"}
-    assert set(edges["changewatch.runtime"]) <= {"changewatch.core", "changewatch.config", "changewatch.store",
-                                                 "changewatch.learning"}
+    assert set(edges["changewatch.runtime"]) <= {"changewatch.core", "changewatch.config", "changewatch.store"}
     assert set(edges["changewatch.watchlist"]) == {"changewatch.core"}

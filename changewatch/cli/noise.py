@@ -26,7 +26,7 @@ def _change(store: Any, change_id: int) -> LoggedChange | None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0: learned; 1: no such change, not a content change, or its key has no stored text;
     2: a bad argument or a store that cannot be opened."""
-    from ..learning import LearningError, rewrite_learned
+    from ..runtime.learning import LearningError, rewrite_learned
 
     wanted = valid_change_id(args)
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore, purpose="learn a change as noise")

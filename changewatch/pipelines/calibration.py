@@ -24,7 +24,7 @@ from .. import meta
 from ..core.comparisons import Kind
 from ..core.comparisons.noise import CALIBRATION
 from ..core.observation import Observation
-from ..learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
+from ..runtime.learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
 from ..runtime.offload import Judged
 from ..runtime.services import CrawlServices
 from ..runtime.spider import spider_options

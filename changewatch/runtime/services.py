@@ -24,12 +24,12 @@ from ..config import BadValue, ChangewatchConfig, ConfigError
 from ..config.parsers import Bool
 from ..core.comparisons import Comparison
 from ..core.diff import DiffOptions
-from ..learning import LearningError, parse_calibrate, parse_forget
 from ..store import RoutingStore, StoreError
 from ..store.leases import new_owner
 from ..store.records import Lease
 from ..store.runner import StoreRunner, spider_name
 from .housekeeping import Housekeeper
+from .learning import LearningError, parse_calibrate, parse_forget
 from .origins import ItemRequests, ResponseOrigins
 from .spider import spider_options
 from .stats import Stats

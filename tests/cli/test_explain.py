@@ -11,7 +11,7 @@ import pytest
 from changewatch.core.comparisons import Kind, load_comparisons
 from changewatch.core.comparisons.noise import CALIBRATION
 from changewatch.core.snapshot import Snapshot
-from changewatch.learning import LearningError, rewrite_learned
+from changewatch.runtime.learning import LearningError, rewrite_learned
 from changewatch.store import Outcome, Store
 
 from ..store._support import T0

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .core.comparisons import Comparison
-from .core.learned import Learned
-from .core.snapshot import Snapshot
-from .store import SnapshotStore, Store, StoreError, VersionConflict
+from ..core.comparisons import Comparison
+from ..core.learned import Learned
+from ..core.snapshot import Snapshot
+from ..store import SnapshotStore, Store, StoreError, VersionConflict
 
 __all__ = ["MAX_CALIBRATE", "LearningError", "parse_calibrate", "parse_forget", "rewrite_learned"]
 
@@ -33,7 +33,7 @@ def parse_calibrate(value: Any) -> int:
     >>> parse_calibrate("abc")
     Traceback (most recent call last):
     ...
-    changewatch.learning.LearningError: calibrate must be a whole number of extra loads from 0 to 100, not 'abc'
+    changewatch.runtime.learning.LearningError: calibrate must be a whole number of extra loads from 0 to 100, not 'abc'
     """
     if value is None or value == "":
         return 0
