@@ -1,4 +1,4 @@
-"""A once-a-second timer that lets Twisted drop the timed calls a crawl cancels (issue 10: a crawl's
+"""A once-a-second timer that lets Twisted drop the timed calls a crawl cancels (a crawl's
 memory does not grow with its pages).
 
 Every download schedules timed calls on the reactor (its timeout, the connection's) and cancels

@@ -1,4 +1,4 @@
-"""Start requests taken as the downloader takes them, not all at once (issue 10: a crawl's memory
+"""Start requests taken as the downloader takes them, not all at once (a crawl's memory
 does not grow with its watchlist).
 
 Scrapy's engine reads a spider's ``start()`` in a loop that does not wait while the downloader is

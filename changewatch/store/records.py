@@ -154,7 +154,7 @@ class StoreCounts:
 TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
                      "last_good", "last_changed", "last_error", "error_streak",
-                     # -- issue 15: adaptive revisits and forgetting
+                     # -- adaptive revisits and forgetting
                      "schedule", "due_at", "due_interval", "listed_at"),
     "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
@@ -164,7 +164,7 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     # claims are not copied either: they name a process of the old store's crawls
     "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error"),
     "summary_spend": ("day", "cost", "calls"),
-    # -- issue 15: evidence
+    # -- evidence
     "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
     "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest",
                  "superseded"),

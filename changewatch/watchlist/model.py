@@ -437,7 +437,7 @@ def html_options_conflict(declared: str | None, has_json: bool, html_options: li
     return None
 
 
-# ---- canary (issue 15, health): a watch the watcher is itself judged by (docs/health.md) ----
+# ---- canary (health): a watch the watcher is itself judged by (docs/health.md) ----
 _NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
 #: a duration as core.durations reads it: seconds, or numbers with units d, h, m, s, largest first
 DURATION_PATTERN = rf"^\s*(?:{_NUMBER}|(?=\S)(?:{_NUMBER}d)?(?:{_NUMBER}h)?(?:{_NUMBER}m)?(?:{_NUMBER}s)?)\s*$"

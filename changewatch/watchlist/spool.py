@@ -1,5 +1,5 @@
 """A long watchlist read watch by watch, and kept on disk for the crawl: the crawl process's memory
-does not grow with the number of watches (issue 10, bounded memory).
+does not grow with the number of watches (bounded memory).
 
 The watchlist was parsed whole (YAML's node tree, then the data, then the models: ~1.5 KB a watch
 at the peak) and its :class:`~.watch.Watch` objects held for the whole crawl (~0.5 KB a watch):
