@@ -93,7 +93,8 @@ def _prior() -> npt.NDArray[np.float64]:
     import numpy as np
 
     weights = np.exp(-0.5 * ((np.log(rates()) - math.log(1 / _DAY)) / 2.5) ** 2)
-    return weights / weights.sum()
+    prior: npt.NDArray[np.float64] = weights / weights.sum()
+    return prior
 
 
 @lru_cache(maxsize=8)

@@ -12,9 +12,10 @@ import sys
 
 #: imported on first use only: extruct and its dependencies, for microdata and OpenGraph; NumPy,
 #: for the adaptive schedule (off by default) and simhash (in the workers); the summary's client
-#: (aiohttp), for a crawl with CHANGEWATCH_SUMMARY_URL
+#: (aiohttp), for a crawl with CHANGEWATCH_SUMMARY_URL; Playwright and scrapy-playwright, for
+#: the first rendered request
 LAZY = ("extruct", "mf2py", "bs4", "html5lib", "rdflib", "numpy", "changewatch.summary.client",
-        "changewatch.summary.summariser")
+        "changewatch.summary.summariser", "playwright", "scrapy_playwright", "changewatch.render.renderer")
 
 
 def test_a_crawl_imports_no_optional_library_before_a_page_needs_one() -> None:
