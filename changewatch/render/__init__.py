@@ -15,10 +15,20 @@ may have changed: docs/rendering.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.render_options import BLOCKABLE, DEFAULT_BLOCK, RenderOptions, parse_render
 from .errors import BrowserMissing, RenderError
-from .handler import RenderDownloadHandler
 
 __all__ = ["BLOCKABLE", "DEFAULT_BLOCK", "BrowserMissing", "RenderDownloadHandler", "RenderError", "RenderOptions",
            "parse_render"]
 
+
+def __getattr__(name: str) -> Any:
+    # imported on use: the handler imports Scrapy's HTTP/1.1 download handler, which loading the
+    # spiders (scrapy list, the CLI) has no need of
+    if name == "RenderDownloadHandler":
+        from .handler import RenderDownloadHandler
+
+        return RenderDownloadHandler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
