@@ -72,8 +72,8 @@ class Addon:
         if SCRAPY_META_REFRESH not in downloader and base.get(SCRAPY_META_REFRESH) is not None:
             downloader.set(SCRAPY_META_REFRESH, None, "addon")
             downloader.set(META_REFRESH, base.get(SCRAPY_META_REFRESH), "addon")
-        # Rendered pages (changewatch.render): scrapy-playwright's handler, which is Scrapy's HTTP/1.1
-        # handler for every request that is not rendered. Its browser starts with the first render.
+        # Rendered pages (changewatch.render): Scrapy's HTTP/1.1 handler for every request that is
+        # not rendered; scrapy-playwright and its browser are loaded and started with the first render.
         if settings.getbool("TWISTED_REACTOR_ENABLED", True):
             for scheme in ("http", "https"):
                 settings["DOWNLOAD_HANDLERS"].set(scheme, RENDER_HANDLER, "addon")

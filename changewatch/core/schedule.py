@@ -22,12 +22,14 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # NumPy is imported on first use: a crawl without the schedule never pays for it
+    import numpy as np
+    import numpy.typing as npt
 
-__all__ = ["CHANGE_PROBABILITY", "RATES", "SLACK", "Bounds", "Due", "DueEntry", "RateEstimate", "ScheduleUpdate",
-           "decide", "epoch", "iso"]
+__all__ = ["CHANGE_PROBABILITY", "SLACK", "Bounds", "Due", "DueEntry", "RateEstimate", "ScheduleUpdate",
+           "decide", "epoch", "iso", "rates"]
 
 #: the next visit is due when the page has changed since the last one with this probability
 CHANGE_PROBABILITY = 0.5
@@ -39,11 +41,6 @@ SLACK = 0.1
 _TOLERANCE = 60.0
 
 _DAY = 86400.0
-#: the rates λ (changes a second) the estimate is kept for: 24 steps of ~1.8x, one a minute to one a year
-RATES: npt.NDArray[np.float64] = np.geomspace(1 / (365 * _DAY), 1 / 60.0, 24)
-#: before any visit: about once a day, give or take a factor of ten (a log-normal, sigma 2.5)
-_PRIOR = np.exp(-0.5 * ((np.log(RATES) - math.log(1 / _DAY)) / 2.5) ** 2)
-PRIOR: npt.NDArray[np.float64] = _PRIOR / _PRIOR.sum()
 _VERSION = 1
 _INTERVALS = 48  # intervals tabulated between the bounds, interpolated between
 
@@ -82,16 +79,36 @@ class Bounds:
         return 2 * self.maximum
 
 
+@lru_cache(maxsize=1)
+def rates() -> npt.NDArray[np.float64]:
+    """The rates λ (changes a second) the estimate is kept for: 24 steps of ~1.8x, one a minute to one a year."""
+    import numpy as np
+
+    return np.geomspace(1 / (365 * _DAY), 1 / 60.0, 24)
+
+
+@lru_cache(maxsize=1)
+def _prior() -> npt.NDArray[np.float64]:
+    """Before any visit: about once a day, give or take a factor of ten (a log-normal, sigma 2.5)."""
+    import numpy as np
+
+    weights = np.exp(-0.5 * ((np.log(rates()) - math.log(1 / _DAY)) / 2.5) ** 2)
+    prior: npt.NDArray[np.float64] = weights / weights.sum()
+    return prior
+
+
 @lru_cache(maxsize=8)
 def _table(bounds: Bounds) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Intervals between the bounds, and for each the probability of a change within it at each rate."""
+    import numpy as np
+
     intervals = np.geomspace(bounds.minimum, bounds.maximum, _INTERVALS)
-    return intervals, 1.0 - np.exp(-np.outer(intervals, RATES))
+    return intervals, 1.0 - np.exp(-np.outer(intervals, rates()))
 
 
 @dataclass(frozen=True, slots=True)
 class RateEstimate:
-    """A key's change rate as a probability over :data:`RATES`, and when it was last learnt from
+    """A key's change rate as a probability over :func:`rates`, and when it was last learnt from
     (the last visit that said changed or not; None: never)."""
 
     weights: npt.NDArray[np.float64]
@@ -99,28 +116,34 @@ class RateEstimate:
 
     @classmethod
     def prior(cls) -> RateEstimate:
-        return cls(PRIOR)
+        return cls(_prior())
 
     def learn(self, at: float, changed: bool, bounds: Bounds) -> RateEstimate:
         """The estimate after a visit at *at* that found the page *changed* or not. The first
         visit, or one not after the last (clocks), only sets or keeps the time."""
         if self.at is None or at <= self.at:
             return RateEstimate(self.weights, at if self.at is None else self.at)
+        import numpy as np
+
         elapsed = at - self.at
         forget = 1.0 - 2.0 ** (-elapsed / bounds.half_life)
-        unchanged = np.exp(-RATES * elapsed)
-        posterior = ((1.0 - forget) * self.weights + forget * PRIOR) * ((1.0 - unchanged) if changed else unchanged)
+        unchanged = np.exp(-rates() * elapsed)
+        posterior = ((1.0 - forget) * self.weights + forget * _prior()) * ((1.0 - unchanged) if changed else unchanged)
         total = float(posterior.sum())
         if not math.isfinite(total) or total <= 1e-300:  # no rate on the grid explains it: start again
-            return RateEstimate(PRIOR, at)
+            return RateEstimate(_prior(), at)
         return RateEstimate(posterior / total, at)
 
     def change_probability(self, horizon: float) -> float:
         """The probability of at least one change within *horizon* seconds."""
-        return float(self.weights @ (1.0 - np.exp(-RATES * horizon)))
+        import numpy as np
+
+        return float(self.weights @ (1.0 - np.exp(-rates() * horizon)))
 
     def interval(self, bounds: Bounds) -> float:
         """Seconds until a change is :data:`CHANGE_PROBABILITY` likely, within *bounds*."""
+        import numpy as np
+
         intervals, table = _table(bounds)
         probabilities = table @ self.weights  # increasing with the interval
         j = int(np.searchsorted(probabilities, CHANGE_PROBABILITY))
@@ -141,6 +164,8 @@ class RateEstimate:
     def decode(cls, text: str | None) -> RateEstimate:
         """The estimate *text* encodes; the prior for None, or for text this version cannot read
         (another version, a damaged value: the key learns again, it is never stuck)."""
+        import numpy as np
+
         if not text:
             return cls.prior()
         try:
@@ -150,7 +175,7 @@ class RateEstimate:
             weights = np.frombuffer(base64.b64decode(value["w"]), dtype="<f4").astype(np.float64)
         except (ValueError, TypeError, KeyError, AttributeError):
             return cls.prior()
-        total = float(weights.sum()) if weights.shape == RATES.shape else math.nan
+        total = float(weights.sum()) if weights.shape == rates().shape else math.nan
         if not (math.isfinite(total) and total > 0 and weights.min() >= 0):
             return cls.prior()
         return cls(weights / total, epoch(value.get("at")))

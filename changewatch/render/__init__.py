@@ -6,8 +6,10 @@ may have changed: docs/rendering.md.
 - :mod:`.preflight`: whether to re-check instead of rendering, and the re-check;
 - :mod:`.browser`: which browser, launched with a closed network;
 - :mod:`.session`: every request of a rendered page answered from a Scrapy fetch (the SSRF guard);
-- :mod:`.handler`: the download handler (``RenderDownloadHandler``, imported on use: it imports
-  Playwright);
+- :mod:`.handler`: the download handler (``RenderDownloadHandler``), Scrapy's HTTP/1.1 one for
+  a request that is not rendered;
+- :mod:`.renderer`: scrapy-playwright's handler as changewatch renders with it, imported with the
+  first rendered request (it imports Playwright);
 - :class:`changewatch.middlewares.RenderMiddleware` decides which requests are rendered.
 """
 
@@ -23,6 +25,8 @@ __all__ = ["BLOCKABLE", "DEFAULT_BLOCK", "BrowserMissing", "RenderDownloadHandle
 
 
 def __getattr__(name: str) -> Any:
+    # imported on use: the handler imports Scrapy's HTTP/1.1 download handler, which loading the
+    # spiders (scrapy list, the CLI) has no need of
     if name == "RenderDownloadHandler":
         from .handler import RenderDownloadHandler
 

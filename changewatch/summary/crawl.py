@@ -16,12 +16,11 @@ from ..config import ConfigError, error_message
 from ..core.addresses import AddressPolicy, parse_network
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
-from .client import ChatClient
-from .summariser import Summariser
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the client (aiohttp) is imported only by a crawl that summarises
     from ..config import ChangewatchConfig
     from ..runtime.services import CrawlServices
+    from .summariser import Summariser
 
 __all__ = ["API_KEY_VARIABLE", "CrawlSummaries", "check_summary_url", "summary_policy"]
 
@@ -81,6 +80,9 @@ class CrawlSummaries:
         config = runtime.config
         if not config.summaries:
             return None
+        from .client import ChatClient
+        from .summariser import Summariser
+
         assert config.summary_url is not None and config.summary_model is not None  # the config says so
         key = os.environ.get(API_KEY_VARIABLE, "").strip()
         why = _why_not(config, key)
@@ -96,7 +98,7 @@ class CrawlSummaries:
 
     async def summarised(self, record: dict[str, Any], change_id: int) -> dict[str, Any]:
         """*record* with its summary, written into the change log too; as it was on any failure."""
-        if not Summariser.wants(record):
+        if not self.summariser.wants(record):
             return record
         try:
             summary = await self.summariser.summarise(record)  # it counts the day's spend in the store

@@ -15,8 +15,6 @@ from collections.abc import Callable
 import pytest
 
 from changewatch.core.schedule import (
-    PRIOR,
-    RATES,
     Bounds,
     Due,
     DueEntry,
@@ -25,7 +23,10 @@ from changewatch.core.schedule import (
     decide,
     epoch,
     iso,
+    rates,
 )
+
+PRIOR = RateEstimate.prior().weights
 
 DAY = 86400.0
 HOUR = 3600.0
@@ -136,7 +137,7 @@ def test_the_first_interval_comes_from_the_prior() -> None:
     interval = RateEstimate.prior().interval(BOUNDS)
     assert 6 * HOUR <= interval <= DAY
     assert math.isclose(RateEstimate.prior().change_probability(interval), 0.5, abs_tol=0.03)
-    assert len(RATES) == len(PRIOR) and math.isclose(float(PRIOR.sum()), 1.0)
+    assert len(rates()) == len(PRIOR) and math.isclose(float(PRIOR.sum()), 1.0)
 
 
 def test_the_estimate_round_trips_through_its_text() -> None:

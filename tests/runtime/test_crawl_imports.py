@@ -10,11 +10,15 @@ import os
 import subprocess
 import sys
 
-#: imported on first use only: extruct and its dependencies, for microdata and OpenGraph
-LAZY = ("extruct", "mf2py", "bs4", "html5lib", "rdflib")
+#: imported on first use only: extruct and its dependencies, for microdata and OpenGraph; NumPy,
+#: for the adaptive schedule (off by default) and simhash (in the workers); the summary's client
+#: (aiohttp), for a crawl with CHANGEWATCH_SUMMARY_URL; Playwright and scrapy-playwright, for
+#: the first rendered request
+LAZY = ("extruct", "mf2py", "bs4", "html5lib", "rdflib", "numpy", "changewatch.summary.client",
+        "changewatch.summary.summariser", "playwright", "scrapy_playwright", "changewatch.render.renderer")
 
 
-def test_a_crawl_imports_no_microdata_reader_before_a_page_needs_one() -> None:
+def test_a_crawl_imports_no_optional_library_before_a_page_needs_one() -> None:
     code = (
         "import json, sys\n"
         "from scrapy.crawler import CrawlerRunner\n"
