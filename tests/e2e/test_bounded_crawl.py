@@ -1,4 +1,4 @@
-"""End to end: what a long crawl holds does not grow with its watchlist (issue 10). Scrapy's engine
+"""End to end: what a long crawl holds does not grow with its watchlist. Scrapy's engine
 took every start request into its scheduler at once; Twisted kept every cancelled timed call of a
 download (its timeouts) for DOWNLOAD_TIMEOUT. Both measured in a real crawl of 1,500 watches of a
 local keep-alive site, four requests at a time: without the start pacing the scheduler held ~all of

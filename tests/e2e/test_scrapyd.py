@@ -238,8 +238,8 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
                           "machine or network needs CHANGEWATCH_ALLOW_PRIVATE=True")]:
             log = scrapyd.job_log(job)
             assert f"ERROR: The watch spider cannot start: {message}" in log, log[-3000:]
-            # the spider opens and is closed at once, before the store or any page (issue 11: a
-            # traceback no longer follows the message)
+            # the spider opens and is closed at once, before the store or any page, and no
+            # traceback follows the message
             assert "Spider closed (changewatch_failed)" in log and "Traceback" not in log, log[-3000:]
             assert re.search(rf"Process died: exitstatus=1 .*job='{job}'", scrapyd.log.read_text()), job
         # a bad setting stops the job before its spider exists: the job's log says which and why

@@ -1,4 +1,4 @@
-"""The report at 100,000 changes (issue 15): the newest --limit shown, the counts still exact, memory
+"""The report at 100,000 changes: the newest --limit shown, the counts still exact, memory
 bounded by the limit and not by the log (peak RSS of a report process over 100k changes against
 one over 1k, in the same run), and the page still opens in Chromium."""
 

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from ..e2e.crawl import Crawler, by_key
+from ...e2e.crawl import Crawler, by_key
 from .servers import Nginx, TwistedStatic
 
 PAGE = """<html><head><title>{name}</title></head><body><main><h1>{name}</h1>

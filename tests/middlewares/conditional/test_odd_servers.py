@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
-from ..e2e.crawl import Crawler, by_key
+from ...e2e.crawl import Crawler, by_key
 from .servers import OddServer, Page
 
 LM = "Tue, 03 Nov 2026 10:00:00 GMT"

@@ -17,7 +17,7 @@ from changewatch.examples.site import FixtureSite
 from changewatch.middlewares.vantage import VantageError, VantageMiddleware
 from changewatch.watchlist import WatchlistError, parse_watchlist
 
-from .e2e.crawl import Crawler
+from ..e2e.crawl import Crawler
 
 
 class UnitSpider(scrapy.Spider):
