@@ -45,7 +45,7 @@ class KeepAlive(BaseHTTPRequestHandler):
 def keepalive_site() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

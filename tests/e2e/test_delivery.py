@@ -10,8 +10,8 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import Lease, Outcome
 from changewatch.store.sqlite import SQLiteStore
 
-from ..conditional.servers import OddServer, Page
-from ..conditional.test_odd_servers import html
+from ..middlewares.conditional.servers import OddServer, Page
+from ..middlewares.conditional.test_odd_servers import html
 from .crawl import Crawler, scrapy_env
 
 KILL_AFTER_COMMIT = ("-s", "TESTS_KILL_KEY=p",

@@ -17,6 +17,8 @@ from changewatch.store.sqlite import SQLiteStore
 from .browser import browser_home, dump_dom, screenshot
 from .stores import HOSTILE, every_kind
 
+pytestmark = pytest.mark.slow  # reports opened in a real headless Chromium
+
 __all__ = ["browser_home"]
 
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
+import pytest
 
 from changewatch.store.sqlite import SQLiteStore
 
@@ -19,6 +20,8 @@ from .browser import browser_home, dump_dom, screenshot
 from .stores import bulk
 
 __all__ = ["browser_home"]
+
+pytestmark = pytest.mark.slow  # a 100,000-change store built and reported in a subprocess
 
 _REPORT = """
 import json, resource, sys, time

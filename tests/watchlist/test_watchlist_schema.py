@@ -299,6 +299,7 @@ def test_every_pattern_is_one_an_editor_can_compile() -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # crawl subprocesses
 def test_an_end_to_end_crawl_checks_the_watchlist_it_is_given(tmp_path: Path) -> None:
     """Watchlists written inside tests (not module constants, which the scan above finds) are
     checked as the e2e helpers crawl them: a file or inline JSON the schema refuses stops the test

@@ -12,6 +12,8 @@ from ...e2e.crawl import Crawler, by_key
 from .servers import OddServer, Page
 from .test_odd_servers import html, setup
 
+pytestmark = pytest.mark.slow  # crawl subprocesses
+
 TEST_SPIDERS = ("-s", "SPIDER_MODULES=changewatch.spiders,tests.middlewares.conditional.helpers")
 
 
