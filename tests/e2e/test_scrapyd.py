@@ -10,6 +10,7 @@ the test skips, saying how to install; under CI=true it fails (tests/services.py
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -56,6 +57,15 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def build_env(checkout: Path) -> None:
+    """Scrapyd's environment, built once for all pytest-xdist workers: the first to take the lock
+    builds it, the others wait and find it built."""
+    ENV_DIR.parent.mkdir(parents=True, exist_ok=True)
+    with open(ENV_DIR.parent / f"{ENV_DIR.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_env(checkout)
+
+
+def _build_env(checkout: Path) -> None:
     line = install_line()
     stamp = ENV_DIR / ".changewatch-stamp"
     wanted = hashlib.sha256((line + (checkout / "pyproject.toml").read_text()).encode()).hexdigest()
