@@ -24,7 +24,7 @@ import pytest
 from changewatch.runtime.processes import State
 from changewatch.runtime.workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
 
-from ..polling import wait_until
+from ..polling import until, wait_until
 from . import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,7 +370,7 @@ def test_stop_ends_running_and_waiting_tasks_and_is_final(make_pool: Any) -> Non
     async def main() -> tuple[list[BaseException], float]:
         running_task = asyncio.ensure_future(pool.run(tasks.sleep, b"30"))
         waiting_task = asyncio.ensure_future(pool.run(tasks.pid, b""))
-        await asyncio.sleep(0.2)
+        assert await until(lambda: pool._workers[0].load == 2)  # both handed to the worker
         started = time.monotonic()
         pool.stop()
         took = time.monotonic() - started
