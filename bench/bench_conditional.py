@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conditional.servers import Nginx  # noqa: E402
 from tests.e2e.crawl import Crawler  # noqa: E402
+from tests.middlewares.conditional.servers import Nginx  # noqa: E402
 from tests.services import find_nginx  # noqa: E402
 
 WORDS = ("change monitor page price offer listing article clause refund delivery customer order stock "

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conditional.servers import OddServer, Page  # noqa: E402
 from tests.e2e.crawl import Crawler  # noqa: E402
+from tests.middlewares.conditional.servers import OddServer, Page  # noqa: E402
 from tests.notify.servers import ScriptedServer, completion  # noqa: E402
 
 SETTINGS = ("-s", "LOG_LEVEL=WARNING", "-s", "ROBOTSTXT_OBEY=False", "-s", "CONCURRENT_REQUESTS=16",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 import pytest
@@ -10,9 +11,22 @@ import pytest
 from changewatch.demo.site import DemoSite
 from changewatch.examples.site import FixtureSite
 
-from .conditional.servers import OddServer
 from .e2e.hostile import HostileSite
+from .middlewares.conditional.servers import OddServer
 from .pgproxy import PgProxy
+
+#: fixtures that start or reach a real service (PostgreSQL, Redis): a test that asks for one is slow
+SERVICE_FIXTURES = frozenset({"postgresql_store_uri", "schema", "proxy", "new_postgresql",
+                              "redis_10", "redis_11", "redis_12", "redis_13", "own_redis", "pg_store"})
+E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e (real ``scrapy crawl`` processes) and every test of a real service
+    is ``slow``: ``-m "not slow"`` leaves them out (README, "Contributing")."""
+    for item in items:
+        if item.path.is_relative_to(E2E) or SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 class _Site(Protocol):

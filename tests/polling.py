@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -13,4 +14,14 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+    return True
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """:func:`wait_until` on a running event loop, which goes on while it waits."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.01)
     return True

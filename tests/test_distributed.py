@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,11 +50,16 @@ def watch_requests(tmp_path: Path, **settings: Any) -> tuple[WatchSpider, list[R
 
 @pytest.fixture
 def redis_13() -> Iterator[str]:
+    """Database 13 of the test Redis, flushed before and after; under pytest-xdist each worker has
+    its own (13, 14, 15), as the tests of this module flush it while another worker's may run."""
     why = redis_unavailable()
     require(why is None, f"the test Redis server ({why})", REDIS_HOW)
     import redis
 
-    url = redis_db_url(13)
+    worker_id = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    worker = int(worker_id.removeprefix("gw"))
+    assert worker < 3, f"the test Redis has databases 13-15 for this module: run at most 3 workers ({worker_id})"
+    url = redis_db_url(13 + worker)
     redis.Redis.from_url(url).flushdb()
     yield url
     redis.Redis.from_url(url).flushdb()

@@ -15,9 +15,9 @@ from scrapy.utils.misc import load_object
 
 from changewatch.feeds import FieldFilter, KindFilter, SiteFilter
 
-from .conditional.servers import OddServer, Page
-from .conditional.test_odd_servers import html
 from .e2e.crawl import Crawler, read_feed
+from .middlewares.conditional.servers import OddServer, Page
+from .middlewares.conditional.test_odd_servers import html
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "notifications.md"
@@ -95,6 +95,7 @@ def test_options_as_comma_separated_strings() -> None:
     assert FieldFilter({"item_filter_fields": "stock,offers.price"}).accepts(RECORDS[1])
 
 
+@pytest.mark.slow  # a crawl subprocess
 def test_the_kind_and_field_recipes_route_a_real_crawl(odd_server: tuple[OddServer, str], tmp_path: Path) -> None:
     server, base = odd_server
     kinds, _, fields = recipes()

@@ -57,7 +57,7 @@ class LocalServer(ThreadingHTTPServer):
 def serve(handler: type[BaseHTTPRequestHandler], port: int = 0, name: str = "local-site") -> LocalServer:
     """Serve *handler* on 127.0.0.1:*port* (0: a free port) from a daemon thread."""
     server = LocalServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True, name=name).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name=name).start()
     return server
 
 

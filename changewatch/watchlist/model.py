@@ -21,7 +21,7 @@ region; a jsonld.key needs a jsonld.type), except these, which only the crawl ch
 - a ``notify`` URL is one Apprise can send to (the schema checks only its ``scheme://`` shape), and
   its ``when`` condition parses and names only fields the watch tracks.
 
-tests/test_watchlist_schema.py holds the crawl and the schema to this, both ways."""
+tests/watchlist/test_watchlist_schema.py holds the crawl and the schema to this, both ways."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from changewatch.store import Store, open_store
 from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path}/state.db"

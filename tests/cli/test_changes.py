@@ -145,6 +145,7 @@ def test_a_missing_store_is_not_created(tmp_path: Path, capsys: Capture) -> None
     assert empty.stat().st_size == 0
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_a_missing_postgresql_schema_is_not_created(capsys: Capture) -> None:
     name, uri = postgresql_schema_uri()
     assert "no such store" in refused(capsys, "--store", uri)

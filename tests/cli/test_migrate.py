@@ -16,9 +16,9 @@ from changewatch.cli import main
 from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, TRANSFER_TABLES, StoreCounts, TransferableStore, open_store
 
-from ..conditional.servers import OddServer, Page
-from ..conditional.test_odd_servers import html
 from ..e2e.crawl import Crawler
+from ..middlewares.conditional.servers import OddServer, Page
+from ..middlewares.conditional.test_odd_servers import html
 from ..store._support import encoded, log_changes, outcome
 from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 

@@ -95,7 +95,7 @@ def schema_problems(document: Any) -> list[str]:
 
 def check_watchlists(workdir: Path, args: tuple[str, ...]) -> None:
     """Every watchlist a crawl's *args* name (``-a watchlist=`` a file, or inline JSON) is valid by
-    the shipped schema (issue 11: every watchlist the tests show is), so a watchlist written inside
+    the shipped schema (every watchlist the tests show is), so a watchlist written inside
     a test is checked as it is crawled. A watchlist at a URL is not read here."""
     pairs = list(itertools.pairwise(args))
     folders = [workdir] + [Path(v.split("=", 1)[1]) for flag, v in pairs

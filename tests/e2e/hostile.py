@@ -139,7 +139,7 @@ class HostileSite:
         self._server = Server((host, port), RequestHandler)
         self.port = self._server.server_address[1]
         self.base = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{self.port}"
-        threading.Thread(target=self._server.serve_forever, daemon=True, name=f"hostile-{host}").start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name=f"hostile-{host}").start()
 
     def event(self, text: str) -> None:
         with self._lock:

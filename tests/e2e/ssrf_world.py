@@ -124,7 +124,7 @@ ROWS = [
     Row("fallback-dns-loopback", "http://internal.test:{port}/page", "loopback", "fallback"),
     Row("fallback-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "fallback"),
     Row("fallback-public", PUBLIC + "/page", ALLOWED, "fallback"),
-    # rendering on (issue 13): plain requests keep the guarded resolver, though the download
+    # rendering on: plain requests keep the guarded resolver, though the download
     # handler is scrapy-playwright's and the process started with another TWISTED_DNS_RESOLVER
     Row("render-plain-dns-loopback", "http://internal.test:{port}/page", "loopback", "render"),
     Row("render-plain-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "render"),

@@ -1,4 +1,4 @@
-"""End to end: what a long crawl holds does not grow with its watchlist (issue 10). Scrapy's engine
+"""End to end: what a long crawl holds does not grow with its watchlist. Scrapy's engine
 took every start request into its scheduler at once; Twisted kept every cancelled timed call of a
 download (its timeouts) for DOWNLOAD_TIMEOUT. Both measured in a real crawl of 1,500 watches of a
 local keep-alive site, four requests at a time: without the start pacing the scheduler held ~all of
@@ -45,7 +45,7 @@ class KeepAlive(BaseHTTPRequestHandler):
 def keepalive_site() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

@@ -1,4 +1,4 @@
-"""End to end: content types (issue 11, item 2). Real ``scrapy crawl watch`` runs against a local
+"""End to end: content types. Real ``scrapy crawl watch`` runs against a local
 server serving JSON, a text file, a PDF and an image, and the bad inputs the issue lists: a JSON
 body that is HTML, a 50 MB JSON array, BOMs, a text file whose CRLF line ends become LF."""
 

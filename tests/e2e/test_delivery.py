@@ -10,12 +10,12 @@ from changewatch.core.comparisons import Kind
 from changewatch.store import Lease, Outcome
 from changewatch.store.sqlite import SQLiteStore
 
-from ..conditional.servers import OddServer, Page
-from ..conditional.test_odd_servers import html
+from ..middlewares.conditional.servers import OddServer, Page
+from ..middlewares.conditional.test_odd_servers import html
 from .crawl import Crawler, scrapy_env
 
 KILL_AFTER_COMMIT = ("-s", "TESTS_KILL_KEY=p",
-                     "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 800}')
+                     "-s", 'ITEM_PIPELINES={"tests.middlewares.conditional.helpers.KillOnKey": 800}')
 
 
 def test_a_change_whose_export_was_killed_is_exported_again(odd_server: tuple[OddServer, str],
@@ -51,7 +51,7 @@ def test_a_run_that_closes_its_feed_confirms_its_changes(odd_server: tuple[OddSe
     [record] = changed.records
     assert "redelivery" not in record and changed.stats["changewatch/delivery/confirmed"] == 1
     # delivery means a feed: a run without one confirms nothing, says so, and the next run with a
-    # feed exports the change (issue 11: "no feed, no change" lost them)
+    # feed exports the change (a change is not lost for want of a feed)
     server.pages["/p"] = Page(html("three"))
     no_feed = crawler.run(feed_option=False)
     assert "changewatch/delivery/confirmed" not in no_feed.stats

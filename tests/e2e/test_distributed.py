@@ -1,4 +1,4 @@
-"""Distributed crawling with scrapy-redis (issue 12, item 4): real Redis, real PostgreSQL, real
+"""Distributed crawling with scrapy-redis: real Redis, real PostgreSQL, real
 ``scrapy crawl`` processes sharing rounds through ``changewatch.distributed.RoundScheduler``.
 
 Each test owns one Redis database (10-15), flushed before and after it, and one PostgreSQL schema.

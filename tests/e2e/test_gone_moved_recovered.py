@@ -1,4 +1,4 @@
-"""End to end (issue 11, item 8): real ``scrapy crawl watch`` runs against a local server.
+"""End to end: real ``scrapy crawl watch`` runs against a local server.
 
 A page that answers 404 or 410 is an ``http:`` error, then ``gone:`` on the second consecutive
 run; when it answers again, one ``recovered`` record closes the streak, or, if it changed
@@ -112,7 +112,7 @@ def test_a_move_and_a_change_in_one_run_is_the_change_carrying_moved_to(site: Ho
 
 def test_a_meta_refresh_on_a_long_page_is_followed(site: HostileSite, tmp_path: Path) -> None:
     """changewatch's MetaRefreshMiddleware stands in Scrapy's (it reads only the head of a page that
-    declares its encoding, issue 10): a real crawl follows the refresh of a page far longer than
+    declares its encoding): a real crawl follows the refresh of a page far longer than
     that head, and the watch compares the page it leads to."""
     filler = "".join(f"<p>Filler paragraph {i}, long enough to push the page past its head.</p>" for i in range(1200))
     refreshing = (f'<html><head><meta http-equiv="refresh" content="0; url={site.base}/target">'

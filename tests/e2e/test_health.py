@@ -1,4 +1,4 @@
-"""Watching the watcher, end to end (issue 15 item 2): real crawls of a local site on simulated
+"""Watching the watcher, end to end: real crawls of a local site on simulated
 days (tests.e2e.plugins.SimulatedClock dates each observation), the health check judging the
 store's history at the end of each crawl, its records in the feed and the change log."""
 

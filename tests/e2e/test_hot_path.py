@@ -157,8 +157,8 @@ def test_a_store_that_cannot_confirm_the_exported_changes_stops_the_crawl_non_ze
 
 def test_hostile_pages_are_judged_in_bounded_time_and_stay_quiet_when_unchanged(
         tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
-    """Issue 10's bad inputs, among good pages, on the default parser path: each is judged well
-    within a per-page budget (no worker timeout), binary served as text/html is an error, and
+    """Hostile pages (huge, deep, binary, mis-declared), among good pages, on the default parser
+    path: each is judged well within a per-page budget (no worker timeout), binary served as text/html is an error, and
     none reports a change when it has not changed."""
     site, base = demo_site
     hostile = {

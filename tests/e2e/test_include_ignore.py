@@ -1,4 +1,4 @@
-"""End to end: a watch's ``include`` and ``ignore`` (issue 11 item 3) over real ``scrapy crawl
+"""End to end: a watch's ``include`` and ``ignore`` over real ``scrapy crawl
 watch`` runs. A change only in <title> is reported with ``include: [title]`` and not without it; a
 download link pointed somewhere new is a content change showing both URLs; a rotating banner and a
 visitor counter the watch ignores stay silent while a real change beside them is reported; adding
@@ -78,7 +78,7 @@ def test_include_and_ignore_over_six_runs(site: HostileSite, tmp_path: Path) -> 
     assert set(by_key(fourth.records)) == {"plain"}  # the only watch that does not ignore the banner
 
     # the plain watch is edited to ignore the banner and the counter and to compare links: re-baselined, silently
-    # (issue 11 item 6: the options are in the observation's options), even as the banner moves
+    # (the options are in the observation's options), even as the banner moves
     plain = {"key": "plain", "url": f"{site.base}/plain", "include": "links",
              "ignore": {"selectors": ".banner", "text": r"^Visitors: \d+"}}
     crawler.write_watchlist([plain, *crawler_watches(crawler)[1:]])

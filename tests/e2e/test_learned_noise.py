@@ -1,4 +1,4 @@
-"""End to end: learned noise (issue 14) over real ``scrapy crawl watch`` runs against a local
+"""End to end: learned noise over real ``scrapy crawl watch`` runs against a local
 server whose page changes on every load: a rotating "trending now" box, a live counter, a
 shuffled list, an ad slot, a block on half the loads, an A/B teaser, a block that moves, and
 class names and ids generated per load. After ``-a calibrate=5`` twenty runs of noise report

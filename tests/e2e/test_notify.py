@@ -13,8 +13,8 @@ import pytest
 
 from changewatch.store import RoutingStore, open_store
 
-from ..conditional.servers import OddServer, Page
-from ..conditional.test_odd_servers import html
+from ..middlewares.conditional.servers import OddServer, Page
+from ..middlewares.conditional.test_odd_servers import html
 from ..notify.servers import ScriptedServer, webhook
 from .crawl import Crawler, scrapy_crawl, scrapy_env
 from .hostile import HostileSite, good_page, page

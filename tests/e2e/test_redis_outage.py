@@ -1,4 +1,4 @@
-"""Redis goes away mid-round (issue 12): two real ``scrapy crawl watch`` processes sharing a round
+"""Redis goes away mid-round: two real ``scrapy crawl watch`` processes sharing a round
 through ``changewatch.distributed.RoundScheduler`` on a redis-server of the test's own, which the
 test kills (SIGKILL, nothing saved) once both processes are fetching. Restarted empty a few seconds
 later, the round goes on: both processes exit 0, every watch is observed, every change reported

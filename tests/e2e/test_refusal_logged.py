@@ -1,4 +1,4 @@
-"""End to end: every entry point says why the SSRF guard refused an address (issue 11, item 9).
+"""End to end: every entry point says why the SSRF guard refused an address.
 
 ``scrapy shell`` on a refused address used to print ``None`` and nothing else at any log level:
 Scrapy drops an IgnoreRequest silently. The guard logs one WARNING per refused request (URL

@@ -10,6 +10,7 @@ the test skips, saying how to install; under CI=true it fails (tests/services.py
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -56,6 +57,15 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def build_env(checkout: Path) -> None:
+    """Scrapyd's environment, built once for all pytest-xdist workers: the first to take the lock
+    builds it, the others wait and find it built."""
+    ENV_DIR.parent.mkdir(parents=True, exist_ok=True)
+    with open(ENV_DIR.parent / f"{ENV_DIR.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_env(checkout)
+
+
+def _build_env(checkout: Path) -> None:
     line = install_line()
     stamp = ENV_DIR / ".changewatch-stamp"
     wanted = hashlib.sha256((line + (checkout / "pyproject.toml").read_text()).encode()).hexdigest()
@@ -238,8 +248,8 @@ def test_watch_jobs_from_a_watchlist_url(checkout: Path, scrapyd: Scrapyd, tmp_p
                           "machine or network needs CHANGEWATCH_ALLOW_PRIVATE=True")]:
             log = scrapyd.job_log(job)
             assert f"ERROR: The watch spider cannot start: {message}" in log, log[-3000:]
-            # the spider opens and is closed at once, before the store or any page (issue 11: a
-            # traceback no longer follows the message)
+            # the spider opens and is closed at once, before the store or any page, and no
+            # traceback follows the message
             assert "Spider closed (changewatch_failed)" in log and "Traceback" not in log, log[-3000:]
             assert re.search(rf"Process died: exitstatus=1 .*job='{job}'", scrapyd.log.read_text()), job
         # a bad setting stops the job before its spider exists: the job's log says which and why

@@ -4,14 +4,17 @@ do: every change is exported exactly once across all of them, and none is lost."
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from changewatch.demo.site import DemoSite
 from tests.changes import field
 
+from ..polling import wait_until
 from .crawl import ROOT, crawl_command, read_feed, scrapy_env
 
 PRODUCTS = 40
@@ -70,6 +73,11 @@ def test_concurrent_crawls_export_each_change_once(tmp_path: Path, demo_site: tu
         assert len({r["change_id"] for r in records}) == len(records)
 
 
+def _changes_logged(path: Path) -> int:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT count(*) FROM changes").fetchone()[0])
+
+
 def test_a_running_crawl_keeps_its_claim_on_its_changes(tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
     """A crawl's changes are leased to it, and it renews the lease while it runs: a second crawl
     that starts while the first is still busy must not export the first one's changes again,
@@ -93,7 +101,10 @@ def test_a_running_crawl_keeps_its_claim_on_its_changes(tmp_path: Path, demo_sit
     site.delays["/p/slow"] = 7.0
     first_cmd, first_feed = crawl_command(tmp_path, "watch", 2, *common)
     first = subprocess.Popen(first_cmd, cwd=tmp_path, env=scrapy_env(), stderr=subprocess.PIPE, text=True)
-    time.sleep(4.5)  # the first crawl logged the change of "fast" and waits for "slow"; 2 s leases
+    # the first crawl logs the change of "fast" and waits for "slow": the second starts after the
+    # 2 s lease it exported "fast" under would have run out without renewal
+    assert wait_until(lambda: _changes_logged(tmp_path / "state.db") == 1, timeout=60)
+    time.sleep(2.5)
     assert first.poll() is None, "the first crawl ended too soon for this test to mean anything"
     second_cmd, second_feed = crawl_command(tmp_path, "watch", 3, *common)
     second = subprocess.run(second_cmd, cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=300)

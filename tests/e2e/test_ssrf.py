@@ -148,7 +148,7 @@ def test_the_system_resolver_is_guarded_too(tmp_path: Path) -> None:
 def test_with_rendering_on_plain_requests_keep_the_guarded_resolver(world: dict[str, Any]) -> None:
     """The download handler is changewatch's RenderDownloadHandler (rendering through scrapy-playwright) and the
     process started with Scrapy's own resolver: the guard still installs its resolver, so a plain
-    request to a name that resolves to 127.0.0.1 is refused (before issue 13 it was not)."""
+    request to a name that resolves to 127.0.0.1 is refused."""
     render = _crawl(world, "render")
     assert "installed changewatch.guard.GuardedResolver as the reactor's name resolver" in render["stderr"]
     errors = {r["key"]: r.get("error", "") for r in render["records"]}

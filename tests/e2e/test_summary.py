@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ..conditional.servers import OddServer, Page
-from ..conditional.test_odd_servers import html
+from ..middlewares.conditional.servers import OddServer, Page
+from ..middlewares.conditional.test_odd_servers import html
 from ..notify.servers import QUOTA, ScriptedServer, answering, completion, webhook
 from .crawl import Crawler, CrawlResult, scrapy_env
 

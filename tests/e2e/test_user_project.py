@@ -110,7 +110,7 @@ class EditedSite(LoggedSite):
 
 
 def test_a_csv_feed_of_a_user_project_has_every_record_member(tmp_path: Path) -> None:
-    """Issue 11: -O changes.csv took its columns from the first record. In a project that
+    """-O changes.csv does not take its columns from the first record alone: in a project that
     enables only the add-on, a CSV feed gets every record member as a column, nested values as
     JSON, and the page's change in it."""
     import csv

@@ -1,5 +1,5 @@
-"""End to end: editing a watch re-baselines what it reads another way, silently (issue 11,
-item 6). Real ``scrapy crawl watch`` runs against a local server, the watchlist edited between
+"""End to end: editing a watch re-baselines what it reads another way, silently.
+Real ``scrapy crawl watch`` runs against a local server, the watchlist edited between
 them: no record comes from the edit (not even an error), a change made in the same run to what
 was not edited is reported, and later changes are compared against the new baseline."""
 

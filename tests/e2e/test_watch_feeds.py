@@ -1,4 +1,4 @@
-"""End to end: feeds watched with no options, as entity sets of their entries (issue 11, item 2).
+"""End to end: feeds watched with no options, as entity sets of their entries.
 A new entry is one ``entities`` record whose ``added`` names it; the same entries re-serialised in
 another order are no change; HTML served as RSS is an ``unsupported:`` error, not a baseline."""
 

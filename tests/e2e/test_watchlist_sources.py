@@ -91,8 +91,8 @@ def test_a_relative_path_is_read_from_the_watchlist_dir(site: HostileSite, tmp_p
 @pytest.mark.parametrize("how", ["file", "inline", "url"])
 def test_an_invalid_watchlist_prints_its_problems_alone_and_exits_non_zero(
         site: HostileSite, tmp_path: Path, how: str) -> None:
-    """Issue 11: validation errors were buried in a 25-line "Task exception was never retrieved"
-    traceback. Every problem is listed, once, after the one ERROR line's prefix; nothing else."""
+    """Validation errors are not buried in a "Task exception was never retrieved" traceback:
+    every problem is listed, once, after the one ERROR line's prefix; nothing else."""
     site.good["/page"] = page(good_page("page"))
     watches = [{"url": site.base + "/a page", "regoin": "main"}, {"url": site.base + "/page", "threshold": 99}]
     text = json.dumps({"watches": watches})

@@ -1,4 +1,4 @@
-"""End to end: windows-1252 bytes served as ``charset=utf-8`` (issue 11, item 5). ``5 €`` became
+"""End to end: windows-1252 bytes served as ``charset=utf-8``. ``5 €`` became
 ``5 £``: both bytes are invalid UTF-8, and both used to read as U+FFFD, so the change was lost.
 Each undecodable byte is now a character of its own, for a page compared by its text (decoded in
 the worker) and for one read by a selector (decoded in the crawl), and the stat says the page

@@ -1,4 +1,4 @@
-"""Content types on the crawl's side (issue 11, item 2): what a response is, how a watch's `type`
+"""Content types on the crawl's side: what a response is, how a watch's `type`
 and `json` options are validated, and what the watch spider's observation carries to the worker."""
 
 from __future__ import annotations

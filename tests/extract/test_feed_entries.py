@@ -1,5 +1,5 @@
 """Feeds as entity sets (changewatch/extract/feeds.py): each format, the bad input they must survive,
-and the watch spider's reading of a feed response (issue 11, item 2)."""
+and the watch spider's reading of a feed response."""
 
 from __future__ import annotations
 

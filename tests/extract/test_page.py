@@ -218,7 +218,7 @@ def test_an_undeclared_page_reads_as_scrapy_reads_it_with_or_without_fields() ->
 
 
 def mislabelled(price: str) -> HtmlResponse:
-    """windows-1252 bytes served as ``charset=utf-8`` (issue 11, item 5)."""
+    """windows-1252 bytes served as ``charset=utf-8``."""
     body = f"<html><body><p class=price>Price: 5 {price}</p><p>Crème brûlée</p></body></html>".encode("cp1252")
     return HtmlResponse(url="https://shop.example/p/1", body=body, headers={"Content-Type": "text/html; charset=utf-8"})
 

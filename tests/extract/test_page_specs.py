@@ -1,6 +1,6 @@
 """A Page says how it read each field and entity set (``options["field_specs"]``,
-``options["entities_spec"]``): an edited watch re-baselines what it reads another way (issue 11,
-item 6), and only that."""
+``options["entities_spec"]``): an edited watch re-baselines what it reads another way,
+and only that."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A per-site spider's ``Page.observe(..., options={"include": ..., "ignore": ...})``: the same
-options as a watchlist's, read by the content comparison the same way (issue 11 item 3)."""
+options as a watchlist's, read by the content comparison the same way."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ import pytest
 
 from ..e2e.crawl import ROOT
 
+pytestmark = pytest.mark.slow  # coverage-guided fuzzing in subprocesses
+
 pytest.importorskip("atheris", reason="atheris is not installed: it ships wheels for Linux x86_64 only and "
                                       "building it needs clang's libFuzzer; the hypothesis fuzzers still run")
 

@@ -1,4 +1,4 @@
-"""The meta refresh that reads only a page's head (issue 10): Scrapy's answer on every page, the
+"""The meta refresh that reads only a page's head: Scrapy's answer on every page, the
 whole body decoded only when the page declares no encoding, and in Scrapy's place in the chain."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class ScriptedServer:
 
         self._server = Server((self.host, 0), Handler)
         self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="scripted-server").start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name="scripted-server").start()
 
     @property
     def base(self) -> str:

@@ -1,4 +1,4 @@
-"""Gone, moved, recovered (issue 11, item 8): the comparison step on a real crawler and a real
+"""Gone, moved, recovered: the comparison step on a real crawler and a real
 SQLite store, item by item, and the pure rules it applies."""
 # ruff: noqa: F811 -- make_chain is test_pipelines' fixture, imported to be requested by name
 

@@ -91,7 +91,7 @@ class JsSite:
         self._server = Server((host, 0), Handler)
         self.port = self._server.server_address[1]
         self.base = f"http://{host}:{self.port}"
-        threading.Thread(target=self._server.serve_forever, daemon=True, name="js-site").start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name="js-site").start()
 
     def url(self, name: str) -> str:
         return f"{self.base}/p/{name}"

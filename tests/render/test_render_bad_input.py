@@ -15,6 +15,8 @@ import pytest
 from ..e2e.crawl import Crawler, by_key, read_feed, scrapy_env
 from .site import JsSite
 
+pytestmark = pytest.mark.slow  # crawls in subprocesses that render in Chromium
+
 
 def _big_page(js_site: JsSite, scripts: int, size: int) -> None:
     tags = "".join(f'<script src="/big{i}.js"></script>' for i in range(scripts))

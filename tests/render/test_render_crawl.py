@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from changewatch.core.snapshot import Snapshot
 from changewatch.store.sqlite import SQLiteStore
 from tests.changes import field
@@ -13,6 +15,8 @@ from tests.changes import field
 from ..e2e.crawl import Crawler, CrawlResult, by_key
 from ..store._support import decoded
 from .site import NEVER, THROWS, JsSite, hang
+
+pytestmark = pytest.mark.slow  # crawls in subprocesses that render in Chromium
 
 
 def _render_stats(result: CrawlResult) -> dict[str, Any]:

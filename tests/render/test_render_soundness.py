@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..e2e.crawl import Crawler, CrawlResult, by_key, scrapy_env
 from .site import JsSite
+
+pytestmark = pytest.mark.slow  # crawls in subprocesses that render in Chromium
 
 VARYING = """<!doctype html><html><head><title>varying</title></head><body><main id="app">Loading…</main><script>
 fetch('/data/p0.json?nocache=' + Math.random()).then(r => r.json()).then(d => {

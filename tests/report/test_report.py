@@ -1,4 +1,4 @@
-"""``changewatch report`` opened in a real headless Chromium (issue 15 item 4): the changed words as
+"""``changewatch report`` opened in a real headless Chromium: the changed words as
 the pages wrote them, the tables, the charts; nothing from a page becomes markup; a screenshot is
 kept for people to look at (tests/report/browser.py says where)."""
 
@@ -16,6 +16,8 @@ from changewatch.store.sqlite import SQLiteStore
 
 from .browser import browser_home, dump_dom, screenshot
 from .stores import HOSTILE, every_kind
+
+pytestmark = pytest.mark.slow  # reports opened in a real headless Chromium
 
 __all__ = ["browser_home"]
 

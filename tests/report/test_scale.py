@@ -1,4 +1,4 @@
-"""The report at 100,000 changes (issue 15): the newest --limit shown, the counts still exact, memory
+"""The report at 100,000 changes: the newest --limit shown, the counts still exact, memory
 bounded by the limit and not by the log (peak RSS of a report process over 100k changes against
 one over 1k, in the same run), and the page still opens in Chromium."""
 
@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
+import pytest
 
 from changewatch.store.sqlite import SQLiteStore
 
@@ -19,6 +20,8 @@ from .browser import browser_home, dump_dom, screenshot
 from .stores import bulk
 
 __all__ = ["browser_home"]
+
+pytestmark = pytest.mark.slow  # a 100,000-change store built and reported in a subprocess
 
 _REPORT = """
 import json, resource, sys, time

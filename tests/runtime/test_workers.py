@@ -24,7 +24,7 @@ import pytest
 from changewatch.runtime.processes import State
 from changewatch.runtime.workers import WorkerCrashed, WorkerError, WorkerPool, WorkerTaskError, WorkerTimeout
 
-from ..polling import wait_until
+from ..polling import until, wait_until
 from . import tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,7 +370,7 @@ def test_stop_ends_running_and_waiting_tasks_and_is_final(make_pool: Any) -> Non
     async def main() -> tuple[list[BaseException], float]:
         running_task = asyncio.ensure_future(pool.run(tasks.sleep, b"30"))
         waiting_task = asyncio.ensure_future(pool.run(tasks.pid, b""))
-        await asyncio.sleep(0.2)
+        assert await until(lambda: pool._workers[0].load == 2)  # both handed to the worker
         started = time.monotonic()
         pool.stop()
         took = time.monotonic() - started
@@ -427,7 +427,9 @@ def test_payloads_cross_in_shared_memory_intact_and_leave_no_file(make_pool: Any
     come back intact: a slot is reused only after its task replied."""
     from changewatch.runtime.processes import ARENA_SLOT
 
-    before = set(Path("/dev/shm").glob("changewatch-worker-*"))
+    # this process's arena files only: other test processes (pytest-xdist workers) make their own
+    mine = f"changewatch-worker-{os.getpid()}-*"
+    before = set(Path("/dev/shm").glob(mine))
     pool = make_pool(2)
     sizes = [0, 1, 1000, 230_000, ARENA_SLOT, ARENA_SLOT + 1, 3 * ARENA_SLOT] * 6
     payloads = [os.urandom(n) for n in sizes]
@@ -437,9 +439,9 @@ def test_payloads_cross_in_shared_memory_intact_and_leave_no_file(make_pool: Any
 
     assert asyncio.run(main()) == payloads
     assert all(w.arena is not None for w in pool._workers)
-    assert set(Path("/dev/shm").glob("changewatch-worker-*")) == before
+    assert set(Path("/dev/shm").glob(mine)) == before
     pool.stop()
-    assert set(Path("/dev/shm").glob("changewatch-worker-*")) == before
+    assert set(Path("/dev/shm").glob(mine)) == before
 
 
 def test_functions_a_worker_cannot_import_are_refused(make_pool: Any) -> None:

@@ -1,4 +1,4 @@
-"""The watch spider's callback as Scrapy sees it on every response (issue 10)."""
+"""The watch spider's callback as Scrapy sees it on every response."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_a_losing_commit_writes_no_validators(new_store: Callable[[], Store]) ->
 
 
 def test_a_rendered_pages_dependency_set_is_written_with_its_observation(store: Store) -> None:
-    """Issue 13: the dependency set of a render lives in the key's validators row: written in the
+    """The dependency set of a render lives in the key's validators row: written in the
     observation's transaction, kept by skipped renders (which count as 304s), replaced by the next
     render, and dropped with the row when the key's next full response was not rendered."""
     deps = '{"v":1,"options":"abc","deps":[{"url":"https://s.example/api","sha256":"é"}]}'

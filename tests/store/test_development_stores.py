@@ -86,6 +86,7 @@ def test_a_development_store_is_refused_and_left_as_it_was(tmp_path: Path, versi
         existing_version(path, 1.0)
 
 
+@pytest.mark.slow  # a crawl subprocess
 def test_a_crawl_stops_at_a_development_store(tmp_path: Path, demo_site: tuple[DemoSite, str]) -> None:
     _, base = demo_site
     path = tmp_path / "state.db"

@@ -74,6 +74,7 @@ def _sql(store: PostgreSQLStore, statement: str) -> None:
         cur.execute(statement)
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_schemas_are_separate_stores(fresh: tuple[str, str]) -> None:
     name, uri = fresh
     a = _pg(uri)
@@ -89,6 +90,7 @@ def test_schemas_are_separate_stores(fresh: tuple[str, str]) -> None:
         drop_postgresql_schema(f"{name}_b")
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) -> None:
     _, uri = fresh
     store = _pg(uri)
@@ -108,6 +110,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(fresh: tuple[str, str]) ->
         assert conn.execute(f"SELECT count(*) FROM {store._quoted}.observations").fetchone() == (1,)
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_a_schema_of_another_application_is_refused(fresh: tuple[str, str]) -> None:
     name, uri = fresh
     import psycopg
@@ -120,6 +123,7 @@ def test_a_schema_of_another_application_is_refused(fresh: tuple[str, str]) -> N
         _pg(uri).open()
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch
                                                      ) -> None:
     _, uri = fresh
@@ -148,6 +152,7 @@ def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], mon
         upgraded.close()
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_crawls_opening_a_new_store_at_once_create_it_once(fresh: tuple[str, str]) -> None:
     _, uri = fresh
     stores = [_pg(uri) for _ in range(4)]
@@ -175,6 +180,7 @@ def test_crawls_opening_a_new_store_at_once_create_it_once(fresh: tuple[str, str
             store.close()
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
     _, uri = fresh
     store = _pg(uri)

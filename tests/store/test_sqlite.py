@@ -184,7 +184,7 @@ def _wal_bytes(store: SQLiteStore) -> int:
 
 
 def test_an_observation_without_a_new_snapshot_does_not_rewrite_the_stored_one(tmp_path: Path) -> None:
-    """Schema 8 (issue 10): the counters of a key change size on most observations, and SQLite
+    """Schema 8: the counters of a key change size on most observations, and SQLite
     rewrites a whole row when its size changes. With the snapshot in the key's row, every
     unchanged page rewrote its snapshot (~31 KB for a page kept unread, overflow pages and all)."""
     store = SQLiteStore(tmp_path / "s.db")
@@ -217,7 +217,7 @@ def _fill(store: SQLiteStore, keys: range, size: int = 64 * 1024) -> None:
 
 def test_the_log_is_checkpointed_outside_the_committing_thread(tmp_path: Path) -> None:
     """SQLite's automatic checkpoint runs inside the COMMIT that takes the log past 1,000 pages:
-    on the reactor, with two fsyncs (issue 10). The store's connection has it off, and a thread
+    on the reactor, with two fsyncs. The store's connection has it off, and a thread
     of the store's copies the log into the database while the store is still open."""
     store = SQLiteStore(tmp_path / "s.db")
     store.open()

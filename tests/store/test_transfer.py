@@ -38,7 +38,8 @@ from .conftest import drop_postgresql_schema, postgresql_schema_uri
 
 Dump = dict[str, list[tuple[Any, ...]]]
 Fresh = Callable[[str], TransferableStore]
-BACKENDS = ("sqlite", "postgresql")
+#: PostgreSQL is a real server: slow, so SQLite to SQLite stays in the fast lane
+BACKENDS = ("sqlite", pytest.param("postgresql", marks=pytest.mark.slow))
 
 
 @pytest.fixture
@@ -160,6 +161,7 @@ def test_a_failure_half_way_leaves_the_target_empty(fresh: Fresh, target: str) -
     assert dump(b) == dump(a)
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 def test_a_row_postgresql_cannot_hold_fails_the_whole_import(fresh: Fresh, tmp_path: Path) -> None:
     a = fresh("sqlite")
     for n in range(50):
@@ -255,6 +257,7 @@ def _stores(draw: st.DrawFn) -> Dump:
             "evidence": versions}
 
 
+@pytest.mark.slow  # the test PostgreSQL server
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=_stores(), route=st.sampled_from([("sqlite", "postgresql", "sqlite"), ("postgresql", "sqlite",
                                                                                       "postgresql")]))

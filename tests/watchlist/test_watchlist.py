@@ -125,7 +125,7 @@ def test_kinds_key_and_vantage_options() -> None:
     ("space.yaml", "watches:\n  - url: https://a.example/a page\n", "url must not contain spaces"),
 ])
 def test_duplicate_keys_and_unencoded_spaces_are_errors(tmp_path: Path, name: str, text: str, message: str) -> None:
-    """Issue 11: the last of two keys silently won, and a URL with a space failed only when fetched."""
+    """The last of two keys does not silently win, and a URL with a space fails when loaded, not when fetched."""
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     with pytest.raises(WatchlistError, match=message):
@@ -170,7 +170,7 @@ def test_yaml_merge_keys_still_work(tmp_path: Path) -> None:
 
 
 def test_every_problem_is_listed_one_a_line_in_words() -> None:
-    """Issue 11: one model validates the watchlist; its errors read as ours did, all of them at once."""
+    """One model validates the watchlist; its errors are listed in words, all of them at once."""
     doc = {"defaults": {"thresold": 3, "sort_lines": "yes"}, "watches": [
         {"url": "https://a.example/a page", "regoin": "main"},
         {"url": "https://b.example/", "key": "b", "fields": {"price": "span[", "name": 3}, "kinds": {"price": "money"}},

@@ -1,4 +1,4 @@
-"""The watchlist's ``include`` and ``ignore`` (issue 11 item 3): validated when the watchlist loads,
+"""The watchlist's ``include`` and ``ignore``: validated when the watchlist loads,
 carried to the comparison in the observation's options, and part of the watch's spec."""
 
 from __future__ import annotations

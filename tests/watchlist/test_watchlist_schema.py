@@ -1,4 +1,4 @@
-"""The watchlist's JSON Schema (issue 11): shipped as ``changewatch/watchlist.schema.json``, equal to
+"""The watchlist's JSON Schema: shipped as ``changewatch/watchlist.schema.json``, equal to
 a fresh generation from the model, printed by ``changewatch schema``, and every watchlist the docs
 and tests show is valid by it and loads."""
 
@@ -187,7 +187,7 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://user@/"},
     {"url": "HTTPS://a.example/a page"},
     {"url": "https://a.example/a\tb"},
-    # include and ignore (issue 11 item 3)
+    # include and ignore
     {"url": "https://a.example/", "include": "titel"},
     {"url": "https://a.example/", "include": []},
     {"url": "https://a.example/", "include": [None]},
@@ -197,7 +197,7 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "ignore": {"text": []}},
     {"url": "https://a.example/", "ignore": {"text": None}},
     {"url": "https://a.example/", "ignore": "^Visitors"},
-    # canary (issue 15)
+    # canary
     {"url": "https://a.example/", "canary": {"expect": "changes", "within": "2d"}},
     {"url": "https://a.example/", "canary": {"expect": "change"}},
     {"url": "https://a.example/", "canary": {"expect": "change", "within": "2d", "every": "1d"}},
@@ -207,7 +207,7 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "canary": {"expect": "change", "within": True}},
     {"url": "https://a.example/", "canary": {"expect": "change", "within": ""}},
     {"url": "https://a.example/", "canary": "change"},
-    # render (issue 13)
+    # render
     {"url": "https://a.example/", "render": "yes"},
     {"url": "https://a.example/", "render": {"timeout": 0}},
     {"url": "https://a.example/", "render": {"timeout": -1}},
@@ -215,7 +215,7 @@ def test_every_shown_watchlist_is_valid_by_the_schema_and_loads(name: str, docum
     {"url": "https://a.example/", "render": {"block": ["script"]}},
     {"url": "https://a.example/", "render": {"wait_for": " "}},
     {"url": "https://a.example/", "render": {"wait": "#p"}},
-    # every (issue 15): a duration as core/durations.py reads it, more than 0
+    # every: a duration as core/durations.py reads it, more than 0
     *({"url": "https://a.example/", "every": bad} for bad in (
         "soon", "", " ", "0", "0s", "0.0m", "0d0h", 0, 0.0, -5, "-5m", "10M", "30m1h", "1m1m", "6 h", "h", True,
         [1], {"h": 6}, "1e3", "٣h")),
@@ -299,6 +299,7 @@ def test_every_pattern_is_one_an_editor_can_compile() -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # crawl subprocesses
 def test_an_end_to_end_crawl_checks_the_watchlist_it_is_given(tmp_path: Path) -> None:
     """Watchlists written inside tests (not module constants, which the scan above finds) are
     checked as the e2e helpers crawl them: a file or inline JSON the schema refuses stops the test

@@ -187,6 +187,7 @@ def _peak(count: int) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow  # 20,000 watches read under tracemalloc
 def test_memory_does_not_grow_with_the_watches() -> None:
     """Read whole, 20,000 watches took ~30 MB at the peak (1.5 KB a watch) and held 10 MB for the
     crawl; read watch by watch, the peak beside the text grows by the keys' digests (8 bytes a

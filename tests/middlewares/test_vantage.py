@@ -17,7 +17,7 @@ from changewatch.examples.site import FixtureSite
 from changewatch.middlewares.vantage import VantageError, VantageMiddleware
 from changewatch.watchlist import WatchlistError, parse_watchlist
 
-from .e2e.crawl import Crawler
+from ..e2e.crawl import Crawler
 
 
 class UnitSpider(scrapy.Spider):
@@ -106,6 +106,7 @@ def test_json_setting_from_the_command_line() -> None:
     assert mw.default == Vantage(accept_language="nl")
 
 
+@pytest.mark.slow  # a crawl subprocess
 def test_watch_vantage_reaches_the_server(catalogue: tuple[FixtureSite, str], tmp_path: Path) -> None:
     fixture, base = catalogue
     watches = [
@@ -129,6 +130,7 @@ def test_watch_vantage_reaches_the_server(catalogue: tuple[FixtureSite, str], tm
     assert "Cookie" not in next(h for path, h in fixture.requests if path.endswith("lmp-002.html"))
 
 
+@pytest.mark.slow  # crawl subprocesses
 def test_a_proxy_on_a_private_address_is_refused_by_name_unless_allowed(catalogue: tuple[FixtureSite, str],
                                                                         tmp_path: Path) -> None:
     fixture, base = catalogue

@@ -6,8 +6,12 @@ import os
 import time
 from pathlib import Path
 
-from ..e2e.crawl import Crawler, by_key
+import pytest
+
+from ...e2e.crawl import Crawler, by_key
 from .servers import Nginx, TwistedStatic
+
+pytestmark = pytest.mark.slow  # crawl subprocesses against nginx
 
 PAGE = """<html><head><title>{name}</title></head><body><main><h1>{name}</h1>
 <p>{text}</p><p>Opening hours: nine to five, Monday to Friday.</p></main></body></html>"""

@@ -8,11 +8,13 @@ import pytest
 
 from tests.changes import field
 
-from ..e2e.crawl import Crawler, by_key
+from ...e2e.crawl import Crawler, by_key
 from .servers import OddServer, Page
 from .test_odd_servers import html, setup
 
-TEST_SPIDERS = ("-s", "SPIDER_MODULES=changewatch.spiders,tests.conditional.helpers")
+pytestmark = pytest.mark.slow  # crawl subprocesses
+
+TEST_SPIDERS = ("-s", "SPIDER_MODULES=changewatch.spiders,tests.middlewares.conditional.helpers")
 
 
 def test_a_kill_between_download_and_commit_means_a_full_fetch_next_time(odd_server: tuple[OddServer, str],
@@ -23,7 +25,7 @@ def test_a_kill_between_download_and_commit_means_a_full_fetch_next_time(odd_ser
     assert crawler.run().returncode == 0
     server.pages["/p"] = Page(html("price 12"), etag='"v2"')
     killed = crawler.run("-s", "TESTS_KILL_KEY=p",
-                         "-s", 'ITEM_PIPELINES={"tests.conditional.helpers.KillOnKey": 780}')
+                         "-s", 'ITEM_PIPELINES={"tests.middlewares.conditional.helpers.KillOnKey": 780}')
     assert killed.returncode == -9
     assert server.sent("/p")[-1] == ('"v1"', None, 200)  # the new page was downloaded, never committed
     after = crawler.run()

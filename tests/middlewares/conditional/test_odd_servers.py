@@ -6,8 +6,12 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
-from ..e2e.crawl import Crawler, by_key
+import pytest
+
+from ...e2e.crawl import Crawler, by_key
 from .servers import OddServer, Page
+
+pytestmark = pytest.mark.slow  # crawl subprocesses
 
 LM = "Tue, 03 Nov 2026 10:00:00 GMT"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ..services import find_nginx, require
+from ...services import find_nginx, require
 from .servers import Nginx, TwistedStatic
 
 
