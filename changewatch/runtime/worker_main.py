@@ -110,13 +110,18 @@ def serve(conn: Connection, lifeline: Connection, arena_path: str | None = None)
     tasks: queue.SimpleQueue[tuple[bytes, bytes] | None] = queue.SimpleQueue()
     threading.Thread(target=_read_tasks, args=(conn, tasks, arena), name="changewatch-reader",
                      daemon=True).start()
-    conn.send_bytes(READY)
-    conn.send_bytes(b"arena" if arena is not None else b"")  # without it, payloads come over the socket
-    functions: dict[bytes, Task] = {}
-    while (task := tasks.get()) is not None:
-        header, body = call_task(functions, *task)
-        conn.send_bytes(header)
-        conn.send_bytes(body)
+    try:
+        conn.send_bytes(READY)
+        conn.send_bytes(b"arena" if arena is not None else b"")  # without it, payloads come over the socket
+        functions: dict[bytes, Task] = {}
+        while (task := tasks.get()) is not None:
+            header, body = call_task(functions, *task)
+            conn.send_bytes(header)
+            conn.send_bytes(body)
+    except (BrokenPipeError, ConnectionResetError):
+        # the crawl closed its end (it stopped before this worker was ready, or while it worked):
+        # nobody waits for a reply, and a traceback would only add noise to the crawl's stderr
+        return
 
 
 def _read_tasks(conn: Connection, tasks: queue.SimpleQueue[tuple[bytes, bytes] | None],

@@ -505,3 +505,26 @@ def test_arena_files_of_a_crawl_that_is_gone_are_swept(make_pool: Any) -> None:
     finally:
         for path in (stale, live):
             path.unlink(missing_ok=True)
+
+
+def _serve_in_child(conn: Any, lifeline: Any) -> None:
+    from changewatch.runtime.worker_main import serve
+
+    serve(conn, lifeline)
+
+
+def test_a_worker_whose_crawl_closed_its_end_before_ready_exits_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    """A crawl that stops while its workers start (a store refused at once) closes their
+    connections: the worker's READY finds no reader, and that is no traceback on the crawl's stderr."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    lifeline_read, lifeline_write = context.Pipe(duplex=False)
+    ours.close()  # the crawl is gone before the worker says it is ready
+    child = context.Process(target=_serve_in_child, args=(theirs, lifeline_read))
+    child.start()
+    theirs.close()
+    lifeline_read.close()
+    child.join(30)
+    lifeline_write.close()
+    assert child.exitcode == 0
+    assert "Traceback" not in capfd.readouterr().err
