@@ -21,6 +21,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from . import meta as meta_keys
+from .config import said_at_start
 from .core.durations import parse_duration
 from .core.render_options import parse_render
 from .core.text.normalise import NORMALISER_VERSION
@@ -126,10 +127,11 @@ class ChangewatchSpider(scrapy.Spider):
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
         if cls.vantage is not None:
-            try:
-                vantage_from_setting(dict(cls.vantage))
-            except VantageError as exc:
-                raise VantageError(f"spider {cls.name!r}: vantage: {exc}") from None
+            with said_at_start():
+                try:
+                    vantage_from_setting(dict(cls.vantage))
+                except VantageError as exc:
+                    raise VantageError(f"spider {cls.name!r}: vantage: {exc}") from None
             settings.set("CHANGEWATCH_VANTAGE", dict(cls.vantage), priority="spider")
 
     @classmethod
@@ -137,7 +139,8 @@ class ChangewatchSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.cw_stats = Stats(crawler, cls.stats_component)
         if spider.changewatch_cannot_start is None:
-            spider.prepare(crawler)
+            with said_at_start():  # a bad setting met here is one line in any project, not a traceback
+                spider.prepare(crawler)
         if spider._start_problem is not None and not _runtime_expected(crawler):
             raise spider._start_problem  # nothing would stop the crawl: fail loudly rather than run wrong
         return spider

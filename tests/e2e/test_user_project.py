@@ -75,10 +75,23 @@ def test_a_bad_setting_stops_the_crawl_before_any_fetch(site: tuple[LoggedSite, 
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if f"{setting} = {value!r}: expected {accepted}" in line]
     assert lines and lines[-1] == result.stderr.splitlines()[-1], result.stderr[-3000:]
-    assert lines[-1].startswith("changewatch.config.errors.ConfigError: ")
+    # one line in the crawl's log, in a project that sets no resolver of ours: no traceback after it
+    assert "ERROR: changewatch cannot start: " in lines[-1]
+    assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr, result.stderr[-3000:]
     assert "Disabled " not in result.stderr  # no component was dropped with a warning
     assert served.paths == [], "the crawl fetched something"
     assert read_feed(tmp_path / "changes.jsonl") == []
+
+
+def test_a_misspelt_setting_stops_the_crawl_with_one_line(site: tuple[LoggedSite, str], tmp_path: Path) -> None:
+    served, base = site
+    result = crawl_user_project(tmp_path, base, "-s", "CHANGEWATCH_TRESHOLD=3")
+    assert result.returncode == 1
+    last = result.stderr.splitlines()[-1]
+    assert last.endswith("ERROR: changewatch cannot start: CHANGEWATCH_TRESHOLD is not a changewatch setting: "
+                         "did you mean CHANGEWATCH_THRESHOLD?"), result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert served.paths == []
 
 
 def test_good_network_settings_keep_the_guard_on(site: tuple[LoggedSite, str], tmp_path: Path) -> None:
