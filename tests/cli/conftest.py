@@ -9,17 +9,12 @@ import pytest
 
 from changewatch.store import Store, open_store
 
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
+from ..store.conftest import store_uri_of
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/state.db"
-        return
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
+    yield from store_uri_of(request.param, tmp_path)
 
 
 @pytest.fixture

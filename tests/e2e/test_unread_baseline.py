@@ -12,18 +12,13 @@ import pytest
 from changewatch.demo.site import DemoSite
 
 from ..core._support import article_html, prose_paragraphs
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
+from ..store.conftest import store_uri_of
 from .crawl import Crawler
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'state.db'}"
-        return
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
+    yield from store_uri_of(request.param, tmp_path)
 
 
 def _page(token: str, edit: str = "") -> bytes:

@@ -74,6 +74,17 @@ def drop_postgresql_schema(name: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+def store_uri_of(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh store's URI on *backend* ("sqlite" or "postgresql"), its schema dropped after: for a
+    fixture parametrised by backend outside tests/store, where this directory's fixtures are not seen."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'state.db'}"
+        return
+    name, uri = postgresql_schema_uri()
+    yield uri
+    drop_postgresql_schema(name)
+
+
 @pytest.fixture
 def postgresql_store_uri() -> Iterator[str]:
     name, uri = postgresql_schema_uri()
