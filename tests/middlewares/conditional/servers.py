@@ -224,6 +224,12 @@ class OddServer:
             h.send_header(name, value)
         if status != 304 or force_length:
             h.send_header("Content-Length", str(len(body)))
+        if force_length and status == 304:
+            # A client ignores a 304's body, so its bytes would be read as the start of the next
+            # response on a kept-alive connection: that request fails, is retried and reaches this
+            # log twice. Close the connection so the junk cannot leak into another page's exchange.
+            h.send_header("Connection", "close")
+            h.close_connection = True
         h.end_headers()
         if body and (status != 304 or force_length):
             h.wfile.write(body)
