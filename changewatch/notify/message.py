@@ -128,8 +128,10 @@ def _capped_diff(lines: list[str], chars: int) -> list[str]:
     """A diff longer than :data:`DIFF_LINES` lines or *chars* characters, passage by passage: the
     passages that fit, each one's removed lines and then its added lines, both cut alike."""
     passages, trailer = _passages(lines)
+    # fewer lines where the characters are few (a short message): 3 for the counting lines
+    budget = min(DIFF_LINES, max(2, chars // (MIN_LINE_CHARS + 5) - 3))
     # as many passages as can show a line of each of their sides
-    room, shown_passages = DIFF_LINES, 0
+    room, shown_passages = budget, 0
     for passage in passages:
         need = bool(passage.removed) + bool(passage.added)
         if need > room:
@@ -138,7 +140,7 @@ def _capped_diff(lines: list[str], chars: int) -> list[str]:
         shown_passages += 1
     kept = passages[:shown_passages]
     sizes = [n for p in kept for n in (len(p.removed), len(p.added))]
-    counts = _fair(sizes, DIFF_LINES)
+    counts = _fair(sizes, budget)
     out: list[str] = []
     for n, passage in enumerate(kept):
         if n:
@@ -187,7 +189,7 @@ def _details(record: Mapping[str, Any], chars: int = SECTION_CHARS) -> list[str]
     return lines
 
 
-def _section(change: PendingNotification, destination: str | None = None) -> str:
+def _section(change: PendingNotification, destination: str | None = None, limit: int = SECTION_CHARS) -> str:
     record = change.record
     head = f"[{change.kind}] {record.get('url') or change.key}"
     if record.get("url") and record.get("url") != change.key:
@@ -199,10 +201,10 @@ def _section(change: PendingNotification, destination: str | None = None) -> str
         lines.append(f"  Summary: {record['summary']}")
     lines += _conditions(record, destination)
     # the diff shares what is left of the section's characters (with room for the cut's line)
-    lines += _details(record, SECTION_CHARS - sum(len(line) + 1 for line in lines) - 40)
+    lines += _details(record, limit - sum(len(line) + 1 for line in lines) - 40)
     text = "\n".join(lines)
-    if len(text) > SECTION_CHARS:
-        text = text[:SECTION_CHARS].rsplit("\n", 1)[0] + f"\n  … cut at {SECTION_CHARS} characters"
+    if len(text) > limit:
+        text = text[:limit].rsplit("\n", 1)[0] + f"\n  … cut at {limit} characters"
     return text
 
 
@@ -219,7 +221,8 @@ def build_message(changes: Sequence[PendingNotification], max_chars: int, store:
     sections: list[str] = []
     used = 0
     for n, change in enumerate(changes):
-        section = _section(change, destination)
+        # a short message's section is shorter, so that its diff is shared out, not chopped
+        section = _section(change, destination, min(SECTION_CHARS, max_chars - 200))
         left = len(changes) - n - 1
         # room for this section, and for the line that counts what follows it
         reserve = 160 if left else 0

@@ -139,3 +139,13 @@ def test_the_values_a_condition_tested_are_shown_to_the_destinations_it_chose() 
     assert "name: Kettle → Kettle 2000" in deals
     other = build_message([change], 4000, "x", "json://ops.example/x").body
     assert "sent as" not in other  # a destination no condition chose
+
+
+def test_a_short_message_shares_out_its_diff_too() -> None:
+    old = "\n".join(f"Clause {i}: the provider may change these terms." for i in range(40))
+    new = "\n".join(f"Clause {i}: the provider will not change these terms." for i in range(40))
+    diff = line_diff(old, new, max_lines=200, max_chars=100_000)
+    body = build_message([pending(1, "content", diff=diff)], 600, "x").body
+    assert len(body) <= 600 and "cut" not in body.replace("cut passage by passage", "")
+    shown = diff_lines(body)
+    assert any(line.startswith("+ Clause 0") for line in shown) and any(line.startswith("- Clause 0") for line in shown)
