@@ -17,7 +17,7 @@ __all__ = ["Message", "build_message"]
 DIFF_LINES = 20  # lines of one change's diff
 SECTION_CHARS = 1500  # characters of one change's section
 ITEMS = 10  # fields, added, removed or changed entities listed per change
-MIN_LINE_CHARS = 40  # a capped diff's lines are cut to share its characters, never shorter than this
+MIN_LINE_CHARS = 40  # a capped diff shows fewer lines rather than lines shorter than this
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +155,11 @@ def _capped_diff(lines: list[str], chars: int) -> list[str]:
         out.append(f"… {len(rest)} more changed passage{'s' if len(rest) != 1 else ''} "
                    f"({sum(len(p.removed) + len(p.added) for p in rest)} lines)")
     out += trailer
-    width = max(MIN_LINE_CHARS, chars // max(1, len(out)) - 5)
-    return [f"    {_clip(line, width)}" for line in out]
+    # the lines of the page share what the counting lines leave of the characters
+    edits = [line for line in out if line[:1] in "-+"]
+    left = chars - sum(len(line) + 5 for line in out if line[:1] not in "-+")
+    width = max(16, left // max(1, len(edits)) - 5)
+    return [f"    {_clip(line, width) if line[:1] in '-+' else line}" for line in out]
 
 
 def _diff(record: Mapping[str, Any], chars: int) -> list[str]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from changewatch.core.diff import line_diff
 from changewatch.notify.message import DIFF_LINES, SECTION_CHARS, _fair, build_message
 from changewatch.store import PendingNotification
@@ -149,3 +152,26 @@ def test_a_short_message_shares_out_its_diff_too() -> None:
     assert len(body) <= 600 and "cut" not in body.replace("cut passage by passage", "")
     shown = diff_lines(body)
     assert any(line.startswith("+ Clause 0") for line in shown) and any(line.startswith("- Clause 0") for line in shown)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 300)), min_size=1, max_size=30),
+       st.sampled_from([500, 1000, 4000]))
+def test_a_capped_diff_always_fits_and_never_shows_one_side_of_a_passage_alone(
+        passages: list[tuple[int, int, int]], max_chars: int) -> None:
+    lines: list[str] = []
+    for n, (removed, added, width) in enumerate(passages):
+        lines += [f"  same {n}", *(f"- {'r' * width}" for _ in range(removed)), *(f"+ {'a' * width}" for _ in
+                                                                                   range(added))]
+    body = build_message([pending(1, "content", diff="\n".join(lines))], max_chars, "x").body
+    assert len(body) <= max_chars
+    if "cut passage by passage" not in body:
+        return
+    assert "… cut at" not in body  # shared out, not chopped
+    shown = diff_lines(body)
+    kept = [p for p in passages if p[0] or p[1]]
+    groups = "\n".join(shown).split("\n@@\n")
+    for (removed, added, _), group in zip(kept, groups, strict=False):
+        if group.startswith("… ") and "more changed passage" in group:
+            break
+        assert ("\n- " in "\n" + group) == bool(removed) and ("\n+ " in "\n" + group) == bool(added)
