@@ -82,3 +82,4 @@ class ChangeRecord(TypedDict):
     redelivery: NotRequired[bool]
     moved_to: NotRequired[str]
     summary: NotRequired[str]
+    conditions: NotRequired[list[dict[str, Any]]]

@@ -6,6 +6,14 @@ grammar of their own (never ``eval``), checked when the watchlist is validated.
     FIELD      := a field name as the watch names it (offers.price, stock)
     VALUE      := a number, a word (InStock) or a quoted text ("in stock", 'Out of stock')
 
+A condition is written in one of two forms, both tested when a change is committed:
+
+- ``when: "offers.price < 80"`` (its **state**): it fires for every change whose values hold it
+  now, whatever they were before (a change of the name while the price is 62 fires it);
+- ``when: {crossing: "offers.price < 80"}`` (a **crossing**): it fires only for a change whose
+  values hold it now and did not on the previous observation (the last good one, the change's
+  ``old`` side): 89 → 62 fires it, 62 → 59 or a change of the name at 62 does not.
+
 Values are compared as the comparison normalised them (``offers.price`` ``€ 79,00`` is ``79 EUR``;
 ``http://schema.org/InStock`` is ``InStock``), and the value written in the condition is normalised
 the same way (as the field's kind says). ``<``, ``<=``, ``>``, ``>=`` compare numbers (the amount of a
@@ -19,6 +27,11 @@ and anything else as text. A field the change does not carry makes its compariso
 True
 >>> c.holds({"offers.price": "89 EUR", "availability": "InStock"})
 False
+>>> x = parse_condition("offers.price < 80", crossing=True)
+>>> x.fires({"offers.price": "89"}, {"offers.price": "62"}), x.fires({"offers.price": "62"}, {"offers.price": "62"})
+(True, False)
+>>> x.as_written
+{'crossing': 'offers.price < 80'}
 """
 
 from __future__ import annotations
@@ -76,6 +89,8 @@ class Condition:
 
     alternatives: tuple[tuple[Comparison, ...], ...]
     text: str
+    #: fires only when it did not hold before (``when: {crossing: …}``), else whenever it holds
+    crossing: bool = False
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -84,6 +99,18 @@ class Condition:
 
     def holds(self, values: Mapping[str, Any], normalise: Normaliser | None = None) -> bool:
         return any(all(c.holds(values, normalise) for c in group) for group in self.alternatives)
+
+    def fires(self, old: Mapping[str, Any], new: Mapping[str, Any], normalise: Normaliser | None = None) -> bool:
+        """Whether a change from values *old* to *new* fires it: it holds for *new* and, for a
+        crossing, did not for *old*."""
+        if not self.holds(new, normalise):
+            return False
+        return not self.crossing or not self.holds(old, normalise)
+
+    @property
+    def as_written(self) -> str | dict[str, str]:
+        """The condition in the watchlist's form: its text, or ``{"crossing": text}``."""
+        return {"crossing": self.text} if self.crossing else self.text
 
     def __str__(self) -> str:
         return self.text
@@ -138,8 +165,9 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
-def parse_condition(text: str) -> Condition:
-    """Parse a ``when:`` condition; :class:`ConditionError` says what is wrong and where."""
+def parse_condition(text: str, *, crossing: bool = False) -> Condition:
+    """Parse a ``when:`` condition (*crossing*: the text of a ``{crossing: …}``);
+    :class:`ConditionError` says what is wrong and where."""
     if not isinstance(text, str) or not text.strip():
         raise ConditionError("a condition such as 'offers.price < 80' is needed")
     if len(text) > _MAX_LENGTH:
@@ -170,4 +198,4 @@ def parse_condition(text: str) -> Condition:
         if joiner.lower() == "or":
             groups.append([])
         i += 1
-    return Condition(tuple(tuple(g) for g in groups), " ".join(text.split()))
+    return Condition(tuple(tuple(g) for g in groups), " ".join(text.split()), crossing)

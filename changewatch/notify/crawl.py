@@ -74,13 +74,16 @@ class CrawlNotifications:
                     "changewatch.store.RoutingStore (notifications are configured)")
         return None
 
-    def targets(self, obs: Observation, record: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
-        """The destinations (id, shown) of a change about to be committed."""
+    def targets(self, obs: Observation, record: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+        """The destinations (id, shown) of a change about to be committed; the conditions that
+        chose some of them are added to *record* (``conditions``), which is logged as it is then."""
         if self.router is None or record is None:
             return ()
         kinds = obs.options.get("kinds") if isinstance(obs.options, Mapping) else None
-        chosen = self.router.route(record, FieldValues(record, obs.fields, kinds))
-        return tuple((d.id, d.shown) for d in chosen)
+        routed = self.router.route(record, FieldValues(record, obs.fields, kinds))
+        if routed.conditions:
+            record["conditions"] = list(routed.conditions)
+        return tuple((d.id, d.shown) for d in routed.destinations)
 
     def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:
         """Count the notifications a commit wrote (a recomputed outcome is counted once)."""

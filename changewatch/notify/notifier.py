@@ -73,7 +73,7 @@ class Notifier:
             since=since, limit=BATCH)
         if not changes:
             return
-        message = build_message(changes, self.max_chars, self.store_name)
+        message = build_message(changes, self.max_chars, self.store_name, destination.shown)
         outcome: Attempted = await send(destination, message.title, message.body, self.policy)
         report.attempts[destination.shown] += outcome.attempts
         ids = list(message.change_ids)

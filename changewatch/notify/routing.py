@@ -1,24 +1,29 @@
 """Which destinations a change goes to: CHANGEWATCH_NOTIFY (every kind, or per kind) and the watch's
-own ``notify:`` rules (its destinations, the kinds they want, a ``when:`` condition on field values).
-Decided in the crawl when the change is committed, so that its pending notifications are written
-with it. No Scrapy imports."""
+own ``notify:`` rules (its destinations, the kinds they want, a ``when:`` condition on field values,
+tested on its state now or as a crossing). Decided in the crawl when the change is committed, so
+that its pending notifications are written with it; the values each firing condition tested go
+into the record (``conditions``), so that every message sent for it can show them. No Scrapy
+imports."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.destinations import Destination, NotifyRoutes
 from ..core.values import normalise_field
 from ..watchlist.watch import NotifyRule
 
-__all__ = ["FieldValues", "Router"]
+__all__ = ["FieldValues", "Routed", "Router"]
 
 
 class FieldValues:
     """The field values a change's conditions compare, normalised as the fields comparison
     normalises them (each by its kind), computed only for the fields a condition names: the new
-    value of a changed field from the record, any other from the observation's own fields."""
+    value of a changed field from the record, any other from the observation's own fields. The
+    old values (:meth:`old_of`) are the changed fields' ``old`` ones; a field the change did not
+    change had the value it has now."""
 
     def __init__(self, record: Mapping[str, Any], fields: Mapping[str, Any] | None, kinds: Mapping[str, str] | None):
         self.record = record
@@ -31,16 +36,34 @@ class FieldValues:
         except ValueError:  # an unknown kind: the fields comparison reports that as an error
             return value
 
-    def of(self, names: Iterable[str]) -> dict[str, Any]:
+    def _of(self, names: Iterable[str], side: str) -> dict[str, Any]:
         changes = self.record.get("changes")
         values: dict[str, Any] = {}
         for name in names:
             change = changes.get(name) if isinstance(changes, Mapping) else None
-            if isinstance(change, Mapping) and "new" in change:
-                values[name] = self.normalise(name, change["new"])
+            if isinstance(change, Mapping) and side in change:
+                values[name] = self.normalise(name, change[side])
             elif name in self.fields:
                 values[name] = self.normalise(name, self.fields[name])
         return values
+
+    def of(self, names: Iterable[str]) -> dict[str, Any]:
+        """The values now of the fields *names* (those known)."""
+        return self._of(names, "new")
+
+    def old_of(self, names: Iterable[str]) -> dict[str, Any]:
+        """The values on the previous observation of the fields *names* (those known)."""
+        return self._of(names, "old")
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """Where a change goes, and the conditions that sent it somewhere: each as the record's
+    ``conditions`` member has it (``when`` as written, the ``values`` it tested, old and new, and
+    the ``destinations`` it chose, as shown)."""
+
+    destinations: tuple[Destination, ...]
+    conditions: tuple[dict[str, Any], ...] = ()
 
 
 class Router:
@@ -62,14 +85,22 @@ class Router:
     def __bool__(self) -> bool:
         return bool(self.destinations)
 
-    def route(self, record: Mapping[str, Any], values: FieldValues) -> tuple[Destination, ...]:
-        """The destinations of a change record (each once, in the order configured)."""
+    def route(self, record: Mapping[str, Any], values: FieldValues) -> Routed:
+        """The destinations of a change record (each once, in the order configured), and the
+        conditions that chose some of them."""
         kind = str(record.get("kind"))
         chosen: dict[str, Destination] = {d.id: d for d in self.routes.for_kind(kind)}
+        conditions: list[dict[str, Any]] = []
         for rule in self.rules.get(str(record.get("key")), ()):
             if rule.kinds is not None and kind not in rule.kinds:
                 continue
-            if rule.when is not None and not rule.when.holds(values.of(rule.when.fields), values.normalise):
-                continue
+            if rule.when is not None:
+                names = rule.when.fields
+                old, new = values.old_of(names), values.of(names)
+                if not rule.when.fires(old, new, values.normalise):
+                    continue
+                conditions.append({"when": rule.when.as_written,
+                                   "values": {n: {"old": old.get(n), "new": new.get(n)} for n in names},
+                                   "destinations": [d.shown for d in rule.destinations]})
             chosen.update((d.id, d) for d in rule.destinations if d.id not in chosen)
-        return tuple(self.destinations[i] for i in chosen)
+        return Routed(tuple(self.destinations[i] for i in chosen), tuple(conditions))

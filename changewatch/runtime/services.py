@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -71,8 +71,9 @@ class FollowUps(Protocol):
     def prepare(self) -> str | None:
         """Why the crawl cannot follow up on its changes (None: it can); called as the store opens."""
 
-    def targets(self, obs: Observation, record: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
-        """The destinations (id, shown) of a change about to be committed."""
+    def targets(self, obs: Observation, record: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+        """The destinations (id, shown) of a change about to be committed (it may add to *record*
+        what decided them: the record is logged after this)."""
 
     def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:
         """Count what a commit wrote."""
@@ -84,7 +85,7 @@ class NoFollowUps:
     def prepare(self) -> str | None:
         return None
 
-    def targets(self, obs: Observation, record: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    def targets(self, obs: Observation, record: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
         return ()
 
     def committed(self, outcome_notify: tuple[tuple[str, str], ...]) -> None:

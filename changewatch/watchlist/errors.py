@@ -69,7 +69,7 @@ ACCEPTS = {
     "notify": "an Apprise URL, a list of them, or a mapping with urls, when and kinds",
     "notify.[]": "an Apprise URL or a mapping with urls, when and kinds",
     "notify.[].urls": "an Apprise URL or a non-empty list of them", "notify.[].urls.[]": "an Apprise URL",
-    "notify.[].when": "a condition such as 'offers.price < 80'",
+    "notify.[].when": "a condition such as 'offers.price < 80', or {crossing: 'offers.price < 80'}",
     "notify.[].kinds": "field, entities, content, error, moved or recovered, or a list of them",
     "notify.[].kinds.[]": "one of field, entities, content, error, moved, recovered",
 }

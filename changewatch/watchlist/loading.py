@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..core.conditions import parse_condition
+from ..core.conditions import Condition, parse_condition
 from ..core.destinations import destination
 from ..core.render_options import RenderOptions, parse_render
 from ..core.text.options import INCLUDE_PARTS
@@ -19,6 +19,7 @@ from ..core.vantage import parse_vantage
 from .errors import WatchlistError, describe_watch, problems
 from .model import (
     HTML_OPTIONS,
+    CrossingModel,
     EntitiesModel,
     IgnoreModel,
     JsonLdModel,
@@ -97,9 +98,19 @@ def _render(model: RenderModel | bool | None) -> RenderOptions | None:
 
 def _notify_rules(models: list[NotifyModel] | None) -> tuple[NotifyRule, ...]:
     return tuple(NotifyRule(tuple({d.id: d for d in (destination(u) for u in m.urls)}.values()),
-                            parse_condition(m.when) if m.when is not None else None,
+                            _condition(m.when),
                             frozenset(m.kinds) if m.kinds is not None else None)
                  for m in models or ())
+
+
+def _condition(when: str | CrossingModel | None) -> Condition | None:
+    if isinstance(when, CrossingModel):
+        return parse_condition(when.crossing, crossing=True)
+    return parse_condition(when) if when is not None else None
+
+
+def _quoted(when: Condition) -> str:
+    return f"{{crossing: {str(when)!r}}}" if when.crossing else repr(str(when))
 
 
 def _unknown_fields(watch: Watch) -> str | None:
@@ -107,10 +118,10 @@ def _unknown_fields(watch: Watch) -> str | None:
     tracked = watch.tracked_fields
     for rule in watch.notify:
         missing = [f for f in (rule.when.fields if rule.when is not None else ()) if f not in tracked]
-        if missing:
+        if missing and rule.when is not None:
             has = (f"its fields: {', '.join(sorted(tracked))}" if tracked
                    else "it has none: a condition compares fields of jsonld, fields or json")
-            return (f"notify.when {str(rule.when)!r} names {', '.join(map(repr, missing))}, which this watch does "
+            return (f"notify.when {_quoted(rule.when)} names {', '.join(map(repr, missing))}, which this watch does "
                     f"not track ({has})")
     return None
 

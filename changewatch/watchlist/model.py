@@ -19,7 +19,7 @@ region; a jsonld.key needs a jsonld.type), except these, which only the crawl ch
   name: ``1:`` is "1"); JSON, and so the schema, has only text names;
 - a host in brackets, in ``url`` or ``proxy``, is an IP address (``[::1]``, not ``[shop]``);
 - a ``notify`` URL is one Apprise can send to (the schema checks only its ``scheme://`` shape), and
-  its ``when`` condition parses and names only fields the watch tracks.
+  its ``when`` condition (text, or ``{crossing: text}``) parses and names only fields the watch tracks.
 
 tests/watchlist/test_watchlist_schema.py holds the crawl and the schema to this, both ways."""
 
@@ -37,6 +37,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -62,9 +63,9 @@ from ..core.vantage import (
     parse_vantage,
 )
 
-__all__ = ["HTML_OPTIONS", "CanaryModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel", "JsonLdModel",
-           "JsonModel", "NotifyModel", "RenderModel", "WatchModel", "WatchOptionsModel", "WatchlistModel",
-           "html_options_conflict",
+__all__ = ["HTML_OPTIONS", "CanaryModel", "CrossingModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel",
+           "JsonLdModel", "JsonModel", "NotifyModel", "RenderModel", "WatchModel", "WatchOptionsModel",
+           "WatchlistModel", "html_options_conflict",
            "watchlist_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -369,14 +370,47 @@ def _apprise_url(value: str) -> str:
     return value.strip()
 
 
-def _condition(value: str) -> str:
+def _condition(value: str, where: str = "when") -> str:
     from ..core.conditions import ConditionError, parse_condition
 
     try:
         parse_condition(value)
     except ConditionError as exc:
-        raise ValueError(f"when: {exc}") from None
+        raise ValueError(f"{where}: {exc}") from None
     return value
+
+
+class CrossingModel(BaseModel):
+    """``when: {crossing: CONDITION}``: fire only when the condition did not hold before and does now."""
+
+    model_config = _strict("Crossing condition")
+    crossing: str
+
+
+_CONDITION_SCHEMA = {"type": "string", "pattern": _NOT_BLANK}
+_WHEN_SCHEMA = {"anyOf": [_CONDITION_SCHEMA, {
+    "type": "object", "title": "Crossing condition", "properties": {"crossing": _CONDITION_SCHEMA},
+    "required": ["crossing"], "additionalProperties": False,
+    "description": "Fire only when the condition did not hold on the previous observation and holds now"}]}
+
+
+def _when(value: Any) -> str | CrossingModel:
+    # validated by hand, not as a union of models: one line about what is wrong, not one per form
+    if isinstance(value, str):
+        return _condition(value)
+    if isinstance(value, dict):
+        unknown = [str(k) for k in value if k != "crossing"]
+        if unknown:
+            raise ValueError(f"when: unknown option {unknown[0]} of a crossing condition; write "
+                             "{crossing: 'offers.price < 80'} and nothing else")
+        if "crossing" not in value:
+            raise ValueError("when: an empty mapping; write {crossing: 'offers.price < 80'}")
+        if not isinstance(value["crossing"], str):
+            raise ValueError(f"when.crossing must be a condition such as 'offers.price < 80', not "
+                             f"{short_repr(value['crossing'])}")
+        return CrossingModel(crossing=_condition(value["crossing"], "when.crossing"))
+    raise ValueError(f"when must be a condition such as 'offers.price < 80' or {{crossing: 'offers.price < 80'}}, "
+                     f"not {short_repr(value)}")
 
 
 def _notify_rules(value: Any) -> Any:
@@ -407,10 +441,10 @@ class NotifyModel(BaseModel):
         {"anyOf": [_APPRISE_URL_SCHEMA, {"type": "array", "items": _APPRISE_URL_SCHEMA, "minItems": 1}]})] = Field(
         description="Apprise URLs: mailto://, slack://, msteams://, discord://, json:// (a webhook)…",
         examples=[["mailto://alerts:password@example.com", "json://hooks.example/changewatch"]])
-    when: Annotated[StrictStr, AfterValidator(_condition), WithJsonSchema({"type": "string", "pattern": _NOT_BLANK})
-                    ] | None = Field(None, description="Send only changes whose field values satisfy this: "
-                                     "comparisons (< <= > >= == !=) joined by and/or",
-                                     examples=["offers.price < 80", "availability == InStock"])
+    when: Annotated[str | CrossingModel, PlainValidator(_when), WithJsonSchema(_WHEN_SCHEMA)] | None = Field(
+        None, description="Send only changes whose field values satisfy this now (comparisons < <= > >= == != "
+        "joined by and/or), or, as {crossing: …}, only those that make it true",
+        examples=["offers.price < 80", "availability == InStock", {"crossing": "offers.price < 80"}])
     kinds: Annotated[list[Literal["field", "entities", "content", "error", "moved", "recovered"]],
                      BeforeValidator(_one_or_more), Field(min_length=1), WithJsonSchema(
                          {"anyOf": [{"type": "string", "enum": _NOTIFY_KINDS},

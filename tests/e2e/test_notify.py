@@ -223,3 +223,66 @@ def test_destinations_of_a_watchlist_fetched_by_url_go_through_the_ssrf_guard(si
     finally:
         for server in (near, far, operator):
             server.stop()
+
+
+def kettle(name: str, price: str) -> bytes:
+    return (f"<html><body><main><h1>{name}</h1><p class='price'>{price}</p>"
+            "<p>A kettle that boils water quickly and quietly.</p></main></body></html>").encode()
+
+
+def terms(word: str) -> bytes:
+    clauses = "".join(f"<p>Clause {i}: the provider {word} change these terms.</p>" for i in range(40))
+    return f"<html><body><main><h1>Terms</h1>{clauses}<p>Contact us.</p></main></body></html>".encode()
+
+
+def test_a_crossing_is_sent_once_and_every_message_shows_what_its_condition_tested(
+        odd_server: tuple[OddServer, str], receiver: ScriptedServer, tmp_path: Path) -> None:
+    """The price hook: a crossing is sent when the price falls below 80, not when the name changes
+    at a price already below it; a plain condition is sent both times, saying 62 → 62. A 40-line
+    edit to an operator's destination shows removed and added lines alike."""
+    server, base = odd_server
+    server.pages.update({"/kettle": Page(kettle("Kettle", "€ 89,00")), "/terms": Page(terms("may"))})
+    crawler = Crawler(tmp_path, [
+        {"url": base + "/kettle", "key": "kettle", "fields": {"name": "h1::text", "price": "p.price::text"},
+         "kinds": {"price": "price"},
+         "notify": [{"urls": webhook(receiver, "/deals"), "when": {"crossing": "price < 80"}},
+                    {"urls": webhook(receiver, "/state"), "when": "price < 80"}]},
+        {"url": base + "/terms", "key": "terms"}])
+    notify = ("-s", f"CHANGEWATCH_NOTIFY={json.dumps({'content': [webhook(receiver, '/ops')]})}",
+              "-s", "CHANGEWATCH_DIFF_MAX_LINES=500", *FAST)
+
+    def sent() -> dict[str, str]:
+        got = {m.path: m.json["message"] for m in receiver.received}
+        receiver.received.clear()
+        return got
+
+    assert crawler.run(*notify).returncode == 0 and sent() == {}  # baselines
+
+    server.pages["/kettle"] = Page(kettle("Kettle", "€ 62,00"))
+    fell = crawler.run(*notify)
+    assert fell.returncode == 0, fell.stderr
+    messages = sent()
+    assert sorted(messages) == ["/deals", "/state"]
+    assert "sent as price < 80 became true: price: 89 EUR → 62 EUR" in messages["/deals"]
+    assert "sent as price < 80 holds: price: 89 EUR → 62 EUR" in messages["/state"]
+    assert "became true" not in messages["/state"] and " holds:" not in messages["/deals"]
+    [record] = fell.records
+    assert [c["when"] for c in record["conditions"]] == [{"crossing": "price < 80"}, "price < 80"]
+
+    server.pages["/kettle"] = Page(kettle("Kettle 2000", "€ 62,00"))  # renamed, still 62
+    server.pages["/terms"] = Page(terms("will not"))
+    renamed = crawler.run(*notify)
+    assert renamed.returncode == 0, renamed.stderr
+    messages = sent()
+    assert sorted(messages) == ["/ops", "/state"]  # no crossing: nothing to /deals
+    assert "sent as price < 80 holds: price: 62 EUR → 62 EUR" in messages["/state"]
+    assert "name: Kettle → Kettle 2000" in messages["/state"]
+    by_key = {r["key"]: r for r in renamed.records}
+    assert by_key["kettle"]["conditions"] == [{"when": "price < 80", "destinations": [webhook(receiver, "/state")],
+                                               "values": {"price": {"old": "62 EUR", "new": "62 EUR"}}}]
+    assert "conditions" not in by_key["terms"]
+    ops = messages["/ops"].splitlines()
+    removed = [line for line in ops if line.startswith("    - Clause")]
+    added = [line for line in ops if line.startswith("    + Clause")]
+    assert len(removed) == len(added) == 10 and "will not change" in added[0]
+    assert "    … 30 more removed lines" in ops and any(line.endswith(" more added lines") for line in ops)

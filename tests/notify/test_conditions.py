@@ -72,3 +72,28 @@ def test_the_fields_it_names_and_its_text() -> None:
     assert condition.fields == ("offers.price", "stock")
     assert str(condition) == "offers.price < 80 or offers.price > 200 and stock == 'a b'"
     assert str(condition.alternatives[1][1]) == 'stock == "a b"'
+
+
+@pytest.mark.parametrize(("old", "new", "state", "crossing"), [
+    ({"offers.price": "89 EUR"}, {"offers.price": "62 EUR"}, True, True),  # crossed
+    ({"offers.price": "62 EUR"}, {"offers.price": "62 EUR"}, True, False),  # held already (a name change)
+    ({"offers.price": "65 EUR"}, {"offers.price": "59 EUR"}, True, False),  # still below
+    ({"offers.price": "62 EUR"}, {"offers.price": "89 EUR"}, False, False),  # crossed back: false now
+    ({}, {"offers.price": "62 EUR"}, True, True),  # no value before: it did not hold
+    ({"offers.price": "62 EUR"}, {}, False, False),
+])
+def test_a_crossing_fires_only_when_false_before_and_true_now(old: dict[str, Any], new: dict[str, Any],
+                                                               state: bool, crossing: bool) -> None:
+    assert parse_condition("offers.price < 80").fires(old, new, normalise) is state
+    assert parse_condition("offers.price < 80", crossing=True).fires(old, new, normalise) is crossing
+
+
+def test_a_crossing_of_a_compound_condition_is_of_the_whole() -> None:
+    c = parse_condition("offers.price < 80 and availability == InStock", crossing=True)
+    # the price fell below 80 while out of stock: not yet; back in stock: now
+    assert not c.fires({"offers.price": "89", "availability": "OutOfStock"},
+                       {"offers.price": "62", "availability": "OutOfStock"}, normalise)
+    assert c.fires({"offers.price": "62", "availability": "OutOfStock"},
+                   {"offers.price": "62", "availability": "InStock"}, normalise)
+    assert c.as_written == {"crossing": "offers.price < 80 and availability == InStock"}
+    assert parse_condition("stock == 1").as_written == "stock == 1"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from changewatch.notify.message import DIFF_LINES, build_message
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from changewatch.core.diff import line_diff
+from changewatch.notify.message import DIFF_LINES, SECTION_CHARS, _fair, build_message
 from changewatch.store import PendingNotification
 
 
@@ -35,7 +39,7 @@ def test_a_huge_diff_and_a_long_batch_are_cut_and_say_so() -> None:
     changes = [pending(i, "content", diff=diff) for i in range(1, 60)]
     message = build_message(changes, 4000, "postgresql://u:***@db/x")
     assert len(message.body) <= 4000
-    assert f"… {500 - DIFF_LINES} more diff lines" in message.body
+    assert f"… {500 - DIFF_LINES} more added lines" in message.body
     assert "more changes not shown here (ids" in message.body and "changewatch changes --store postgresql://u:***@db/x"\
         in message.body
     assert message.change_ids == tuple(range(1, 60))  # every one is named or counted
@@ -45,3 +49,129 @@ def test_one_section_longer_than_the_message_is_cut_to_fit() -> None:
     message = build_message([pending(1, "field", changes={f"f{i}": {"old": "a" * 200, "new": "b"} for i in range(8)})],
                             500, "x")
     assert len(message.body) <= 500 and "cut" in message.body
+
+
+def diff_lines(body: str) -> list[str]:
+    return [line.strip() for line in body.splitlines() if line.startswith("    ")]
+
+
+def test_an_edited_40_line_block_shows_what_was_removed_and_what_the_page_says_now() -> None:
+    old = "\n".join(["Terms of service"] + [f"Clause {i}: the provider may change these terms." for i in range(40)]
+                    + ["Contact us"])
+    new = "\n".join(["Terms of service"] + [f"Clause {i}: the provider will not change these terms." for i in
+                                            range(40)] + ["Contact us"])
+    diff = line_diff(old, new, max_lines=200, max_chars=100_000)  # the record's whole diff: 82 lines
+    message = build_message([pending(1, "content", diff=diff, distance=21)], 4000, "x")
+    shown = diff_lines(message.body)
+    removed = [line for line in shown if line.startswith("- ")]
+    added = [line for line in shown if line.startswith("+ ")]
+    assert len(removed) == len(added) == DIFF_LINES // 2  # cut alike: neither side is the one cut away
+    assert added[0].startswith("+ Clause 0: the provider will not") and removed[0].startswith("- Clause 0: the")
+    assert "… 30 more removed lines" in shown and "… 30 more added lines" in shown
+    assert shown.index("… 30 more removed lines") < shown.index(added[0])  # each side in its place
+    assert "82 diff lines, cut passage by passage" in message.body
+    assert len(message.body) <= SECTION_CHARS and "cut at" not in message.body  # fitted, not chopped
+
+
+def test_a_capped_diff_of_several_passages_shows_each_passage_s_two_sides() -> None:
+    old = "\n".join(f"line {i}" for i in range(200))
+    new_lines = [f"line {i}" for i in range(200)]
+    for start in (10, 60, 120):  # three edited blocks of 12 lines
+        new_lines[start:start + 12] = [f"LINE {i} rewritten" for i in range(start, start + 12)]
+    diff = line_diff(old, "\n".join(new_lines), max_lines=500, max_chars=100_000)
+    shown = diff_lines(build_message([pending(1, "content", diff=diff)], 4000, "x").body)
+    assert shown.count("@@") == 2  # three passages
+    for start in (10, 60, 120):
+        assert f"- line {start}" in shown and f"+ LINE {start} rewritten" in shown
+    assert sum(line[:2] in ("- ", "+ ") for line in shown) == DIFF_LINES
+
+
+def test_too_many_passages_are_counted_not_half_shown() -> None:
+    old = "\n".join(f"line {i}" for i in range(100))
+    new = "\n".join(f"line {i}" if i % 4 else f"LINE {i}" for i in range(100))  # 25 one-line edits
+    diff = line_diff(old, new, max_lines=500, max_chars=100_000)
+    shown = diff_lines(build_message([pending(1, "content", diff=diff)], 4000, "x").body)
+    assert shown[-1] == "… 15 more changed passages (30 lines)"
+    edits = [line for line in shown if line[:2] in ("- ", "+ ")]
+    assert len(edits) == 20 and all(f"+ LINE {4 * n}" in edits for n in range(10))
+
+
+def test_a_short_diff_of_long_lines_keeps_its_added_lines() -> None:
+    diff = "\n".join([*(f"- {'old words ' * 25}{i}" for i in range(6)),
+                      *(f"+ {'new words ' * 25}{i}" for i in range(6))])
+    body = build_message([pending(1, "content", diff=diff)], 4000, "x").body
+    assert len(body) <= SECTION_CHARS and "cut at" not in body
+    assert sum(line.startswith("+ new words") for line in diff_lines(body)) == 6
+
+
+def test_a_diff_that_fits_is_shown_as_it_is() -> None:
+    diff = "  Intro\n- Old Terms.\n+ New Terms!\n  Outro"
+    body = build_message([pending(1, "content", diff=diff, distance=4)], 4000, "x").body
+    assert body.splitlines()[1:] == ["  text changed (4 simhash bits):", "      Intro", "    - Old Terms.",
+                                     "    + New Terms!", "      Outro"]
+
+
+def test_sharing_lines_fairly() -> None:
+    assert _fair([40, 40], 20) == [10, 10]
+    assert _fair([3, 40], 20) == [3, 17]  # what a short side leaves goes to the other
+    assert _fair([0, 5, 5], 4) == [0, 2, 2]
+    assert _fair([1, 1, 1], 2) == [1, 1, 0]
+
+
+def test_entity_changes_show_old_and_new_and_no_none() -> None:
+    body = build_message([pending(1, "entities", changed=[
+        {"key": "https://s.example/i/1", "changes": {"price": {"old": "€ 1200", "new": "€ 1150"},
+                                                     "floor": {"old": None, "new": "3rd"}}}],
+        added=[{"key": "https://s.example/i/2", "fields": {"title": "Flat", "price": None}}])], 4000, "x").body
+    assert "~ https://s.example/i/1 (price: € 1200 → € 1150, floor: (none) → 3rd)" in body
+    assert "+ https://s.example/i/2 (title: Flat)" in body
+    assert "None" not in body
+
+
+def test_the_values_a_condition_tested_are_shown_to_the_destinations_it_chose() -> None:
+    conditions = [
+        {"when": "offers.price < 80", "values": {"offers.price": {"old": "62 EUR", "new": "62 EUR"}},
+         "destinations": ["json://state.example/x"]},
+        {"when": {"crossing": "offers.price < 80"}, "values": {"offers.price": {"old": "89 EUR", "new": "62 EUR"}},
+         "destinations": ["json://deals.example/x"]}]
+    change = pending(1, "field", changes={"name": {"old": "Kettle", "new": "Kettle 2000"}}, conditions=conditions)
+    state = build_message([change], 4000, "x", "json://state.example/x").body
+    assert "sent as offers.price < 80 holds: offers.price: 62 EUR → 62 EUR" in state and "became true" not in state
+    deals = build_message([change], 4000, "x", "json://deals.example/x").body
+    assert "sent as offers.price < 80 became true: offers.price: 89 EUR → 62 EUR" in deals and " holds" not in deals
+    assert "name: Kettle → Kettle 2000" in deals
+    other = build_message([change], 4000, "x", "json://ops.example/x").body
+    assert "sent as" not in other  # a destination no condition chose
+
+
+def test_a_short_message_shares_out_its_diff_too() -> None:
+    old = "\n".join(f"Clause {i}: the provider may change these terms." for i in range(40))
+    new = "\n".join(f"Clause {i}: the provider will not change these terms." for i in range(40))
+    diff = line_diff(old, new, max_lines=200, max_chars=100_000)
+    body = build_message([pending(1, "content", diff=diff)], 600, "x").body
+    assert len(body) <= 600 and "cut" not in body.replace("cut passage by passage", "")
+    shown = diff_lines(body)
+    assert any(line.startswith("+ Clause 0") for line in shown) and any(line.startswith("- Clause 0") for line in shown)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 300)), min_size=1, max_size=30),
+       st.sampled_from([500, 1000, 4000]))
+def test_a_capped_diff_always_fits_and_never_shows_one_side_of_a_passage_alone(
+        passages: list[tuple[int, int, int]], max_chars: int) -> None:
+    lines: list[str] = []
+    for n, (removed, added, width) in enumerate(passages):
+        lines += [f"  same {n}", *(f"- {'r' * width}" for _ in range(removed)), *(f"+ {'a' * width}" for _ in
+                                                                                   range(added))]
+    body = build_message([pending(1, "content", diff="\n".join(lines))], max_chars, "x").body
+    assert len(body) <= max_chars
+    if "cut passage by passage" not in body:
+        return
+    assert "… cut at" not in body  # shared out, not chopped
+    shown = diff_lines(body)
+    kept = [p for p in passages if p[0] or p[1]]
+    groups = "\n".join(shown).split("\n@@\n")
+    for (removed, added, _), group in zip(kept, groups, strict=False):
+        if group.startswith("… ") and "more changed passage" in group:
+            break
+        assert ("\n- " in "\n" + group) == bool(removed) and ("\n+ " in "\n" + group) == bool(added)
