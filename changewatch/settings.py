@@ -39,5 +39,3 @@ LOG_LEVEL = "INFO"
 
 # `scrapy genspider -t changewatch NAME DOMAIN`: a per-site spider with the conventions in place.
 TEMPLATES_DIR = str(Path(__file__).resolve().parent / "templates")
-# `scrapy check`: @site_path (a path on the spider's -a site=URL) and @observes contracts.
-SPIDER_CONTRACTS = {"changewatch.contracts.SitePathContract": 10, "changewatch.contracts.ObservesContract": 10}
