@@ -1,7 +1,5 @@
 """Scrapy settings of the changewatch project (``scrapy.cfg`` and the Scrapyd entry point)."""
 
-from pathlib import Path
-
 from changewatch import __version__
 
 BOT_NAME = "changewatch"
@@ -37,5 +35,3 @@ CONCURRENT_ITEMS = 4
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
-# `scrapy genspider -t changewatch NAME DOMAIN`: a per-site spider with the conventions in place.
-TEMPLATES_DIR = str(Path(__file__).resolve().parent / "templates")
