@@ -23,8 +23,8 @@ def build_wheel(folder: Path) -> Path:
         if (ROOT / name).is_file():  # a file deleted but not yet committed is gone
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(folder), str(source)],
-                           capture_output=True, text=True, timeout=600)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(folder),
+                            str(source)], capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr[-3000:]
     [wheel] = folder.glob("*.whl")
     assert wheel.name.startswith("scrapy_changewatch-"), wheel.name  # the distribution's name
