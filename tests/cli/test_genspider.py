@@ -161,6 +161,18 @@ def test_outside_a_project_it_says_where_to_run(tmp_path: Path, monkeypatch: pyt
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    ('NEWSPIDER_MODULE = ""', "the project's settings name no NEWSPIDER_MODULE (the module new spiders go in"),
+    ("import nowhere", "cannot read the project's settings: ModuleNotFoundError: No module named 'nowhere'"),
+])
+def test_a_project_it_cannot_write_into_is_one_line(project: Path, line: str, message: str) -> None:
+    settings = project / PROJECT / "settings.py"
+    settings.write_text(settings.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+    proc = genspider(project, "shop", "shop.example")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    assert sorted(p.name for p in spiders(project).iterdir()) == ["__init__.py"]
+
+
 def test_it_never_overwrites_a_file_or_reuses_a_name(project: Path) -> None:
     assert genspider(project, "shop", "shop.example").returncode == 0
     again = genspider(project, "shop", "http://other.example")
