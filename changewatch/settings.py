@@ -1,7 +1,5 @@
 """Scrapy settings of the changewatch project (``scrapy.cfg`` and the Scrapyd entry point)."""
 
-from pathlib import Path
-
 from changewatch import __version__
 
 BOT_NAME = "changewatch"
@@ -37,7 +35,3 @@ CONCURRENT_ITEMS = 4
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
-# `scrapy genspider -t changewatch NAME DOMAIN`: a per-site spider with the conventions in place.
-TEMPLATES_DIR = str(Path(__file__).resolve().parent / "templates")
-# `scrapy check`: @site_path (a path on the spider's -a site=URL) and @observes contracts.
-SPIDER_CONTRACTS = {"changewatch.contracts.SitePathContract": 10, "changewatch.contracts.ObservesContract": 10}

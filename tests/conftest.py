@@ -46,6 +46,14 @@ def _served(site: S) -> Iterator[tuple[S, str]]:
         site.stop()
 
 
+@pytest.fixture(scope="session")
+def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of this checkout (scrapy-changewatch), built once per test run (per pytest-xdist worker)."""
+    from .wheel import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.fixture
 def demo_site() -> Iterator[tuple[DemoSite, str]]:
     yield from _served(DemoSite())

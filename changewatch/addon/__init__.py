@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .runtime import ChangewatchRuntime
 
 __all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER",
-           "SPIDER_MIDDLEWARE_ORDER", "Addon", "ChangewatchRuntime"]
+           "SPIDER_CONTRACT_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon", "ChangewatchRuntime"]
 
 PIPELINE_ORDER = {
     # Late: the user's own pipelines before 790 see their items as they made them, those after
@@ -53,10 +53,20 @@ SPIDER_MIDDLEWARE_ORDER = {
     "changewatch.middlewares.CalibrationMiddleware": 940,
 }
 
+#: ``scrapy check`` of a per-site spider: @site_path (a path on its -a site=URL) and @observes
+SPIDER_CONTRACT_ORDER = {"changewatch.contracts.SitePathContract": 10, "changewatch.contracts.ObservesContract": 10}
+
 
 class Addon:
     """Enables the changewatch pipelines and middlewares at "addon" priority; settings and
     ``custom_settings`` still override every value."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        # `scrapy check` loads its contracts from the process's settings before any crawler
+        # exists (update_settings runs per crawler, too late for them).
+        for path, order in SPIDER_CONTRACT_ORDER.items():
+            settings["SPIDER_CONTRACTS"].set(path, order, "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),

@@ -90,7 +90,7 @@ def test_store_settings_give_the_store_options_and_the_uri_overrides_them(tmp_pa
 
 def test_the_retry_time_setting_reaches_the_postgresql_store_and_a_bad_one_stops_the_crawl() -> None:
     require(importlib.util.find_spec("psycopg") is not None, "the PostgreSQL driver",
-            "pip install 'changewatch[postgresql]'")
+            "pip install 'scrapy-changewatch[postgresql]'")
     store = "postgresql://db.example/watch"
     assert ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store)).runner.store.retry_time == 60.0
     runtime = ChangewatchRuntime.of(crawler(CHANGEWATCH_STORE=store, CHANGEWATCH_STORE_RETRY_TIME="5"))

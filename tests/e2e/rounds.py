@@ -31,7 +31,7 @@ def redis_unavailable() -> str | None:
     try:
         import redis
     except ImportError:
-        return "the redis client is not installed: pip install 'changewatch[redis]'"
+        return "the redis client is not installed: pip install 'scrapy-changewatch[redis]'"
     try:
         redis.Redis.from_url(REDIS, socket_connect_timeout=2).ping()
     except redis.RedisError as exc:

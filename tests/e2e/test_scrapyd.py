@@ -23,6 +23,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import pytest
 
 from tests.changes import field
 
+from ..readme import section
 from ..services import require
 from .hostile import HostileSite, page
 
@@ -39,20 +41,20 @@ ENV_DIR = ROOT / ".venv" / "scrapyd-1.6"
 PROJECT = "changewatch"
 
 
-def install_line() -> str:
-    """The README's install line for Scrapyd's environment (run in an activated venv)."""
-    lines = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-             if line.startswith("pip install 'scrapyd")]
+def install_line(heading: str = "This repository's project") -> str:
+    """The README's install line for Scrapyd's environment (run in an activated venv), in the
+    recipe under *heading*."""
+    lines = [line for line in section(heading).splitlines() if line.startswith("pip install 'scrapyd")]
     assert len(lines) == 1, lines
     return lines[0]
 
 
-def clean_env(**extra: str) -> dict[str, str]:
+def clean_env(env_dir: Path = ENV_DIR, **extra: str) -> dict[str, str]:
     """The environment of a user's shell with Scrapyd's venv activated: nothing of this test run's
     (no PYTHONPATH to the checkout, no settings module)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("SCRAPY")}
-    env.update(PATH=f"{ENV_DIR / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(ENV_DIR), **extra)
+    env.update(PATH=f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(env_dir), **extra)
     return env
 
 
@@ -98,9 +100,11 @@ class Scrapyd:
     workdir: Path
     log: Path
     items: bool  # items_dir is set
+    project: str = PROJECT
+    spider: str = "watch"
 
     def records(self, job: str) -> list[dict[str, Any]]:
-        path = self.workdir / "items" / PROJECT / "watch" / f"{job}.jl"
+        path = self.workdir / "items" / self.project / self.spider / f"{job}.jl"
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
     def call(self, endpoint: str, *, post: bool = False, **data: Any) -> dict[str, Any]:
@@ -112,21 +116,22 @@ class Scrapyd:
         return answer
 
     def schedule(self, *settings: str, **args: str) -> str:
-        job: str = self.call("schedule.json", post=True, project=PROJECT, spider="watch", setting=list(settings),
+        job: str = self.call("schedule.json", post=True, project=self.project, spider=self.spider,
+                             setting=list(settings),
                              **args)["jobid"]
         return job
 
     def wait(self, *jobs: str, timeout: float = 180) -> dict[str, dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            finished = {j["id"]: j for j in self.call("listjobs.json", project=PROJECT)["finished"]}
+            finished = {j["id"]: j for j in self.call("listjobs.json", project=self.project)["finished"]}
             if all(job in finished for job in jobs):
                 return finished
             time.sleep(0.5)
         raise AssertionError(f"jobs {jobs} did not finish in {timeout} s:\n{self.log.read_text()[-3000:]}")
 
     def job_log(self, job: str) -> str:
-        return (self.workdir / "logs" / PROJECT / "watch" / f"{job}.log").read_text(encoding="utf-8")
+        return (self.workdir / "logs" / self.project / self.spider / f"{job}.log").read_text(encoding="utf-8")
 
 
 def _pairs(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -149,17 +154,24 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def scrapyd(checkout: Path, tmp_path_factory: pytest.TempPathFactory,
             request: pytest.FixtureRequest) -> Iterator[Scrapyd]:
     """A Scrapyd with or without items_dir (with it, Scrapyd gives every job a feed of its own)."""
-    workdir = tmp_path_factory.mktemp("scrapyd")
+    with serve(ENV_DIR, tmp_path_factory.mktemp("scrapyd"), items=request.param == "items_dir") as server:
+        yield server
+
+
+@contextmanager
+def serve(env_dir: Path, workdir: Path, *, items: bool, project: str = PROJECT, spider: str = "watch"
+          ) -> Iterator[Scrapyd]:
+    """A real Scrapyd of the environment *env_dir*, running in *workdir* on a free port."""
     port = free_port()
-    items_dir = "items" if request.param == "items_dir" else ""
+    items_dir = "items" if items else ""
     (workdir / "scrapyd.conf").write_text(
         f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {port}\neggs_dir = eggs\nlogs_dir = logs\n"
         f"dbs_dir = dbs\nitems_dir = {items_dir}\npoll_interval = 0.2\nmax_proc = 4\njobs_to_keep = 20\n")
     log = workdir / "scrapyd.out"
     with log.open("wb") as out:
-        process = subprocess.Popen([str(ENV_DIR / "bin" / "scrapyd")], cwd=workdir, env=clean_env(),
+        process = subprocess.Popen([str(env_dir / "bin" / "scrapyd")], cwd=workdir, env=clean_env(env_dir),
                                    stdout=out, stderr=subprocess.STDOUT)
-    server = Scrapyd(f"http://127.0.0.1:{port}/", workdir, log, bool(items_dir))
+    server = Scrapyd(f"http://127.0.0.1:{port}/", workdir, log, items, project, spider)
     try:
         deadline = time.monotonic() + 30
         while True:

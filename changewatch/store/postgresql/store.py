@@ -2,7 +2,7 @@
 
 ``postgresql://user:password@host:5432/database?schema=changewatch&pool_size=1&timeout=30``
 (``postgres://`` too). psycopg 3 with a :class:`psycopg_pool.ConnectionPool`; install with
-``pip install 'changewatch[postgresql]'``. Each commit is one short READ COMMITTED transaction
+``pip install 'scrapy-changewatch[postgresql]'``. Each commit is one short READ COMMITTED transaction
 whose correctness comes from the version check, as SQLite's: ``UPDATE … WHERE version = %s``
 takes the key's row lock (a concurrent commit of that key waits for it, then matches no row and
 conflicts), and an ``INSERT … ON CONFLICT DO NOTHING`` of a new key that inserts nothing
@@ -160,7 +160,7 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
             import psycopg_pool  # noqa: F401  (installed with the driver, or not at all)
         except ImportError as exc:
             raise StoreError(f"{self._where}: the PostgreSQL driver is not installed ({exc}): "
-                             "pip install 'changewatch[postgresql]'") from exc
+                             "pip install 'scrapy-changewatch[postgresql]'") from exc
         return psycopg
 
     def _new_pool(self) -> Any:
