@@ -17,7 +17,7 @@ from ..core.destinations import Destination, NotifyRoutes
 from ..store import ChangeLogStore, RoutingStore, Store, StoreError
 from ..store.leases import new_owner
 from ..store.options import redact
-from .common import CommandError, UsageError, error, json_line, open_store, parse_since
+from .common import CommandError, UsageError, add_command, error, json_line, open_store, parse_since
 
 __all__ = ["add_parser"]
 
@@ -119,8 +119,7 @@ def _resend(store: _NotifyStore, config: Any, known: dict[str, Destination], spi
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="list notifications' delivery state; --resend sends what was missed",
-                            description=__doc__.split("\n\n")[0])
+    parser = add_command(sub, NAME, __doc__, "notifications' delivery state; --resend sends what was missed")
     parser.add_argument("--resend", action="store_true",
                         help="send each configured destination the changes it has not been sent, one message each")
     parser.add_argument("--store", metavar="URI", help="the store (default: CHANGEWATCH_STORE of the settings)")
