@@ -20,6 +20,7 @@ from . import (
     migrate,
     noise,
     notify,
+    preview,
     report,
     schema,
     show,
@@ -30,7 +31,7 @@ from .common import CommandError, error, plain, resolve_store
 __all__ = ["main"]
 
 #: in the order ``changewatch --help`` lists them
-_COMMANDS = (status, show, changes, report, evidence, explain, noise, notify, compare, migrate, schema, demo)
+_COMMANDS = (status, show, preview, changes, report, evidence, explain, noise, notify, compare, migrate, schema, demo)
 
 
 def _parser() -> argparse.ArgumentParser:

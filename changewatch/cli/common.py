@@ -21,7 +21,8 @@ from ..store.semantics import format_time
 
 __all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_command", "add_kind_option",
            "add_spider_option", "add_store_option", "add_upgrade_option", "build_store", "entry_json", "error",
-           "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config", "resolve_store",
+           "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config", "project_settings",
+           "resolve_store",
            "silence_stdout", "valid_change_id"]
 
 #: the kinds the change log holds (the others are never logged)
@@ -114,14 +115,12 @@ def valid_change_id(args: argparse.Namespace) -> int:
     return int(args.change_id)
 
 
-def project_config(pairs: Iterable[str] = ()) -> Any:
-    """The changewatch settings a crawl started here would have (a ``ChangewatchConfig``): the
-    project's, found as ``scrapy`` finds them (``scrapy.cfg`` in this directory or above it, or
+def project_settings(pairs: Iterable[str] = ()) -> Any:
+    """The settings a crawl started here would have (Scrapy's ``Settings``): the project's,
+    found as ``scrapy`` finds them (``scrapy.cfg`` in this directory or above it, or
     ``SCRAPY_SETTINGS_MODULE``), with *pairs* (``NAME=VALUE``, as ``scrapy crawl -s``) over them;
-    outside a project, the defaults. A bad setting fails the command (exit 2) in one line."""
+    outside a project, the defaults."""
     from scrapy.utils.project import get_project_settings
-
-    from ..config import ChangewatchConfig, ConfigError
 
     was = os.environ.get("SCRAPY_SETTINGS_MODULE")
     try:
@@ -138,8 +137,16 @@ def project_config(pairs: Iterable[str] = ()) -> Any:
         if not sep or not name.strip():
             raise UsageError(f"-s {pair!r}: expected NAME=VALUE")
         settings.set(name.strip(), value, priority="cmdline")
+    return settings
+
+
+def project_config(pairs: Iterable[str] = (), settings: Any = None) -> Any:
+    """The changewatch settings (a ``ChangewatchConfig``) of :func:`project_settings` (or of
+    *settings*). A bad setting fails the command (exit 2) in one line."""
+    from ..config import ChangewatchConfig, ConfigError
+
     try:
-        return ChangewatchConfig.from_settings(settings)
+        return ChangewatchConfig.from_settings(project_settings(pairs) if settings is None else settings)
     except ConfigError as exc:
         raise CommandError(f"the project's settings: {exc}", 2) from None
 
