@@ -32,12 +32,13 @@ class Preview:
     watch: Any
     url: str  # after redirects
     content_type: str
-    size: int
+    size: int | None  # None: rendered
     snapshot: Any
     learned: Any = None  # the key's learned noise, with --store
 
 
-def _watch(args: argparse.Namespace, source: Any) -> Any:
+def _watch(args: argparse.Namespace, source: Any) -> tuple[Any, str]:
+    """The watch to preview, and the watchlist it is in (as ``-a watchlist=`` takes it)."""
     from ..watchlist import WatchlistError, read_watchlist
 
     if args.watchlist is not None:
@@ -52,7 +53,7 @@ def _watch(args: argparse.Namespace, source: Any) -> Any:
         found = [w for w in watches if args.key in (w.key, w.url)]
         if not found:
             raise UsageError(f"--watchlist has no watch of key {args.key!r} ({len(watches)} watches)")
-        return found[0]
+        return found[0], args.watchlist
     if args.url is None:
         raise UsageError("give a URL, or --watchlist FILE --key KEY")
     try:
@@ -61,20 +62,19 @@ def _watch(args: argparse.Namespace, source: Any) -> Any:
         raise UsageError(f"--watch is not JSON: {exc}") from None
     if not isinstance(options, dict):
         raise UsageError("--watch must be a JSON object: a watch's options, as a watchlist writes them")
+    watchlist = json.dumps({"watches": [{**options, "url": args.url}]})
     try:
-        return read_watchlist(json.dumps({"watches": [{**options, "url": args.url}]}), source)[0]
+        return read_watchlist(watchlist, source)[0], watchlist
     except WatchlistError as exc:
         raise UsageError(f"--watch: {exc}") from None
 
 
-def _fetch_and_read(watch: Any, settings: Any, config: Any) -> Preview:
-    """The page fetched once and read as a crawl reads it; CommandError (exit 1) when it cannot
-    be, saying why as the crawl's error record would."""
+def _fetch_and_read(watch: Any, settings: Any, config: Any) -> tuple[Any, str, str, int]:
+    """The page fetched once and observed as a crawl observes it: the observation, the URL after
+    redirects, the Content-Type, the size. CommandError (exit 1) when it cannot be fetched."""
     from scrapy.http import Headers
     from scrapy.responsetypes import responsetypes
 
-    from ..core import Unobservable, classify, digest, load_comparisons
-    from ..core.documents import read_document
     from ..extract.watch import observe_page
     from ..guard.fetch import FetchError, fetch_once
 
@@ -89,6 +89,15 @@ def _fetch_and_read(watch: Any, settings: Any, config: Any) -> Preview:
     cls = responsetypes.from_args(headers=headers, url=fetched.url, body=fetched.body)
     response = cls(url=fetched.url, status=200, headers=headers, body=fetched.body)
     obs, _ = observe_page(watch, response)
+    return obs, fetched.url, fetched.content_type, len(fetched.body)
+
+
+def _read(obs: Any, watch: Any, config: Any) -> Any:
+    """The snapshot a crawl would keep of *obs*; CommandError (exit 1) for what a crawl would
+    record as an error instead, saying why as its error record would."""
+    from ..core import Unobservable, classify, digest, load_comparisons
+    from ..core.documents import read_document
+
     comparisons = load_comparisons(config.comparisons)
     try:
         if obs.error:
@@ -99,7 +108,7 @@ def _fetch_and_read(watch: Any, settings: Any, config: Any) -> Preview:
     verdict = classify(None, snapshot, comparisons)
     if verdict.error:  # a block page, a region that matches nothing: what a baseline refuses
         raise CommandError(f"{watch.url}: {verdict.error} (a crawl would record this error and compare nothing)", 1)
-    return Preview(watch, fetched.url, fetched.content_type, len(fetched.body), snapshot)
+    return snapshot
 
 
 def _learned(args: argparse.Namespace, key: str) -> Any:
@@ -163,10 +172,9 @@ def _print(preview: Preview) -> Iterator[str]:
     watch, snapshot = preview.watch, preview.snapshot
     kinds = ", ".join(name for name in snapshot) or "nothing"
     moved = f" (redirected to {preview.url})" if preview.url != watch.url else ""
-    yield (f"{watch.url}{moved}: key {watch.key}; {preview.content_type or 'no Content-Type'}, {preview.size} bytes; "
+    size = f", {preview.size} bytes" if preview.size is not None else ""
+    yield (f"{watch.url}{moved}: key {watch.key}; {preview.content_type or 'no Content-Type'}{size}; "
            f"compared by {kinds}; nothing stored")
-    if watch.render is not None:
-        yield "note: this watch is rendered in a crawl; preview reads the page as served, without rendering it"
     fields = snapshot.part("fields")
     if fields is not None:
         yield f"fields ({len(fields.raw)}): raw → normalised"
@@ -212,10 +220,16 @@ def run(args: argparse.Namespace) -> int:
 
     settings = project_settings(args.set)
     config = project_config(settings=settings)
-    watch = _watch(args, watchlist_source(config))
+    watch, watchlist = _watch(args, watchlist_source(config))
     learned = _learned(args, watch.key) if args.store is not None else None
-    preview = _fetch_and_read(watch, settings, config)
-    preview.learned = learned
+    if watch.render is not None:
+        from .rendered import rendered_observation
+
+        obs = rendered_observation(watchlist, watch.key, settings)
+        url, content_type, size = obs.url, "rendered in Chromium", None
+    else:
+        obs, url, content_type, size = _fetch_and_read(watch, settings, config)
+    preview = Preview(watch, url, content_type, size, _read(obs, watch, config), learned)
     if args.json:
         print(_json(preview))
     else:
