@@ -19,6 +19,7 @@ from typing import IO, Any, Protocol
 from ..core.observation import utc_now
 from ..store import ChangeLogStore, ChangeQuery, LogEntry, Store, StoreError
 from .common import (
+    add_command,
     add_kind_option,
     add_spider_option,
     add_store_option,
@@ -29,6 +30,7 @@ from .common import (
     open_store,
     parse_kinds,
     parse_since,
+    silence_stdout,
 )
 
 __all__ = ["add_parser"]
@@ -84,17 +86,6 @@ def _sync(out: IO[bytes]) -> None:
         os.fsync(fileno)
 
 
-def _silence_stdout() -> None:
-    """After a failed write to stdout: point it at /dev/null, so that Python's own flush at exit
-    does not fail again with a traceback."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-
-
 def run(args: argparse.Namespace) -> int:
     """Exit 0: listed (nothing matching too); 1: the log could not be read or written, or marked;
     2: a bad argument or a store that cannot be opened."""
@@ -117,7 +108,7 @@ def _print_and_mark(store: _LogStore, query: ChangeQuery, mark: bool) -> int:
         error(NAME, f"{exc}; nothing was marked delivered")
         return 1
     except OSError as exc:  # a closed pipe (BrokenPipeError), a full disk
-        _silence_stdout()
+        silence_stdout()
         error(NAME, f"cannot write the output ({exc.strerror or exc}): nothing was marked delivered")
         return 1
     at, marked = utc_now(), 0
@@ -136,8 +127,7 @@ def _print_and_mark(store: _LogStore, query: ChangeQuery, mark: bool) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    changes = sub.add_parser(NAME, help="list the change log as JSON lines, oldest first",
-                             description=__doc__.split("\n\n")[0])
+    changes = add_command(sub, NAME, __doc__, "list the change log as JSON lines, oldest first")
     add_store_option(changes)
     changes.add_argument("--since", metavar="WHEN",
                          help="only changes fetched at WHEN or later: an ISO 8601 time, a date, "

@@ -1,11 +1,13 @@
 """What the commands share: the one-line failure (``changewatch COMMAND: …`` on stderr, an exit
-status), opening a store that must already exist, the options several commands take, ``--since``
-and ``--kind`` values, and a change as a JSON line."""
+status), the project's settings (inside a Scrapy project, a command reads its store as a crawl
+there would), opening a store that must already exist, the options several commands take,
+``--since`` and ``--kind`` values, a change as a JSON line, and help texts without markup."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -13,13 +15,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core import Kind
-from ..store import DEFAULT_STORE_URI, LogEntry, OlderSchema, StoreError, store_from_uri
+from ..store import DEFAULT_STORE_URI, LogEntry, OlderSchema, Store, StoreError, store_from_uri
 from ..store.options import redact
 from ..store.semantics import format_time
 
-__all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_kind_option", "add_spider_option",
-           "add_store_option", "add_upgrade_option", "entry_json", "error", "json_line", "open_store", "parse_kinds",
-           "parse_since", "valid_change_id"]
+__all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_command", "add_kind_option",
+           "add_spider_option", "add_store_option", "add_upgrade_option", "build_store", "entry_json", "error",
+           "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config", "project_settings",
+           "resolve_store",
+           "silence_stdout", "valid_change_id"]
 
 #: the kinds the change log holds (the others are never logged)
 LOGGED_KINDS = tuple(kind.value for kind in Kind if kind.reported)
@@ -48,6 +52,17 @@ def error(command: str, message: str) -> None:
     would keep the failing frames, and the store's suspended reads in them, alive until after the
     store is closed: their cleanup would then fail with a traceback on stderr."""
     print(f"changewatch {command}: {message}", file=sys.stderr)
+
+
+def silence_stdout() -> None:
+    """After a failed write to stdout: point it at /dev/null, so that Python's own flush at exit
+    does not fail again with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def json_line(value: dict[str, Any]) -> str:
@@ -100,13 +115,64 @@ def valid_change_id(args: argparse.Namespace) -> int:
     return int(args.change_id)
 
 
+def project_settings(pairs: Iterable[str] = ()) -> Any:
+    """The settings a crawl started here would have (Scrapy's ``Settings``): the project's,
+    found as ``scrapy`` finds them (``scrapy.cfg`` in this directory or above it, or
+    ``SCRAPY_SETTINGS_MODULE``), with *pairs* (``NAME=VALUE``, as ``scrapy crawl -s``) over them;
+    outside a project, the defaults."""
+    from scrapy.utils.project import get_project_settings
+
+    was = os.environ.get("SCRAPY_SETTINGS_MODULE")
+    try:
+        settings = get_project_settings()
+    except Exception as exc:  # a settings module that does not import
+        raise CommandError(f"cannot read the project's settings: {type(exc).__name__}: {exc}", 2) from None
+    finally:  # Scrapy's init_env sets it for the process: a caller of main() (a test) keeps its own
+        if was is None:
+            os.environ.pop("SCRAPY_SETTINGS_MODULE", None)
+        else:
+            os.environ["SCRAPY_SETTINGS_MODULE"] = was
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"-s {pair!r}: expected NAME=VALUE")
+        settings.set(name.strip(), value, priority="cmdline")
+    return settings
+
+
+def project_config(pairs: Iterable[str] = (), settings: Any = None) -> Any:
+    """The changewatch settings (a ``ChangewatchConfig``) of :func:`project_settings` (or of
+    *settings*). A bad setting fails the command (exit 2) in one line."""
+    from ..config import ChangewatchConfig, ConfigError
+
+    try:
+        return ChangewatchConfig.from_settings(project_settings(pairs) if settings is None else settings)
+    except ConfigError as exc:
+        raise CommandError(f"the project's settings: {exc}", 2) from None
+
+
+def resolve_store(args: argparse.Namespace) -> None:
+    """``args.store`` as the project's ``CHANGEWATCH_STORE`` when the command reads a store and
+    ``--store`` was not given (outside a project: the default store)."""
+    if getattr(args, "store", "") is None and getattr(args, "reads_project_store", False):
+        args.store = project_config().store
+
+
+def build_store(uri: str) -> Store:
+    """The store *uri* names, built with the project's store schemes and options, as a crawl here would."""
+    config = project_config()
+    return store_from_uri(uri, config.store_schemes, {"synchronous": config.store_synchronous,
+                                                      "timeout": config.store_timeout,
+                                                      "retry_time": config.store_retry_time})
+
+
 def open_store(uri: str, *, upgrade: bool, protocol: type[Any], purpose: str, role: str = "") -> Any:
     """The store *uri* names, opened only if it exists (nothing is created); the command fails
     (exit 2) when it cannot be, or when its backend lacks *protocol* (needed for *purpose*).
     *role* names the store in the message when a command opens two."""
     prefix = f"{role}: " if role else ""
     try:
-        store = store_from_uri(uri)
+        store = build_store(uri)
         if not isinstance(store, protocol):
             raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot "
                              f"{purpose}: its backend does not implement changewatch.store.{protocol.__name__}")
@@ -125,9 +191,28 @@ def entry_json(entry: LogEntry) -> dict[str, Any]:
             "delivered_at": entry.delivered_at, "record": {**entry.record, "change_id": entry.id}}
 
 
-def add_store_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", metavar="URI", default=DEFAULT_STORE_URI,
-                        help=f"the store to read (default {DEFAULT_STORE_URI}); never created")
+def add_store_option(parser: argparse.ArgumentParser, what: str = "read") -> None:
+    parser.add_argument("--store", metavar="URI", default=None,
+                        help=f"the store to {what} (default: CHANGEWATCH_STORE of the Scrapy project here, else "
+                             f"{DEFAULT_STORE_URI}); never created")
+    parser.set_defaults(reads_project_store=True)
+
+
+def plain(text: str) -> str:
+    """A docstring as help prints it: without reStructuredText's literal markup.
+
+    >>> plain("``changewatch changes`` reads ``--store``")
+    'changewatch changes reads --store'
+    """
+    return text.replace("``", "")
+
+
+def add_command(sub: Any, name: str, doc: str | None, help: str) -> argparse.ArgumentParser:
+    """A command's parser: *help* is its line in ``changewatch --help``, the first paragraph of
+    *doc* (its module's docstring) its own description."""
+    description = plain((doc or help).split("\n\n")[0])
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
+    return parser
 
 
 def add_upgrade_option(parser: argparse.ArgumentParser, what: str = "a store") -> None:

@@ -18,7 +18,7 @@ from ..core import (
     load_comparisons,
 )
 from ..core.text.decoding import decode_page
-from .common import CommandError, json_line
+from .common import CommandError, add_command, json_line
 
 if TYPE_CHECKING:
     from ..core import Verdict
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="classify the change between two saved HTML pages")
+    parser = add_command(sub, NAME, __doc__, "classify the change between two saved HTML pages")
     parser.add_argument("old", metavar="OLD.html")
     parser.add_argument("new", metavar="NEW.html")
     parser.add_argument("--region", metavar="CSS", help="compare only the part of the page this CSS selector matches")

@@ -18,6 +18,7 @@ from ..store.options import redact
 from .common import (
     CommandError,
     add_change_id,
+    add_command,
     add_store_option,
     add_upgrade_option,
     entry_json,
@@ -139,8 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="write a change's before and after, as served, into a folder",
-                            description=__doc__.split("\n\n")[0])
+    parser = add_command(sub, NAME, __doc__, "write a change's before and after, as served, into a folder")
     add_change_id(parser)
     add_store_option(parser)
     parser.add_argument("-o", "--output", required=True, metavar="DIR",

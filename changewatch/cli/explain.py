@@ -1,7 +1,7 @@
-"""``changewatch explain KEY --store URI --spider NAME``: what is learned of a key's normal
-variation (docs/architecture.md, "Learned noise"); ``changewatch noise CHANGE_ID --store URI``:
-teach it that a reported change was noise (the lines it showed are learned as volatile, so that
-the same variation is quiet from now on, while other text in their place is still a change)."""
+"""``changewatch explain KEY``: what is learned of a key's normal variation (calibration loads,
+volatile lines and regions, whether the page is always noisy) and which lines of its stored text
+are ignored when they change (docs/architecture.md, "Learned noise"). ``changewatch noise``
+teaches it more."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from ..core import load_comparisons
 from ..core.learned import Learned, signature
 from ..core.snapshot import Snapshot, SnapshotError
 from ..store import ChangeLogStore, StoreError
-from .common import CommandError, add_store_option, error, json_line, open_store
+from .common import CommandError, add_command, add_store_option, error, json_line, open_store
 
-__all__ = ["DESCRIPTION", "add_parser", "describe"]
+__all__ = ["add_parser", "describe"]
 
 NAME = "explain"
 
-#: what ``explain --help`` and ``noise --help`` say: what is learned, and how it is taught
-DESCRIPTION = __doc__.split("\n\n")[0]
 _SHOWN_LINES = 20
 
 
@@ -81,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="show what is learned of a key's normal variation",
-                            description=DESCRIPTION)
+    parser = add_command(sub, NAME, __doc__, "show what is learned of a key's normal variation")
     parser.add_argument("key", metavar="KEY")
     add_store_option(parser)
     parser.add_argument("--spider", metavar="NAME", default="watch", help="the key's spider (default watch)")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .common import CommandError, UsageError
+from .common import CommandError, UsageError, add_command
 
 __all__ = ["add_parser", "site_url"]
 
@@ -136,11 +136,7 @@ def _shown(path: Path) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(
-        NAME, help="write a per-site changewatch spider into this Scrapy project's spiders module",
-        description="Write a per-site spider (a ChangewatchSpider with fields, an entity set and scrapy check "
-                    "contracts) into the spiders module (NEWSPIDER_MODULE) of the Scrapy project around the "
-                    "working directory. Never overwrites a file or reuses a spider's name.")
+    parser = add_command(sub, NAME, __doc__, "write a per-site spider into this Scrapy project")
     parser.add_argument("name", metavar="NAME", help="the spider's name (scrapy crawl NAME); its module is named "
                                                      "after it")
     parser.add_argument("url", metavar="URL", help="the site's base URL, kept as typed; without a scheme, https:// "

@@ -22,11 +22,10 @@ from ..store import (
     StoreNotEmpty,
     TransferableStore,
     TransferBatch,
-    store_from_uri,
 )
 from ..store.changelog import not_empty
 from ..store.options import redact
-from .common import CommandError, add_upgrade_option, error, open_store
+from .common import CommandError, add_command, add_upgrade_option, build_store, error, open_store
 
 __all__ = ["add_parser"]
 
@@ -61,7 +60,7 @@ class Tally:
 
 
 def _open_target(uri: str) -> Any:
-    store = store_from_uri(uri)
+    store = build_store(uri)
     if not isinstance(store, TransferableStore):
         raise StoreError(f"store {redact(uri)} ({type(store).__module__}.{type(store).__qualname__}) cannot receive "
                          "a migration: its backend does not implement changewatch.store.TransferableStore")
@@ -149,8 +148,7 @@ def _summary(args: argparse.Namespace, counts: StoreCounts) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="move a whole store to another backend (SQLite, PostgreSQL)",
-                            description=__doc__.split("\n\n")[0])
+    parser = add_command(sub, NAME, __doc__, "move a whole store to another backend (SQLite, PostgreSQL)")
     parser.add_argument("--from", dest="source", required=True, metavar="URI", help="the store to copy; never created")
     parser.add_argument("--to", dest="target", required=True, metavar="URI",
                         help="an empty store to copy it into (created when missing)")

@@ -1,5 +1,7 @@
-"""``changewatch noise CHANGE_ID --store URI``: teach a key that a reported content change was
-noise; what is learned shows in ``changewatch explain``."""
+"""``changewatch noise CHANGE_ID``: teach a key that a reported content change was noise. The
+lines its diff showed are learned as volatile, so that the same variation is quiet from now on,
+while other text in their place is still a change; ``changewatch explain KEY`` shows what is
+learned."""
 
 from __future__ import annotations
 
@@ -9,8 +11,7 @@ from typing import Any
 from ..core import load_comparisons
 from ..core.learned import learn_noise
 from ..store import ChangeLogStore, LoggedChange, StoreError
-from .common import CommandError, add_change_id, add_store_option, error, open_store, valid_change_id
-from .explain import DESCRIPTION
+from .common import CommandError, add_change_id, add_command, add_store_option, error, open_store, valid_change_id
 
 __all__ = ["add_parser"]
 
@@ -54,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="learn a reported content change as noise for its key",
-                            description=DESCRIPTION)
+    parser = add_command(sub, NAME, __doc__, "learn a reported content change as noise for its key")
     add_change_id(parser)
-    add_store_option(parser)
+    add_store_option(parser, "write")
     parser.set_defaults(func=run)

@@ -17,7 +17,16 @@ from ..core.destinations import Destination, NotifyRoutes
 from ..store import ChangeLogStore, RoutingStore, Store, StoreError
 from ..store.leases import new_owner
 from ..store.options import redact
-from .common import CommandError, UsageError, error, json_line, open_store, parse_since
+from .common import (
+    CommandError,
+    UsageError,
+    add_command,
+    error,
+    json_line,
+    open_store,
+    parse_since,
+    project_settings,
+)
 
 __all__ = ["add_parser"]
 
@@ -26,18 +35,6 @@ NAME = "notify"
 
 class _NotifyStore(Store, ChangeLogStore, RoutingStore, Protocol):
     """A store whose notifications can be listed and sent."""
-
-
-def _settings(pairs: list[str]) -> Any:
-    from scrapy.utils.project import get_project_settings
-
-    settings = get_project_settings()
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"-s {pair!r}: expected NAME=VALUE")
-        settings.set(name.strip(), value, priority="cmdline")
-    return settings
 
 
 def _destinations(args: argparse.Namespace, config: Any, routes: NotifyRoutes) -> dict[str, Destination]:
@@ -73,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
     try:
-        settings = _settings(args.set)
+        settings = project_settings(args.set)
         config = ChangewatchConfig.from_settings(settings)
         known = _destinations(args, config, notify_routes(settings))
     except ConfigError as exc:
@@ -119,8 +116,7 @@ def _resend(store: _NotifyStore, config: Any, known: dict[str, Destination], spi
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="list notifications' delivery state; --resend sends what was missed",
-                            description=__doc__.split("\n\n")[0])
+    parser = add_command(sub, NAME, __doc__, "notifications' delivery state; --resend sends what was missed")
     parser.add_argument("--resend", action="store_true",
                         help="send each configured destination the changes it has not been sent, one message each")
     parser.add_argument("--store", metavar="URI", help="the store (default: CHANGEWATCH_STORE of the settings)")

@@ -18,6 +18,7 @@ from .common import (
     LOGGED_KINDS,
     CommandError,
     UsageError,
+    add_command,
     add_kind_option,
     add_spider_option,
     add_store_option,
@@ -121,8 +122,7 @@ def _discard(out: Any) -> None:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="write one self-contained HTML report of a period's changes",
-                            description=__doc__.split("\n\n")[0])
+    parser = add_command(sub, NAME, __doc__, "write one self-contained HTML report of a period's changes")
     add_store_option(parser)
     parser.add_argument("--since", metavar="WHEN", default="7d",
                         help="changes fetched at WHEN or later: an ISO 8601 time, a date, or 30m, 12h, 7d, 2w ago "

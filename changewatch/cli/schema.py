@@ -1,10 +1,13 @@
-"""``changewatch schema``: the watchlist's JSON Schema on stdout."""
+"""``changewatch schema``: the watchlist's JSON Schema on stdout, for editors that check a
+watchlist as it is typed (the package ships the same text as changewatch/watchlist.schema.json)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Any
+
+from .common import add_command
 
 __all__ = ["add_parser"]
 
@@ -21,6 +24,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = sub.add_parser(NAME, help="print the JSON Schema of a watchlist, for editors that check it as it is "
-                                           "typed (the package ships it as changewatch/watchlist.schema.json)")
+    parser = add_command(sub, NAME, __doc__, "print the watchlist's JSON Schema (for editors)")
     parser.set_defaults(func=run)

@@ -26,6 +26,8 @@ from ..core.urls import shown_url
 __all__ = ["FetchError", "Fetched", "fetch_once"]
 
 MAX_REDIRECTS = 5
+#: what a watchlist is asked for
+WATCHLIST_ACCEPT = "application/json, application/yaml, text/yaml, text/plain;q=0.9, */*;q=0.5"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CHUNK = 64 * 1024
 
@@ -42,11 +44,13 @@ class Fetched:
     content_type: str
 
 
-def fetch_once(url: str, policy: AddressPolicy, *, timeout: float, max_bytes: int, user_agent: str) -> Fetched:
+def fetch_once(url: str, policy: AddressPolicy, *, timeout: float, max_bytes: int, user_agent: str,
+               accept: str = WATCHLIST_ACCEPT, size_setting: str = "CHANGEWATCH_WATCHLIST_MAXSIZE") -> Fetched:
     """GET *url* (http or https) under *policy*; raises :class:`FetchError` and nothing else.
     A hard deadline: the fetch runs in a thread that is abandoned (its socket shut) after
-    *timeout* seconds, whatever it is waiting for (getaddrinfo has no timeout of its own)."""
-    attempt = _Attempt(policy, timeout, max_bytes, user_agent)
+    *timeout* seconds, whatever it is waiting for (getaddrinfo has no timeout of its own).
+    *size_setting* names the setting of *max_bytes* in the message of a body too large."""
+    attempt = _Attempt(policy, timeout, max_bytes, user_agent, accept, size_setting)
     worker = threading.Thread(target=attempt.run, args=(url,), daemon=True, name="changewatch-fetch")
     worker.start()
     worker.join(timeout)
@@ -60,8 +64,10 @@ def fetch_once(url: str, policy: AddressPolicy, *, timeout: float, max_bytes: in
 
 
 class _Attempt:
-    def __init__(self, policy: AddressPolicy, timeout: float, max_bytes: int, user_agent: str):
+    def __init__(self, policy: AddressPolicy, timeout: float, max_bytes: int, user_agent: str, accept: str,
+                 size_setting: str):
         self.policy, self.timeout, self.max_bytes, self.user_agent = policy, timeout, max_bytes, user_agent
+        self.accept, self.size_setting = accept, size_setting
         self.deadline = time.monotonic() + timeout
         self.result: Fetched | None = None
         self.error: FetchError | None = None
@@ -119,8 +125,7 @@ class _Attempt:
             self._connection = connection
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         connection.request("GET", target, headers={
-            "User-Agent": self.user_agent, "Accept-Encoding": "identity",
-            "Accept": "application/json, application/yaml, text/yaml, text/plain;q=0.9, */*;q=0.5"})
+            "User-Agent": self.user_agent, "Accept-Encoding": "identity", "Accept": self.accept})
         return connection.getresponse()
 
     def _addresses(self, host: str, port: int) -> list[str]:
@@ -144,13 +149,13 @@ class _Attempt:
         length = response.getheader("Content-Length")
         if length and length.strip().isdigit() and int(length) > self.max_bytes:
             raise FetchError(f"too large: {shown_url(url)} announces {int(length)} bytes, more than the "
-                             f"{self.max_bytes} allowed (CHANGEWATCH_WATCHLIST_MAXSIZE)")
+                             f"{self.max_bytes} allowed ({self.size_setting})")
         body = bytearray()
         while chunk := response.read(min(_CHUNK, self.max_bytes + 1 - len(body))):
             body += chunk
             if len(body) > self.max_bytes:
                 raise FetchError(f"too large: {shown_url(url)} is more than the {self.max_bytes} bytes allowed "
-                                 f"(CHANGEWATCH_WATCHLIST_MAXSIZE)")
+                                 f"({self.size_setting})")
         return Fetched(url, bytes(body), response.getheader("Content-Type") or "")
 
     def _remaining(self) -> float:

@@ -22,6 +22,7 @@ from ..health import (
 )
 from ..records import ChangeQuery, Lease
 from ..semantics import dumps
+from ..status import KeyStatus, StatusQuery, last_changes_sql, paged_statuses, status_rows, status_sql
 from .retry import Attempt
 
 __all__ = ["PostgreSQLHealth"]
@@ -85,6 +86,20 @@ class PostgreSQLHealth:
                                'key COLLATE "C" LIMIT %s', (*args, limit)).fetchall()
             return total, [FailingWatch(*r) for r in rows]
         return self._retrying("list the failing keys", work)
+
+    def statuses(self, query: StatusQuery, *, batch_size: int = 1000) -> Iterator[KeyStatus]:
+        prefix = f"{self._quoted}."
+
+        def fetch(after: tuple[str, str] | None, limit: int) -> list[KeyStatus]:
+            sql, args = status_sql(prefix, "%s", query, after)
+
+            def work(cur: Any, _: Attempt) -> list[KeyStatus]:
+                rows = cur.execute(sql, (*args, limit)).fetchall()
+                return status_rows(rows, lambda ids: cur.execute(last_changes_sql(prefix, "%s", len(ids)),
+                                                                 ids).fetchall())
+            return self._retrying("list the watched keys", work)
+
+        return paged_statuses(fetch, batch_size)
 
     def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],
                        lease: Lease | None = None) -> int | None:

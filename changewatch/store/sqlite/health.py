@@ -21,6 +21,7 @@ from ..changelog import query_where
 from ..health import FailingWatch, HistoryQuery, HistoryRow, OpenCondition, history_entry, history_where, spiders_where
 from ..records import ChangeQuery, Lease
 from ..semantics import dumps
+from ..status import KeyStatus, StatusQuery, last_changes_sql, paged_statuses, status_rows, status_sql
 
 __all__ = ["HISTORY_FLUSH_SECONDS", "SQLiteHealth"]
 
@@ -122,6 +123,15 @@ class SQLiteHealth:
                               f"WHERE error_streak > 0 AND {where} ORDER BY error_streak DESC, spider, key LIMIT ?",
                               (*args, limit)).fetchall()
         return total, [FailingWatch(*tuple(r)) for r in rows]
+
+    def statuses(self, query: StatusQuery, *, batch_size: int = 1000) -> Iterator[KeyStatus]:
+        def fetch(after: tuple[str, str] | None, limit: int) -> list[KeyStatus]:
+            sql, args = status_sql("", "?", query, after)
+            with self._reading("list the watched keys") as db:
+                rows = db.execute(sql, (*args, limit)).fetchall()
+                return status_rows(rows, lambda ids: db.execute(last_changes_sql("", "?", len(ids)), ids).fetchall())
+
+        return paged_statuses(fetch, batch_size)
 
     def open_condition(self, spider: str, site: str, condition: str, since: str, record: dict[str, Any],
                        lease: Lease | None = None) -> int | None:
