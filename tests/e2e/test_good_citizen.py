@@ -50,7 +50,8 @@ def test_a_crawl_has_no_control_server_says_who_it_is_and_obeys_robots(site: Hos
     assert "changewatch.guard.SSRFGuardMiddleware" in _enabled(result.stderr, "downloader middlewares")
     assert set(site.agents) == {f"changewatch/{__version__} (+https://github.com/changewatch/changewatch)"}
     assert site.events[0] == "GET /robots.txt" and site.hits["/private/page"] == 0
-    assert by_key(result.records)["private"]["error"] == "ignored: Forbidden by robots.txt"
+    assert by_key(result.records)["private"]["error"] == ("robots: the site's robots.txt disallows this URL "
+                                                          "(ROBOTSTXT_OBEY)")
 
 
 def test_one_bad_watch_does_not_delay_or_abort_the_others(site: HostileSite, tmp_path: Path) -> None:
