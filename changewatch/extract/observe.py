@@ -161,7 +161,8 @@ def _connection(exc: BaseException, request: Request | None) -> str | None:
         cause = cause.__cause__
     if cause is None:
         return None
-    reasons = [r.value if isinstance(r, Failure) else r for r in getattr(cause, "reasons", [])]
+    reasons: list[BaseException] = [value for r in getattr(cause, "reasons", [])
+                                     if isinstance(value := r.value if isinstance(r, Failure) else r, BaseException)]
     never = isinstance(cause, ResponseNeverReceived)
     if tls := next((r for r in reasons if isinstance(r, SSL.Error)), None):
         return f"tls: the TLS handshake with {_host(request)} failed ({_tls_words(tls)})"

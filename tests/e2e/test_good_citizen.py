@@ -70,7 +70,7 @@ def test_one_bad_watch_does_not_delay_or_abort_the_others(site: HostileSite, tmp
     assert set(errors) == {"/hang", "/endless", "/broken"}
     assert errors["/hang"].startswith("timeout:")
     assert errors["/endless"].startswith("too large:")
-    assert errors["/broken"] == "http: HTTP 500"
+    assert errors["/broken"] == "http: HTTP 500: the server failed to answer (Internal Server Error)"
     assert result.stats["changewatch/commit/baseline"] == len(good)
     # every good page was requested before the crawler gave up on the hanging one the first time
     first_abandoned = site.events.index("abandoned /hang")
