@@ -68,7 +68,8 @@ _DECOMPRESSED_SIZE = re.compile(
 _SECONDS = re.compile(r"took longer than ([\d.]+) seconds")
 _FAILURE_REPR = re.compile(r"\[?<twisted\.python\.failure\.Failure [\w.]+: (.*?)>\]?", re.S)
 _REPR = re.compile(r"<[^<>]*>")
-_DOTTED_CLASS = re.compile(r"\b(?:[a-z_][\w]*\.)+([A-Z]\w*)")
+#: a class named by its module path, in the packages a download's exceptions come from
+_DOTTED_CLASS = re.compile(r"\b(?:twisted|scrapy|OpenSSL|builtins)\.(?:\w+\.)*([A-Z]\w*)")
 
 
 class ReceivedBytes:
@@ -251,7 +252,7 @@ def describe_failure(failure: Failure, *, received: int | None = None, maxsize: 
     if isinstance(exc, RefusedRequest):
         return f"refused: {exc}"
     if isinstance(exc, ClassifiedFailure):  # its text starts with its class: timeout:, too large:, render:
-        return plain_words(str(exc))
+        return str(exc)
     if (special := _size(exc, request, received, maxsize)) is not None:
         return special
     if isinstance(exc, HttpError):

@@ -171,3 +171,12 @@ def test_gone_keeps_the_words_after_its_count() -> None:
 
     assert gone_error(describe(http_error(404)), 2, 2) == (
         "gone: HTTP 404 on 2 consecutive runs: the server has no page at this URL (Not Found)")
+
+
+def test_the_pages_own_words_are_kept() -> None:
+    """Only a module path of the packages exceptions come from is shortened: a selector or a host
+    name with capitals in an error stays as written."""
+    assert plain_words("no element matched 'div.Price' at www.Example.com") == (
+        "no element matched 'div.Price' at www.Example.com")
+    assert describe(ClassifiedFailure("timeout: no element matched wait_for 'div.Price'")) == (
+        "timeout: no element matched wait_for 'div.Price'")
