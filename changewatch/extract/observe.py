@@ -15,6 +15,7 @@ from weakref import WeakKeyDictionary
 from OpenSSL import SSL
 from scrapy import exceptions as scrapy_exceptions
 from scrapy import signals
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
@@ -31,7 +32,8 @@ from twisted.internet.error import (
     TimeoutError,
 )
 from twisted.python.failure import Failure
-from twisted.web.client import ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import RequestNotSent  # not re-exported by twisted.web.client
+from twisted.web.client import RequestTransmissionFailed, ResponseFailed, ResponseNeverReceived
 from twisted.web.iweb import UNKNOWN_LENGTH
 
 from ..core.failures import ClassifiedFailure
@@ -61,11 +63,13 @@ _REFUSED = (ConnectionRefusedError,
             *(c for c in (getattr(scrapy_exceptions, "DownloadConnectionRefusedError", None),) if c is not None))
 _DATA_LOSS = tuple(c for c in (getattr(scrapy_exceptions, "ResponseDataLossError", None),) if c is not None)
 _UNSUPPORTED = tuple(c for c in (getattr(scrapy_exceptions, "UnsupportedURLSchemeError", None),) if c is not None)
+_FAILED = tuple(c for c in (getattr(scrapy_exceptions, "DownloadFailedError", None),) if c is not None)
 _CANCELLED = tuple(c for c in (getattr(scrapy_exceptions, "DownloadCancelledError", None),) if c is not None)
 _EXPECTED_SIZE = re.compile(r"(\d+) bytes which is larger than download max size \((\d+)\)")
 _DECOMPRESSED_SIZE = re.compile(
     r"\((\d+) B compressed, (\d+) B decompressed so far\) exceeded DOWNLOAD_MAXSIZE \((\d+) B\)")
 _SECONDS = re.compile(r"took longer than ([\d.]+) seconds")
+_TUNNEL = re.compile(r"with proxy (\S+) \[(?:\{'status': (\d+), 'reason': b?['\"](.*?)['\"]\})?")
 _FAILURE_REPR = re.compile(r"\[?<twisted\.python\.failure\.Failure [\w.]+: (.*?)>\]?", re.S)
 _REPR = re.compile(r"<[^<>]*>")
 #: a class named by its module path, in the packages a download's exceptions come from
@@ -156,18 +160,25 @@ def _size(exc: BaseException, request: Request | None, received: int | None, max
 
 def _connection(exc: BaseException, request: Request | None) -> str | None:
     """A connection that failed or ended before a whole answer: Scrapy's DownloadFailedError
-    (or any other) caused by Twisted's ResponseFailed, whose reasons say why."""
+    (or any other) caused by Twisted's ResponseFailed (or a request that could not be sent),
+    whose reasons say why."""
     cause: BaseException | None = exc
-    while cause is not None and not isinstance(cause, ResponseFailed):
+    while cause is not None and not isinstance(cause, (ResponseFailed, RequestTransmissionFailed, RequestNotSent)):
         cause = cause.__cause__
     if cause is None:
         return None
+    if isinstance(cause, RequestNotSent):
+        return "fetch: the request was not sent: the connection was already closing"
     reasons: list[BaseException] = [value for r in getattr(cause, "reasons", [])
                                      if isinstance(value := r.value if isinstance(r, Failure) else r, BaseException)]
     never = isinstance(cause, ResponseNeverReceived)
     if tls := next((r for r in reasons if isinstance(r, SSL.Error)), None):
         return f"tls: the TLS handshake with {_host(request)} failed ({_tls_words(tls)})"
     closed = any(isinstance(r, (ConnectionDone, ConnectionLost)) for r in reasons)
+    if isinstance(cause, RequestTransmissionFailed):
+        why = "the connection closed" if closed else "; ".join(filter(None, map(_message, reasons)))
+        why = why or "no reason given"
+        return f"fetch: the request could not be sent ({why})"
     if closed and never:
         cleanly = any(isinstance(r, ConnectionDone) for r in reasons)
         return ("fetch: the server closed the connection without answering" if cleanly
@@ -273,6 +284,12 @@ def _download(exc: BaseException, request: Request | None) -> str:
         return f"connection: could not connect to {_host(request)} ({plain_words(str(exc))})"
     if (words := _connection(exc, request)) is not None:
         return words
+    if isinstance(exc, TunnelError):
+        m = _TUNNEL.search(str(exc))
+        proxy = f"the proxy {m[1]}" if m else "the proxy"
+        if m and m[2]:
+            return f"proxy: {proxy} refused to open a tunnel: HTTP {m[2]} {m[3]}".rstrip()
+        return f"proxy: {proxy} answered the request for a tunnel with something that is not HTTP"
     if isinstance(exc, _UNSUPPORTED):
         return f"unsupported: Scrapy has no download handler for this URL's scheme ({plain_words(str(exc))})"
     if isinstance(exc, IgnoreRequest):
@@ -284,4 +301,6 @@ def _download(exc: BaseException, request: Request | None) -> str:
             return "robots: the site's robots.txt disallows this URL (ROBOTSTXT_OBEY)"
         return f"ignored: a downloader middleware dropped the request ({plain_words(text) or 'no reason given'})"
     text = plain_words(str(exc))
+    if isinstance(exc, _FAILED):  # another download handler's (httpx, aiohttp): its own words
+        return f"fetch: the download failed ({text or 'no reason given'})"
     return f"fetch: the download failed ({type(exc).__name__}{': ' + text if text else ''})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from OpenSSL import SSL
 from scrapy import exceptions as scrapy_exceptions
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Request
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -20,8 +21,8 @@ from twisted.internet.error import (
     TimeoutError,
 )
 from twisted.python.failure import Failure
-from twisted.web._newclient import ParseError
-from twisted.web.client import ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import ParseError, RequestNotSent
+from twisted.web.client import RequestTransmissionFailed, ResponseFailed, ResponseNeverReceived
 from twisted.web.http import _DataLoss
 from twisted.web.iweb import UNKNOWN_LENGTH
 
@@ -149,7 +150,15 @@ KNOWN: list[tuple[str, BaseException, dict[str, object], str]] = [
     ("render", ClassifiedFailure("render: the browser crashed"), {}, "render: the browser crashed"),
     ("unknown", ValueError("<object at 0x1> broke"), {}, "fetch: the download failed (ValueError: broke)"),
     ("failed-other", wrapped(scrapy_exceptions.DownloadFailedError, RuntimeError("odd")), {},
-     "fetch: the download failed (DownloadFailedError: odd)"),
+     "fetch: the download failed (odd)"),
+    ("not-sent", RequestTransmissionFailed([Failure(ConnectionLost())]), {},
+     "fetch: the request could not be sent (the connection closed)"),
+    ("not-sent-closing", RequestNotSent(), {}, "fetch: the request was not sent: the connection was already closing"),
+    ("tunnel", TunnelError("Could not open CONNECT tunnel with proxy proxy.example:8080 [{'status': 407, "
+                           "'reason': b'Proxy Authentication Required'}]"), {"meta": {"proxy": "http://proxy.example:8080"}},
+     "proxy: the proxy proxy.example:8080 refused to open a tunnel: HTTP 407 Proxy Authentication Required"),
+    ("tunnel-garbage", TunnelError("Could not open CONNECT tunnel with proxy proxy.example:8080 [b'junk']"), {},
+     "proxy: the proxy proxy.example:8080 answered the request for a tunnel with something that is not HTTP"),
 ]
 
 
