@@ -78,6 +78,7 @@ class ChangeRecord(TypedDict):
     diff: NotRequired[str]
     error: NotRequired[str]
     previous_observed_at: NotRequired[str]
+    baseline_since: NotRequired[str]
     change_id: NotRequired[int]
     redelivery: NotRequired[bool]
     moved_to: NotRequired[str]

@@ -26,7 +26,7 @@ from .core.durations import parse_duration
 from .core.render_options import parse_render
 from .core.text.normalise import NORMALISER_VERSION
 from .core.urls import canonical_url
-from .extract.observe import describe_failure, failed_url
+from .extract.observe import ReceivedBytes, describe_failure, failed_url
 from .extract.page import Page, count_undecodable_page
 from .extract.specs import Entities, FieldSpec, as_fields
 from .guard import reports_refusals
@@ -89,6 +89,8 @@ class ChangewatchSpider(scrapy.Spider):
     render: ClassVar[bool | Mapping[str, Any] | None] = None
 
     cw_stats: Stats
+    #: body bytes each download received: a truncated answer's error says how many arrived
+    received_bytes: ReceivedBytes | None = None
 
     @property
     def changewatch_renders(self) -> bool:
@@ -138,6 +140,7 @@ class ChangewatchSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ChangewatchSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.cw_stats = Stats(crawler, cls.stats_component)
+        spider.received_bytes = ReceivedBytes.of_crawler(crawler)
         if spider.changewatch_cannot_start is None:
             with said_at_start():  # a bad setting met here is one line in any project, not a traceback
                 spider.prepare(crawler)
@@ -236,7 +239,15 @@ class ChangewatchSpider(scrapy.Spider):
         """Errback of :meth:`watch`: the failed fetch as an ``error`` observation."""
         request: Request = failure.request  # type: ignore[attr-defined]
         self.cw_stats.inc("failed")
-        yield self.failed_observation(request, failed_url(request.url), describe_failure(failure))
+        yield self.failed_observation(request, failed_url(request.url), self.describe_failure(failure))
+
+    def describe_failure(self, failure: Failure) -> str:
+        """The ``error`` of a failed fetch, in words (``fetch: the server closed the connection
+        without answering``; an answer cut short says how many of how many bytes arrived)."""
+        request: Request | None = getattr(failure, "request", None)
+        counter = self.received_bytes
+        return describe_failure(failure, received=counter.received(request) if counter and request else None,
+                                maxsize=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
     def failed_observation(self, request: Request, url: str, error: str) -> Observation:
         """The ``error`` observation of *request*'s failed fetch: keyed as :meth:`watch` was told

@@ -19,7 +19,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from ..core.urls import canonical_url
-from ..extract.observe import describe_failure, failed_url
+from ..extract.observe import failed_url
 from ..extract.specs import Entities, FieldSpec
 from ..items import Observation
 from ..spider import ChangewatchSpider
@@ -70,7 +70,7 @@ class BoardSpider(ChangewatchSpider):
 
     def board_failed(self, failure: Failure) -> Iterator[Observation]:
         self.cw_stats.inc("failed")
-        yield self._board(failed_url(failure.request.url), error=describe_failure(failure))  # type: ignore[attr-defined]
+        yield self._board(failed_url(failure.request.url), error=self.describe_failure(failure))  # type: ignore[attr-defined]
 
     def _board(self, url: str, *, entities: list[dict[str, Any]] | None = None, error: str | None = None,
                kinds: dict[str, str] | None = None) -> Observation:

@@ -34,6 +34,12 @@ class StoredState:
     #: the adaptive schedule's estimate of how often the key changes (changewatch.core.schedule;
     #: None: never estimated)
     schedule: str | None = None
+    #: the key's last observation of its page (a response compared, a 304, an unchanged page; not
+    #: an error): a change record's ``previous_observed_at``
+    last_observed: str | None = None
+    #: when the content of ``snapshot`` was first observed (its baseline, or the change that
+    #: brought it): a change record's ``baseline_since``
+    content_since: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +161,9 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "observations": ("spider", "key", "url", "version", "snapshot", "counters", "first_seen", "last_seen",
                      "last_good", "last_changed", "last_error", "error_streak",
                      # -- adaptive revisits and forgetting
-                     "schedule", "due_at", "due_interval", "listed_at"),
+                     "schedule", "due_at", "due_interval", "listed_at",
+                     # -- the previous observation and the age of the content, apart from the snapshot's time
+                     "last_observed", "content_since"),
     "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
     # the watcher's own health (store/health.py): the history it is judged by, its open conditions

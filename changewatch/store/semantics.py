@@ -84,9 +84,12 @@ def is_stale(observed_at: str, last_seen: str | None) -> bool:
 
 def next_state(previous: StoredState | None, outcome: Outcome, observed_at: str) -> dict[str, Any]:
     """The key's columns after *outcome* (fetched at *observed_at*, already clamped), except its
-    version: ``url``, ``counters`` (JSON), ``last_seen``, ``last_error``, ``error_streak``, and
-    ``snapshot`` + ``last_good`` when it has a new snapshot, ``last_changed`` when it logs a
-    change of the page (not an error, a move or a recovery), ``first_seen`` for a new key."""
+    version: ``url``, ``counters`` (JSON), ``last_seen``, ``last_error``, ``error_streak``,
+    ``last_observed`` when the page was observed (anything but an error, or a noisy page's error,
+    whose text was read), ``snapshot`` + ``last_good`` when it has a new snapshot,
+    ``content_since`` when that snapshot holds new content (a first one, or a change of the page),
+    ``last_changed`` when it logs a change of the page (not an error, a move or a recovery),
+    ``first_seen`` for a new key."""
     counters = dict(previous.counters) if previous else {}
     counters[outcome.kind.value] = counters.get(outcome.kind.value, 0) + 1
     if outcome.not_modified:
@@ -99,9 +102,14 @@ def next_state(previous: StoredState | None, outcome: Outcome, observed_at: str)
         "last_error": outcome.error if error else None,
         "error_streak": ((previous.error_streak if previous else 0) + 1) if error else 0,
     }
+    if not error or outcome.snapshot is not None:
+        values["last_observed"] = observed_at
     if outcome.snapshot is not None:
         values["snapshot"] = outcome.snapshot
         values["last_good"] = observed_at
+        # noise and learned state rewrite the snapshot too: its content is as old as before
+        if outcome.kind.changes_page or previous is None or previous.snapshot is None:
+            values["content_since"] = observed_at
     if outcome.record is not None and outcome.kind.changes_page:  # not a move or a recovery: the page is as it was
         values["last_changed"] = observed_at
     if previous is None:

@@ -18,14 +18,14 @@ import pytest
 from changewatch.cli import main
 from changewatch.core.comparisons import Kind
 from changewatch.store import BUILTIN_STORE_SCHEMES, Lease, open_store
-from changewatch.store.semantics import FIRST_SCHEMA, format_time
+from changewatch.store.semantics import format_time
 from changewatch.store.sqlite import SQLiteStore
 from changewatch.store.sqlite.schema import schema_version
 
 from ..services import require
 from ..store._support import LOGGED, T1, encoded, log_changes, outcome
 from ..store.conftest import postgresql_schema_uri
-from ..store.test_sqlite_schema import older_released_store
+from ..store.test_sqlite_schema import SHIPPED, older_released_store
 
 Capture = pytest.CaptureFixture[str]
 SCRIPT = Path(sys.executable).parent / "changewatch"
@@ -173,7 +173,7 @@ def test_an_older_store_is_left_untouched_unless_upgrade(tmp_path: Path, capsys:
     older_released_store(path, monkeypatch)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     err = refused(capsys, "--store", f"sqlite:///{path}")
-    assert (f"has store schema {FIRST_SCHEMA}, older than this changewatch's ({schema_version()})" in err
+    assert (f"has store schema {SHIPPED}, older than this changewatch's ({schema_version()})" in err
             and "add --upgrade" in err)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     code, lines, _ = changes(capsys, "--store", f"sqlite:///{path}", "--upgrade")

@@ -19,6 +19,8 @@ from .hostile import HostileSite, good_page, hang, page, redirect
 
 # a timeout is a timeout on the first try: no retries to wait for
 QUICK = ("-s", "DOWNLOAD_TIMEOUT=2", "-s", "RETRY_ENABLED=False")
+NOT_FOUND = "http: HTTP 404: the server has no page at this URL (Not Found)"
+REMOVED = "http: HTTP 410: the server says the page was removed for good (Gone)"
 
 
 def ok(result: CrawlResult) -> dict[str, dict]:
@@ -40,15 +42,15 @@ def test_gone_then_recovered_and_a_timeout_streak_then_recovered(site: HostileSi
     site.good["/edited"] = page(b"<h1>Gone</h1>", 410)
     site.good["/slow"] = hang(site)
     second = ok(crawler.run(*QUICK))
-    assert {k: r["error"] for k, r in second.items()} == {"same": "http: HTTP 404", "edited": "http: HTTP 410",
+    assert {k: r["error"] for k, r in second.items()} == {"same": NOT_FOUND, "edited": REMOVED,
                                                          "slow": second["slow"]["error"]}
     assert second["slow"]["error"].startswith("timeout:")
 
     third = crawler.run(*QUICK)
     records = ok(third)  # the timeout streak goes on quietly; the missing pages are gone now
     assert {k: (r["kind"], r["error"]) for k, r in records.items()} == {
-        "same": ("error", "gone: HTTP 404 on 2 consecutive runs"),
-        "edited": ("error", "gone: HTTP 410 on 2 consecutive runs")}
+        "same": ("error", NOT_FOUND.replace("http: HTTP 404", "gone: HTTP 404 on 2 consecutive runs")),
+        "edited": ("error", REMOVED.replace("http: HTTP 410", "gone: HTTP 410 on 2 consecutive runs"))}
     assert third.stats["changewatch/commit/error_repeated"] == 1
 
     site.good.update({"/same": page(good_page("same")), "/edited": page(edited), "/slow": page(good_page("slow"))})

@@ -50,7 +50,8 @@ def test_a_crawl_has_no_control_server_says_who_it_is_and_obeys_robots(site: Hos
     assert "changewatch.guard.SSRFGuardMiddleware" in _enabled(result.stderr, "downloader middlewares")
     assert set(site.agents) == {f"changewatch/{__version__} (+https://github.com/changewatch/changewatch)"}
     assert site.events[0] == "GET /robots.txt" and site.hits["/private/page"] == 0
-    assert by_key(result.records)["private"]["error"] == "ignored: Forbidden by robots.txt"
+    assert by_key(result.records)["private"]["error"] == ("robots: the site's robots.txt disallows this URL "
+                                                          "(ROBOTSTXT_OBEY)")
 
 
 def test_one_bad_watch_does_not_delay_or_abort_the_others(site: HostileSite, tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_one_bad_watch_does_not_delay_or_abort_the_others(site: HostileSite, tmp
     assert set(errors) == {"/hang", "/endless", "/broken"}
     assert errors["/hang"].startswith("timeout:")
     assert errors["/endless"].startswith("too large:")
-    assert errors["/broken"] == "http: HTTP 500"
+    assert errors["/broken"] == "http: HTTP 500: the server failed to answer (Internal Server Error)"
     assert result.stats["changewatch/commit/baseline"] == len(good)
     # every good page was requested before the crawler gave up on the hanging one the first time
     first_abandoned = site.events.index("abandoned /hang")

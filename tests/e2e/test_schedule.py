@@ -16,6 +16,8 @@ from tests.changes import field
 from .crawl import Crawler, SpiderCrawler, by_key
 from .hostile import HostileSite, good_page, page
 
+#: what a 404 says after its status
+NOT_FOUND = "the server has no page at this URL (Not Found)"
 #: simulated time starts 60 days ago: fetch times in the past are never clamped by the store
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(days=60)
 
@@ -73,13 +75,14 @@ def test_a_skipped_watch_is_not_a_missing_page(site: HostileSite, tmp_path: Path
     crawler = Crawler(tmp_path, [{"url": f"{site.base}/gone", "key": "gone", "every": "6h"},
                                  {"url": f"{site.base}/tagged", "key": "tagged", "every": "6h"}])
     first = crawler.run(*at(0), "-s", "CHANGEWATCH_GONE_AFTER=2")
-    assert [(r["key"], r["error"]) for r in first.records] == [("gone", "http: HTTP 404")]
+    assert [(r["key"], r["error"]) for r in first.records] == [("gone", f"http: HTTP 404: {NOT_FOUND}")]
     for hours in (1, 2, 3):  # skipped: neither a run that found the page missing nor one that found it
         skipped = crawler.run(*at(hours), "-s", "CHANGEWATCH_GONE_AFTER=2")
         assert skipped.returncode == 0 and skipped.records == [] and skipped.stats["changewatch/schedule/skipped"] == 2
     due = crawler.run(*at(7), "-s", "CHANGEWATCH_GONE_AFTER=2")
     # the second run that found it missing, not the fifth: and the validators were kept and sent
-    assert [(r["key"], r["error"]) for r in due.records] == [("gone", "gone: HTTP 404 on 2 consecutive runs")]
+    gone = f"gone: HTTP 404 on 2 consecutive runs: {NOT_FOUND}"
+    assert [(r["key"], r["error"]) for r in due.records] == [("gone", gone)]
     assert due.stats["changewatch/conditional/sent"] == 1
     assert (site.hits["/gone"], site.hits["/tagged"]) == (2, 2)
 

@@ -17,7 +17,7 @@ from changewatch.store import Outcome, StaleObservation, Store, StoredState, Sto
 from changewatch.store.runner import StoreRunner, Update
 from changewatch.store.semantics import parse_time
 
-from ._support import FINGERPRINT, T0, T1, T2, T3, decoded, encoded, full_snapshot, outcome
+from ._support import FINGERPRINT, T0, T1, T2, T3, URL, decoded, encoded, full_snapshot, outcome
 
 
 def _update(store: Store, key: str, compute: Callable[[StoredState | None], Outcome | None]) -> Update:
@@ -302,3 +302,23 @@ def test_a_fetch_time_within_the_tolerance_is_kept(store: Store, caplog: pytest.
         committed = store.commit("spider", "k", None, outcome(Kind.BASELINE, encoded(), at=soon))
     assert committed.observed_at == soon and not committed.clamped
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_the_last_observation_and_the_age_of_the_content_are_kept_apart_from_the_snapshot(store: Store) -> None:
+    """``last_observed`` moves with every observation of the page (a 304, an unchanged page, a
+    noisy page) and not with an error; ``content_since`` moves with new content only (a first
+    snapshot, a change), not with a snapshot noise or learning rewrote."""
+    t_error, t_noise, t_noisy = "2024-05-01T02:30:00Z", "2024-05-01T02:40:00Z", "2024-05-01T02:50:00Z"
+    steps = [(None, outcome(Kind.ERROR, error="timeout: no answer"), None, None),  # before any page: nothing
+             (1, outcome(Kind.BASELINE, encoded(), at=T0), T0, T0),
+             (2, outcome(Kind.NONE, at=T1), T1, T0),
+             (3, Outcome(Kind.NONE, URL, T2, not_modified=True), T2, T0),
+             (4, outcome(Kind.ERROR, error="http: HTTP 500", at=t_error), T2, T0),
+             (5, outcome(Kind.NOISE, encoded(), at=t_noise), t_noise, T0),
+             (6, outcome(Kind.ERROR, encoded(), error="noisy: every line varies", at=t_noisy), t_noisy, T0),
+             (7, outcome(Kind.FIELD, encoded(), {"kind": "field"}, at=T3), T3, T3)]
+    for version, step, observed, since in steps:
+        store.commit("spider", "k", version, step)
+        state = store.read("spider", "k")
+        assert state is not None and (state.last_observed, state.content_since) == (observed, since), step
+    assert state.last_good == T3 and state.last_seen == T3

@@ -136,7 +136,7 @@ def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], mon
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
     shipped = schema.schema_version()
-    assert shipped == FIRST_SCHEMA > 5 and schema.MIGRATIONS == []  # above every development build's
+    assert shipped == FIRST_SCHEMA + len(schema.MIGRATIONS) > 5  # above every development build's
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
                                                backfill])
     upgraded = _pg(uri)
@@ -192,3 +192,45 @@ def test_the_clock_is_the_servers(fresh: tuple[str, str]) -> None:
         assert abs((store.now() - server).total_seconds()) < 5 and store.now().utcoffset() is not None
     finally:
         store.close()
+
+
+#: keys of a store at the first released schema, before schema 101 kept the last observation and
+#: the age of the content: (key, first_seen, last_seen, last_good, last_changed, last_error)
+#: → (last_observed, content_since) after the upgrade, the best those columns tell
+BEFORE_101 = [
+    (("quiet", "T0", "T3", "T1", None, None), ("T3", "T0")),
+    (("changed", "T0", "T3", "T2", "T2", None), ("T3", "T2")),
+    (("failing", "T0", "T3", "T1", None, "timeout: no answer"), ("T1", "T0")),
+    (("noisy", "T0", "T3", "T3", None, "noisy: every line varies"), ("T3", "T0")),
+    (("never-seen", "T0", "T3", None, None, "dns: the host name x does not resolve"), (None, None)),
+]
+TIMES = {"T0": "2024-05-01T00:00:00Z", "T1": "2024-05-01T01:00:00Z", "T2": "2024-05-01T02:00:00Z",
+         "T3": "2024-05-01T03:00:00Z", None: None}
+
+
+@pytest.mark.slow  # the test PostgreSQL server
+def test_schema_101_backfills_the_last_observation_and_the_age_of_the_content(
+        fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, uri = fresh
+    shipped = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", [])
+    old = _pg(uri)
+    old.open()
+    try:
+        for (key, *times, error), _ in BEFORE_101:
+            with old._cursor("test") as cur:
+                cur.execute(f"INSERT INTO {old._quoted}.observations (spider, key, url, version, first_seen, "
+                            "last_seen, last_good, last_changed, last_error) VALUES ('s', %s, 'u', 1, %s, %s, %s, %s, "
+                            "%s)", (key, *(TIMES[t] for t in times), error))
+    finally:
+        old.close()
+    monkeypatch.setattr(schema, "MIGRATIONS", shipped)
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        for (key, *_), (observed, since) in BEFORE_101:
+            state = upgraded.read("s", key)
+            assert state is not None and (state.last_observed, state.content_since) == (TIMES[observed],
+                                                                                        TIMES[since]), key
+    finally:
+        upgraded.close()

@@ -214,8 +214,8 @@ _TIME = st.sampled_from([T0, T1, T2, None])
 _KEY_ROW = st.tuples(st.sampled_from(["a", "b", "ä"]), _TEXT, _TEXT, st.integers(1, 2**40),
                      st.one_of(st.none(), st.binary(max_size=40)), st.just('{"none":1}'), _TIME, _TIME, _TIME, _TIME,
                      st.one_of(st.none(), _TEXT), st.integers(0, 1000),
-                     # schedule, due_at, due_interval, listed_at
-                     st.one_of(st.none(), _TEXT), _TIME, st.one_of(st.none(), st.floats(1, 1e7)), _TIME)
+                     # schedule, due_at, due_interval, listed_at, last_observed, content_since
+                     st.one_of(st.none(), _TEXT), _TIME, st.one_of(st.none(), st.floats(1, 1e7)), _TIME, _TIME, _TIME)
 
 
 @st.composite

@@ -114,7 +114,19 @@ CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE sup
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (``{s}``: the
 #: quoted schema name) or a function of a cursor and the quoted schema name. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-MIGRATIONS: list[str | Callable[[Any, str], None]] = []
+#: Schema 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
+#: counts, an error does not) and since when its snapshot's content has been seen
+#: (``content_since``), apart from ``last_good``, which any rewrite of the snapshot moves (noise,
+#: what was learned). A key already stored gets the best its columns tell: its last fetch when
+#: that was no error (a noisy page's is not one), else its last snapshot's; the time of its last
+#: change, else its first fetch.
+MIGRATIONS: list[str | Callable[[Any, str], None]] = [
+    "ALTER TABLE {s}.observations ADD COLUMN last_observed text, ADD COLUMN content_since text; "
+    "UPDATE {s}.observations SET "
+    "last_observed = CASE WHEN last_error IS NULL OR left(last_error, 6) = 'noisy:' THEN last_seen "
+    "ELSE last_good END, "
+    "content_since = CASE WHEN last_good IS NOT NULL THEN coalesce(last_changed, first_seen) END",
+]
 
 
 def schema_version() -> int:

@@ -309,17 +309,19 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
     # -- reading ---------------------------------------------------------------------------------
 
     _STATE = ("key, url, version, snapshot, counters, first_seen, last_seen, last_good, last_changed, last_error, "
-              "error_streak, schedule")
+              "error_streak, schedule, last_observed, content_since")
     _CHANGE = "id, spider, key, kind, observed_at, record, lease_owner"
 
     @staticmethod
     def _state(row: tuple[Any, ...] | None) -> StoredState | None:
         if row is None:
             return None
-        key, url, version, snapshot, counters, first, last, good, changed, error, streak, schedule = row
+        (key, url, version, snapshot, counters, first, last, good, changed, error, streak, schedule, observed,
+         since) = row
         return StoredState(key=key, url=url, version=version, snapshot=None if snapshot is None else bytes(snapshot),
                            counters=json.loads(counters), first_seen=first, last_seen=last, last_good=good,
-                           last_changed=changed, last_error=error, error_streak=streak, schedule=schedule)
+                           last_changed=changed, last_error=error, error_streak=streak, schedule=schedule,
+                           last_observed=observed, content_since=since)
 
     @staticmethod
     def _change(row: tuple[Any, ...]) -> LoggedChange:

@@ -130,7 +130,20 @@ END
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (statements
 #: separated by ';') or a function of the connection, run in one transaction. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = []
+#: Schema 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
+#: counts, an error does not) and since when its snapshot's content has been seen
+#: (``content_since``), apart from ``last_good``, which any rewrite of the snapshot moves (noise,
+#: what was learned). A key already stored gets the best its columns tell: its last fetch when
+#: that was no error (a noisy page's is not one), else its last snapshot's; the time of its last
+#: change, else its first fetch.
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    "ALTER TABLE observations ADD COLUMN last_observed TEXT; "
+    "ALTER TABLE observations ADD COLUMN content_since TEXT; "
+    "UPDATE observations SET "
+    "last_observed = CASE WHEN last_error IS NULL OR substr(last_error, 1, 6) = 'noisy:' THEN last_seen "
+    "ELSE last_good END, "
+    "content_since = CASE WHEN last_good IS NOT NULL THEN coalesce(last_changed, first_seen) END",
+]
 
 
 def schema_version() -> int:

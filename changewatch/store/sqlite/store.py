@@ -198,7 +198,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             snapshot=None if row["kept"] is None else bytes(row["kept"]),
             counters=json.loads(row["counters"]), first_seen=row["first_seen"], last_seen=row["last_seen"],
             last_good=row["last_good"], last_changed=row["last_changed"], last_error=row["last_error"],
-            error_streak=row["error_streak"], schedule=row["schedule"],
+            error_streak=row["error_streak"], schedule=row["schedule"], last_observed=row["last_observed"],
+            content_since=row["content_since"],
         )
 
     @staticmethod
