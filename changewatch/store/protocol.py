@@ -273,6 +273,12 @@ class MaintainedStore(Protocol):
         listed without being fetched (one read)."""
         ...
 
+    def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
+        """Move every key of *spider* whose due interval lies outside *minimum*..*maximum* seconds
+        (set under other bounds) to the bound it crossed, its due time with it, in one statement;
+        how many keys moved (none when the bounds did not change)."""
+        ...
+
     def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
         """Note that *keys* are still watched (listed, though not fetched: not due) at *at*."""
         ...
