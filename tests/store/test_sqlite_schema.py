@@ -1,6 +1,6 @@
 """The SQLite store's schema: a new store is created at the first released schema, in one
 statement; a store of an older released schema is upgraded by the steps appended to
-``MIGRATIONS`` (none yet: the tests append their own); a newer one is refused untouched.
+``MIGRATIONS`` (the shipped ones, and the tests append their own); a newer one is refused untouched.
 (A development build's store: test_development_stores.py.)"""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from changewatch.store.sqlite.schema import MIGRATIONS, schema_version
 from .test_sqlite import open_at_once
 
 T0, T1 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
+#: the schema this code writes, before a test appends steps of its own
+CURRENT = schema_version()
 
 TABLES = ["changes", "changewatch_meta", "evidence", "evidence_bodies", "health_conditions", "health_history",
           "notifications", "observations", "snapshots", "sqlite_sequence", "summary_spend", "validators"]
@@ -42,18 +44,45 @@ def _store_with_a_key(path: Path) -> None:
     store.close()
 
 
-def test_a_new_store_is_created_at_the_first_released_schema(tmp_path: Path) -> None:
+def test_a_new_store_is_created_at_the_first_released_schema_and_brought_up(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     SQLiteStore(path).open()
     assert FIRST_SCHEMA > 8  # above every development build's, so that none can pass as current
-    assert MIGRATIONS == [] and schema_version() == FIRST_SCHEMA
-    assert _meta_version(path) == str(FIRST_SCHEMA)
+    assert CURRENT == FIRST_SCHEMA + len(MIGRATIONS)
+    assert _meta_version(path) == str(CURRENT)
     with sqlite3.connect(path) as db:
         assert sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")) == TABLES
         assert db.execute("SELECT value FROM changewatch_meta WHERE name='app'").fetchone() == ("changewatch",)
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert _columns(path, "observations")[-4:] == ["schedule", "due_at", "due_interval", "listed_at"]
     assert _columns(path, "validators")[-1] == "render"
+    assert _columns(path, "notifications")[-1] == "discarded_at"
+
+
+def test_a_store_of_the_first_schema_keeps_its_pending_notifications_through_the_upgrade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 101 records discarded notifications: a store of 100 is upgraded with its pending
+    notification still pending, and the partial index of pending ones covers the new column."""
+    path = tmp_path / "state.db"
+    with monkeypatch.context() as first:
+        first.setattr("changewatch.store.sqlite.schema.MIGRATIONS", [])
+        store = SQLiteStore(path)
+        store.open()
+        store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", T0, snapshot=b"s",
+                                                  record={"kind": "field"}, notify=(("dest", "json://d.example/"),)))
+        store.close()
+    assert _meta_version(path) == str(FIRST_SCHEMA) and "discarded_at" not in _columns(path, "notifications")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _meta_version(path) == str(CURRENT)
+        [state] = store.notification_states()
+        assert (state.destination, state.sent_at, state.discarded_at) == ("dest", None, None)
+        index = store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'notifications_pending'").fetchone()[0]
+        assert "discarded_at IS NULL" in index
+        assert store.discard_notifications("dest", T1) == 1 and store.notification_states() == []
+    finally:
+        store.close()
 
 
 def test_a_keys_snapshot_lives_apart_and_goes_with_its_key(tmp_path: Path) -> None:
@@ -87,51 +116,51 @@ def older_released_store(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", T0, snapshot=b"s",
                                               record={"kind": "field", "key": "k"}))
     store.close()
-    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", [*MIGRATIONS, *NEXT_STEPS])
 
 
 def test_the_next_schema_change_is_one_step_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     released = tmp_path / "released.db"
     _store_with_a_key(released)
-    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
-    assert schema_version() == FIRST_SCHEMA + 2
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", [*MIGRATIONS, *NEXT_STEPS])
+    assert schema_version() == CURRENT + 2
     store = SQLiteStore(released)
     store.open()
     try:
-        assert _meta_version(released) == str(FIRST_SCHEMA + 2)
+        assert _meta_version(released) == str(CURRENT + 2)
         assert [tuple(r) for r in store.db.execute("SELECT note FROM observations")] == [("filled",)]
         assert store.commit("spider", "k", 1, Outcome(Kind.NONE, "https://s.example/k", T1)).version == 2
     finally:
         store.close()
     new = tmp_path / "new.db"  # created at FIRST_SCHEMA and brought up by the same steps
     SQLiteStore(new).open()
-    assert _meta_version(new) == str(FIRST_SCHEMA + 2) and "note" in _columns(new, "observations")
+    assert _meta_version(new) == str(CURRENT + 2) and "note" in _columns(new, "observations")
 
 
 def test_an_older_released_store_is_upgraded_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                              ) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
-    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", [*MIGRATIONS, *NEXT_STEPS])
     before = path.read_bytes()
-    with pytest.raises(OlderSchema, match=rf"has store schema {FIRST_SCHEMA}, older than this changewatch's "
-                                          rf"\({FIRST_SCHEMA + 2}\)"):
+    with pytest.raises(OlderSchema, match=rf"has store schema {CURRENT}, older than this changewatch's "
+                                          rf"\({CURRENT + 2}\)"):
         SQLiteStore(path).open_existing()
     assert path.read_bytes() == before
     store = SQLiteStore(path)
     store.open_existing(upgrade=True)
     store.close()
-    assert _meta_version(path) == str(FIRST_SCHEMA + 2)
+    assert _meta_version(path) == str(CURRENT + 2)
 
 
 def test_a_failed_step_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
     monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS",
-                        ["ALTER TABLE observations ADD COLUMN note TEXT; CREATE TABLE snapshots (x)"])
-    with pytest.raises(StoreError, match=rf"upgrade it from schema {FIRST_SCHEMA} to {FIRST_SCHEMA + 1}"):
+                        [*MIGRATIONS, "ALTER TABLE observations ADD COLUMN note TEXT; CREATE TABLE snapshots (x)"])
+    with pytest.raises(StoreError, match=rf"upgrade it from schema {CURRENT} to {CURRENT + 1}"):
         SQLiteStore(path).open()
-    assert _meta_version(path) == str(FIRST_SCHEMA) and "note" not in _columns(path, "observations")
+    assert _meta_version(path) == str(CURRENT) and "note" not in _columns(path, "observations")
 
 
 def test_crawls_opening_an_older_store_at_once_upgrade_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -139,21 +168,21 @@ def test_crawls_opening_an_older_store_at_once_upgrade_it_once(tmp_path: Path, m
     paths = [tmp_path / f"state{i}.db" for i in range(5)]
     for path in paths:
         _store_with_a_key(path)
-    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", list(NEXT_STEPS))
+    monkeypatch.setattr("changewatch.store.sqlite.schema.MIGRATIONS", [*MIGRATIONS, *NEXT_STEPS])
     for path in paths:
         assert open_at_once(path) == []
-        assert _meta_version(path) == str(FIRST_SCHEMA + 2) and _columns(path, "observations").count("note") == 1
+        assert _meta_version(path) == str(CURRENT + 2) and _columns(path, "observations").count("note") == 1
 
 
 def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
     with sqlite3.connect(path) as db:
-        db.execute(f"UPDATE changewatch_meta SET value='{FIRST_SCHEMA + 1}' WHERE name='schema_version'")
+        db.execute(f"UPDATE changewatch_meta SET value='{CURRENT + 1}' WHERE name='schema_version'")
     db.close()
     before = path.read_bytes()
     with pytest.raises(StoreError) as caught:
         SQLiteStore(path).open()
     message = str(caught.value)
-    assert str(path) in message and f"schema {FIRST_SCHEMA + 1}, newer" in message and f"({FIRST_SCHEMA})" in message
+    assert str(path) in message and f"schema {CURRENT + 1}, newer" in message and f"({CURRENT})" in message
     assert path.read_bytes() == before

@@ -114,7 +114,12 @@ CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE sup
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (``{s}``: the
 #: quoted schema name) or a function of a cursor and the quoted schema name. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-MIGRATIONS: list[str | Callable[[Any, str], None]] = []
+MIGRATIONS: list[str | Callable[[Any, str], None]] = [
+    # 100 → 101: a notification can be discarded (changewatch notify --discard): recorded, no longer pending
+    "ALTER TABLE {s}.notifications ADD COLUMN discarded_at text; DROP INDEX {s}.notifications_pending; "
+    "CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) "
+    "WHERE sent_at IS NULL AND discarded_at IS NULL",
+]
 
 
 def schema_version() -> int:

@@ -130,7 +130,12 @@ END
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (statements
 #: separated by ';') or a function of the connection, run in one transaction. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = []
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    # 100 → 101: a notification can be discarded (changewatch notify --discard): recorded, no longer pending
+    "ALTER TABLE notifications ADD COLUMN discarded_at TEXT; DROP INDEX notifications_pending; "
+    "CREATE INDEX notifications_pending ON notifications (destination, change_id) "
+    "WHERE sent_at IS NULL AND discarded_at IS NULL",
+]
 
 
 def schema_version() -> int:
