@@ -69,7 +69,7 @@ def json_line(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def parse_since(text: str, now: datetime) -> str:
+def parse_since(text: str, now: datetime, option: str = "--since") -> str:
     """*text* as the time the store compares fetch times with: an ISO 8601 time (UTC without a
     zone), a date (its midnight, UTC), or a duration back from *now* (``30m``, ``12h``, ``7d``, ``2w``).
 
@@ -85,7 +85,7 @@ def parse_since(text: str, now: datetime) -> str:
             return format_time(now - timedelta(**{_UNITS[match[2].lower()]: int(match[1])}))
         moment = datetime.fromisoformat(value)
     except (ValueError, OverflowError):
-        raise UsageError(f"--since {text!r} is not a time: expected an ISO 8601 time (2026-11-30T12:00:00Z), a date "
+        raise UsageError(f"{option} {text!r} is not a time: expected an ISO 8601 time (2026-11-30T12:00:00Z), a date "
                          "(2026-11-30) or a duration back from now (30s, 30m, 12h, 7d, 2w)") from None
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
     if moment.microsecond:  # the store keeps whole seconds: 11:00:00.2 is after 11:00:00

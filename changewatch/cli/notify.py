@@ -1,6 +1,7 @@
 """``changewatch notify``: each destination's delivery state of the changes in a store, and with
 ``--resend``, sending what a destination has not been sent (a crawl's notification failed, or it
-was killed before it sent them).
+was killed before it sent them); ``--discard`` ends a destination's pending deliveries (one that
+was retired), recording them as discarded.
 
 The destinations' URLs are never stored (only a digest and their form without secrets): they come
 from the configuration, as a crawl's do: the project's settings (``CHANGEWATCH_NOTIFY``, with ``-s
@@ -58,17 +59,47 @@ def _destinations(args: argparse.Namespace, config: Any, routes: NotifyRoutes) -
 def _state_json(state: Any, known: dict[str, Destination]) -> str:
     return json_line({"change_id": state.change_id, "spider": state.spider, "key": state.key, "kind": state.kind,
                       "observed_at": state.observed_at, "destination": state.shown, "sent_at": state.sent_at,
-                      "attempts": state.attempts, "last_error": state.last_error,
+                      "discarded_at": state.discarded_at, "attempts": state.attempts, "last_error": state.last_error,
                       "configured": state.destination in known})
 
 
+def _discard(store: _NotifyStore, args: argparse.Namespace, before: str | None) -> int:
+    """End the pending deliveries ``--discard`` or ``--discard-all`` names, recorded as discarded."""
+    from ..core.observation import utc_now
+
+    destination = None if args.discard_all else args.discard
+    count = store.discard_notifications(destination, utc_now(), before=before, spider=args.spider)
+    if count is None:
+        raise CommandError(f"--discard {destination!r}: no notification in the store goes to that destination "
+                           "(give it as changewatch notify --all lists it, or as the crawl's warning names it)", 2)
+    whose = "every destination" if destination is None else destination
+    older = f" of changes fetched before {before}" if before else ""
+    print(f"discarded {count} pending change(s){older} for {whose} (kept in the store as discarded: "
+          "changewatch notify --all lists them)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Exit 0: listed, or every destination sent to; 1: a destination failed; 2: a bad argument,
-    setting or watchlist, or a store that cannot be opened."""
+    """Exit 0: listed, discarded, or every destination sent to; 1: a destination failed; 2: a bad
+    argument (an unknown destination to discard), setting or watchlist, or a store that cannot be
+    opened."""
     from ..config import ChangewatchConfig, ConfigError
     from ..notify.setting import notify_routes
 
-    since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
+    now = datetime.now(UTC)
+    since = parse_since(args.since, now) if args.since is not None else None
+    before = parse_since(args.before, now, "--before") if args.before is not None else None
+    if sum((args.resend, args.discard is not None, args.discard_all)) > 1:
+        raise UsageError("--resend, --discard and --discard-all: one at a time")
+    if args.discard_all and before is None:
+        raise UsageError("--discard-all needs --before TIME: the pending deliveries of every destination older "
+                         "than TIME (an ISO 8601 time, a date, or 30m, 12h, 1d, 2w ago)")
+    if before is not None and args.discard is None and not args.discard_all:
+        raise UsageError("--before goes with --discard or --discard-all")
+    if (args.discard is not None or args.discard_all) and (since is not None or args.all):
+        raise UsageError("--discard and --discard-all take --before, --spider and --store, not --since or --all")
+    if args.discard is not None and not args.discard.strip():
+        raise UsageError("--discard needs a destination, as changewatch notify lists it")
     try:
         settings = project_settings(args.set)
         config = ChangewatchConfig.from_settings(settings)
@@ -78,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     store: _NotifyStore = open_store(args.store or config.store, upgrade=False, protocol=RoutingStore,
                                      purpose="keep notifications")
     try:
+        if args.discard is not None or args.discard_all:
+            return _discard(store, args, before)
         if not args.resend:
             for state in store.notification_states(spider=args.spider, since=since, pending=not args.all):
                 print(_state_json(state, known))
@@ -119,6 +152,12 @@ def add_parser(sub: Any) -> None:
     parser = add_command(sub, NAME, __doc__, "notifications' delivery state; --resend sends what was missed")
     parser.add_argument("--resend", action="store_true",
                         help="send each configured destination the changes it has not been sent, one message each")
+    parser.add_argument("--discard", metavar="DESTINATION",
+                        help="end the pending deliveries to DESTINATION (as listed, or its id), kept as discarded")
+    parser.add_argument("--discard-all", action="store_true",
+                        help="end the pending deliveries to every destination of changes fetched before --before")
+    parser.add_argument("--before", metavar="TIME", help="with --discard or --discard-all: only changes fetched "
+                                                         "before TIME (an ISO 8601 time, a date, or 1d, 2w ago)")
     parser.add_argument("--store", metavar="URI", help="the store (default: CHANGEWATCH_STORE of the settings)")
     parser.add_argument("--since", metavar="WHEN", help="only changes fetched at WHEN or later: an ISO 8601 time, "
                                                         "a date, or 30m, 12h, 1d, 2w ago")

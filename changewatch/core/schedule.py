@@ -225,7 +225,7 @@ class Due:
 
 def decide(entry: DueEntry | None, now: float, *, every: float | None, adaptive: bool) -> Due:
     """Whether a key is due at *now*: by its watch's *every* (seconds after its last
-    observation, whatever the bounds), else by its adaptive due time when *adaptive*, else
+    observation; the caller gives way to the maximum bound), else by its adaptive due time when *adaptive*, else
     always. A key never observed, or without a due time yet, is due. So is one whose due time
     lies further ahead than its interval allows (a clock moved back, or one ran ahead): a due
     time nobody can trust never keeps a key from being fetched.

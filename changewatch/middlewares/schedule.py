@@ -29,7 +29,7 @@ from scrapy.http import Response
 
 from .. import meta
 from ..core import clock
-from ..core.durations import parse_duration
+from ..core.durations import format_duration, parse_duration
 from ..core.schedule import DueEntry, decide, iso
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
@@ -138,13 +138,25 @@ class ScheduleMiddleware:
         if value is None:
             return None
         try:
-            return parse_duration(value)
+            every = parse_duration(value)
         except ValueError as exc:
             # fetched, never skipped: a bad interval must not cost a change
             self.stats.inc("invalid")
             logger.error("changewatch: %s: meta[%r] = %r: %s; fetched as if it had none", request.url, meta.EVERY,
                          value, exc)
             return None
+        maximum = self.runtime.config.schedule_max_interval
+        if every <= maximum:
+            return every
+        # "never later" holds for every key: of the watch's every and the bound, the stricter wins
+        if not self.counts["capped"]:
+            logger.warning("changewatch: schedule: %s: every %s is longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL = %s: "
+                           "the stricter wins, it is fetched once %s after its last fetch (so is any other such "
+                           "watch, counted in changewatch/schedule/capped)", request.meta[meta.KEY],
+                           format_duration(every), format_duration(maximum), format_duration(maximum))
+        self.counts["capped"] += 1
+        self.stats.inc("capped")
+        return maximum
 
     def _schedule_store(self) -> MaintainedStore | None:
         """The store, if it can keep a schedule; else the crawl fails (and None)."""
@@ -164,7 +176,7 @@ class ScheduleMiddleware:
                     return None
                 await self.runtime.open()
                 try:
-                    self._table = await self.runtime.runner.call(store.due_table, self.runtime.spider)
+                    self._table = await self.runtime.runner.call(self._read_table, store)
                 except StoreError as exc:
                     self.runtime.fail(f"the store cannot be read: {exc}")
                     return None
@@ -177,11 +189,25 @@ class ScheduleMiddleware:
         if (store := self._schedule_store()) is None or not self.runtime.is_open:
             return None
         try:
-            self._table = self.runtime.runner.call_now(store.due_table, self.runtime.spider)
+            self._table = self.runtime.runner.call_now(self._read_table, store)
         except StoreError as exc:
             self.runtime.fail(f"the store cannot be read: {exc}")
             return None
         return self._table
+
+    def _read_table(self, store: MaintainedStore) -> Mapping[str, DueEntry]:
+        """The due table, after moving the due times set under other bounds within this crawl's:
+        "never sooner, never later" holds from the first run with changed bounds (docs/schedule.md)."""
+        spider, config = self.runtime.spider, self.runtime.config
+        if config.schedule_enabled:
+            moved = store.bound_schedule(spider, config.schedule_min_interval, config.schedule_max_interval)
+            if moved:
+                self.stats.inc("rebounded", moved)
+                logger.info("changewatch: schedule: %d key(s) moved to the bounds CHANGEWATCH_SCHEDULE_MIN_INTERVAL "
+                            "= %s and _MAX_INTERVAL = %s (their due times were set under other bounds)", moved,
+                            format_duration(config.schedule_min_interval),
+                            format_duration(config.schedule_max_interval))
+        return store.due_table(spider)
 
     def _note_listed(self, key: str, entry: DueEntry | None, now: float) -> None:
         forget_after = self.runtime.config.forget_after

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -74,16 +75,27 @@ class Notifier:
         if not changes:
             return
         message = build_message(changes, self.max_chars, self.store_name, destination.shown)
-        outcome: Attempted = await send(destination, message.title, message.body, self.policy)
-        report.attempts[destination.shown] += outcome.attempts
         ids = list(message.change_ids)
+        wanted = set(ids)
+
+        async def still_pending() -> bool:  # discarded meanwhile (changewatch notify --discard): stop
+            states = await self.call(self.store.notification_states, spider=spider, since=since, pending=True)
+            return any(s.destination == destination.id and s.change_id in wanted for s in states)
+
+        outcome: Attempted = await send(destination, message.title, message.body, self.policy, still_pending)
+        report.attempts[destination.shown] += outcome.attempts
         if outcome.sent:
-            await self.call(self.store.settle_notifications, destination.id, ids, self.owner, sent_at=utc_now())
+            await self.call(self.store.settle_notifications, destination.id, ids, self.owner, sent_at=utc_now(),
+                            attempts=outcome.attempts)
             report.sent[destination.shown] = len(ids)
             logger.info("changewatch: notified %s of %d change(s)", destination.shown, len(ids))
             return
         await self.call(self.store.settle_notifications, destination.id, ids, self.owner, sent_at=None,
-                        error=outcome.error)
+                        error=outcome.error, attempts=outcome.attempts)
+        if outcome.abandoned:
+            logger.info("changewatch: stopped notifying %s after %d attempt(s): its %d change(s) were discarded "
+                        "meanwhile (changewatch notify --discard)", destination.shown, outcome.attempts, len(ids))
+            return
         report.failed[destination.shown] = outcome.error or "failed"
         logger.error("changewatch: could not notify %s of %d change(s) (%d attempt(s)): %s; they stay pending: the "
                      "next run, or changewatch notify --resend, sends them", destination.shown, len(ids),
@@ -91,10 +103,25 @@ class Notifier:
 
     async def _unknown(self, report: NotifyReport, spider: str | None, since: str | None) -> None:
         states = await self.call(self.store.notification_states, spider=spider, since=since, pending=True)
+        named: dict[str, str] = {}  # shown form → how --discard names it
         for state in states:
             if state.destination not in self.destinations:
                 report.unknown[state.shown] = report.unknown.get(state.shown, 0) + 1
+                named.setdefault(state.shown, self._discard_name(state.shown, state.destination))
         for shown, count in report.unknown.items():
             logger.warning("changewatch: %d change(s) wait for %s, which this configuration does not name (its URL "
                            "is never stored): configure it again (CHANGEWATCH_NOTIFY, or the watchlist's notify) and "
-                           "run changewatch notify --resend", count, shown)
+                           "run changewatch notify --resend, or end them: %s", count, shown,
+                           self.discard_command(named[shown]))
+
+    def _discard_name(self, shown: str, destination_id: str) -> str:
+        """*shown*, unless a configured destination is shown the same way (then the id, which only
+        this one has): a discard must not end the deliveries of a destination still in use."""
+        clash = any(d.shown == shown and d.id != destination_id for d in self.destinations.values())
+        return destination_id if clash else shown
+
+    def discard_command(self, name: str) -> str:
+        """The command that discards *name*'s pending changes, to copy and paste: with this store's
+        URI unless it holds a secret (its redacted form would not open it)."""
+        store = f" --store {shlex.quote(self.store_name)}" if "***" not in self.store_name else ""
+        return f"changewatch notify{store} --discard {shlex.quote(name)}"

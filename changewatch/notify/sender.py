@@ -11,6 +11,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,6 +44,8 @@ class Attempted:
 
     error: str | None
     attempts: int
+    #: given up before a retry because the changes were no longer to be sent (discarded meanwhile)
+    abandoned: bool = False
 
     @property
     def sent(self) -> bool:
@@ -140,10 +143,12 @@ def _send_once(destination: Destination, title: str, body: str, policy: SendPoli
     return scrubbed(f"failed: {why}")
 
 
-async def send(destination: Destination, title: str, body: str, policy: SendPolicy) -> Attempted:
+async def send(destination: Destination, title: str, body: str, policy: SendPolicy,
+               proceed: Callable[[], Awaitable[bool]] | None = None) -> Attempted:
     """Send, trying again after a failure (pauses of 1, 2, 4… s) up to ``retries`` times and never
     past ``retry_time``; a refusal by the SSRF policy is not tried again. The event loop never
-    waits on the network: each attempt runs in a thread and is abandoned after its timeout."""
+    waits on the network: each attempt runs in a thread and is abandoned after its timeout.
+    *proceed*, when given, is asked before each retry whether the message is still wanted."""
     deadline = time.monotonic() + policy.retry_time
     pause = FIRST_PAUSE
     attempts = 0
@@ -162,3 +167,5 @@ async def send(destination: Destination, title: str, body: str, policy: SendPoli
             return Attempted(f"{error} (stopped after {attempts} attempts: CHANGEWATCH_NOTIFY_RETRY_TIME)", attempts)
         await asyncio.sleep(pause)
         pause = min(pause * 2, MAX_PAUSE)
+        if proceed is not None and not await proceed():
+            return Attempted(f"{error} (not tried again: no longer pending)", attempts, abandoned=True)

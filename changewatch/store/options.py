@@ -59,13 +59,16 @@ def redact(uri: str) -> str:
     'postgresql://me:***@db.example/watch?sslmode=require'
     >>> redact("postgresql://me@db.example/watch?password=secret&sslmode=require")
     'postgresql://me@db.example/watch?password=***&sslmode=require'
+    >>> redact("sqlite:////var/lib/changewatch/state.db")  # nothing to hide: as given, and so it still opens
+    'sqlite:////var/lib/changewatch/state.db'
     """
     parts = urlsplit(uri)
+    hidden = parts
     if parts.password is not None:
-        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
+        hidden = hidden._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
     if parts.query:
-        parts = parts._replace(query=_redact_query(parts.query))
-    return urlunsplit(parts)
+        hidden = hidden._replace(query=_redact_query(parts.query))
+    return uri if hidden == parts else urlunsplit(hidden)
 
 
 def _redact_query(query: str) -> str:

@@ -224,7 +224,8 @@ class RoutingStore(Protocol):
     destination with the change-log row, in its transaction (a crash can lose neither without the
     other). Sending claims them (an owner and an expiry, as change-log leases: two processes never
     send one at the same time, a dead sender's claims expire) and settles them: sent, or failed
-    with the attempt counted and the error kept; a failed one stays pending for the next try."""
+    with the attempts counted and the error kept; a failed one stays pending for the next try, until
+    it is sent or discarded (recorded as such, by ``changewatch notify --discard``)."""
 
     def claim_notifications(self, destinations: Collection[str], owner: str, seconds: float, *,
                             spider: str | None = None, since: str | None = None,
@@ -235,14 +236,24 @@ class RoutingStore(Protocol):
         ...
 
     def settle_notifications(self, destination: str, ids: Sequence[int], owner: str, *, sent_at: str | None,
-                             error: str | None = None) -> None:
+                             error: str | None = None, attempts: int = 1) -> None:
         """Record the outcome of sending *ids* to *destination*: sent at *sent_at*, or (None) failed
-        with *error*; the attempt is counted and *owner*'s claim released either way."""
+        with *error*; the *attempts* it took (the first try and each retry) are counted and *owner*'s
+        claim released either way."""
         ...
 
     def notification_states(self, *, spider: str | None = None, since: str | None = None,
                             pending: bool = True) -> list[NotificationState]:
-        """Each destination's state of each change (only the unsent ones when *pending*), by change."""
+        """Each destination's state of each change (only the pending ones, neither sent nor
+        discarded, when *pending*), by change."""
+        ...
+
+    def discard_notifications(self, destination: str | None, at: str, *, before: str | None = None,
+                              spider: str | None = None) -> int | None:
+        """End the pending notifications to *destination* (its id or its shown form; None: every
+        destination) of changes fetched before *before* (None: any), of *spider*'s changes when
+        given: each is recorded as discarded at *at*, never claimed or sent again. How many;
+        None when no notification of the store, in any state, goes to *destination*."""
         ...
 
     def record_summary(self, spider: str, change_id: int, summary: str) -> bool:
@@ -271,6 +282,12 @@ class MaintainedStore(Protocol):
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         """Every key of *spider* with its last fetch, due time and interval, and when it was last
         listed without being fetched (one read)."""
+        ...
+
+    def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
+        """Move every key of *spider* whose due interval lies outside *minimum*..*maximum* seconds
+        (set under other bounds) to the bound it crossed, its due time with it, in one statement;
+        how many keys moved (none when the bounds did not change)."""
         ...
 
     def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:

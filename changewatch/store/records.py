@@ -170,7 +170,8 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),
     "health_conditions": ("spider", "site", "condition", "since", "error", "change_id"),
     # claims are not copied either: they name a process of the old store's crawls
-    "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error"),
+    "notifications": ("change_id", "destination", "spider", "shown", "sent_at", "attempts", "last_error",
+                      "discarded_at"),
     "summary_spend": ("day", "cost", "calls"),
     # -- evidence
     "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
@@ -211,6 +212,8 @@ class NotificationState:
     sent_at: str | None
     attempts: int
     last_error: str | None
+    #: when ``changewatch notify --discard`` ended it unsent (None: not discarded)
+    discarded_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

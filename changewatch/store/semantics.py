@@ -16,7 +16,7 @@ from .protocol import CLOCK_TOLERANCE
 from .records import Outcome, StoredState
 
 __all__ = ["APP_ID", "FIRST_SCHEMA", "check_committable", "check_schema_version", "clamp", "dumps", "format_time",
-           "is_stale", "logged_record", "next_state", "parse_time", "report_clamp"]
+           "is_stale", "logged_record", "next_state", "parse_time", "record_json", "report_clamp"]
 
 #: what every store writes in its metadata table: its application and its schema version
 APP_ID = "changewatch"
@@ -32,6 +32,13 @@ FIRST_SCHEMA = 100
 def dumps(value: Any) -> str:
     """JSON as the store keeps it: compact, keys sorted, non-ASCII as is."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def record_json(record: Any) -> str:
+    """A change record as the change log keeps it: compact, non-ASCII as is, its members (and
+    theirs) in the order of the record as it was exported, so that a redelivery reads as the
+    first delivery did on every backend."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def parse_time(value: str) -> datetime:

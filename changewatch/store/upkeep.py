@@ -24,6 +24,9 @@ __all__ = ["BODY_WINDOW", "Dialect", "DueTable"]
 #: commit in flight that refers to it again (and so moved its ``stored_at`` on) never loses it
 BODY_WINDOW = 3600.0
 
+#: how far (a share) a stored interval may lie outside a bound before it was set under another bound
+_BOUND_SLACK = 1e-9
+
 #: the columns of a kept version with its body (``e``: evidence, ``b``: evidence_bodies)
 _VERSION_COLUMNS = ("e.id, e.spider, e.key, e.change_id, e.observed_at, e.url, e.status, e.headers, e.digest, "
                     "b.compression, b.body, b.size")
@@ -56,6 +59,8 @@ class Dialect:
     greatest: str  # the larger of two values (SQLite: max, PostgreSQL: GREATEST)
     prefix: str = ""  # before each table's name (a PostgreSQL schema)
     any_array: bool = False  # ``= ANY(array)`` (PostgreSQL) instead of ``IN (…)``
+    #: a stored time ``{time}`` moved by ``{seconds}`` (a number), written as the store writes times
+    shifted: str = "strftime('%Y-%m-%dT%H:%M:%SZ', {time}, printf('%.3f seconds', {seconds}))"
 
     def among(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         if self.any_array:
@@ -70,6 +75,21 @@ class Dialect:
     def due_table(self, cur: Any, spider: str) -> DueTable:
         return DueTable(cur.execute(f"SELECT key, last_seen, due_at, due_interval, listed_at FROM "
                                     f"{self.table('observations')} WHERE spider = {self.mark}", (spider,)).fetchall())
+
+    def bound_schedule(self, cur: Any, spider: str, minimum: float, maximum: float) -> int:
+        """Each due interval of *spider* outside *minimum*..*maximum* set to the bound it crossed,
+        and its due time moved with it (from the observation that set it): one statement, however
+        many keys. A key within them is not written, so a start whose bounds did not change writes
+        nothing. Returns the keys moved."""
+        m = self.mark
+        # intervals at a bound are floats computed from it: a rounding error is not a bound change
+        low, high = minimum * (1 - _BOUND_SLACK), maximum * (1 + _BOUND_SLACK)
+        bounded = f"(CASE WHEN due_interval < {m} THEN {m} ELSE {m} END)"
+        due = self.shifted.format(time="due_at", seconds=f"{bounded} - due_interval")
+        done = cur.execute(f"UPDATE {self.table('observations')} SET due_at = {due}, due_interval = {bounded} "
+                           f"WHERE spider = {m} AND due_at IS NOT NULL AND (due_interval < {m} OR due_interval > {m})",
+                           (low, minimum, maximum, low, minimum, maximum, spider, low, high))
+        return int(done.rowcount)
 
     def mark_listed(self, cur: Any, spider: str, keys: Sequence[str], at: str) -> None:
         among, args = self.among("key", keys)

@@ -548,7 +548,7 @@ class WatchOptionsModel(BaseModel):
     every: Annotated[Any, AfterValidator(_every), WithJsonSchema(_EVERY_SCHEMA)] | None = Field(
         None, description="Fetch the page once this long after its last fetch, and not sooner (a duration: seconds, "
         "or 90s, 10m, 6h, 7d, 1h30m), whether or not CHANGEWATCH_SCHEDULE_ENABLED schedules the others; not bounded "
-        "by the schedule's intervals", examples=["6h"])
+        "by CHANGEWATCH_SCHEDULE_MIN_INTERVAL, and at most CHANGEWATCH_SCHEDULE_MAX_INTERVAL", examples=["6h"])
 
 
 class WatchModel(WatchOptionsModel):

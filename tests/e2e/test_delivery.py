@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from changewatch.core.comparisons import Kind
 from changewatch.store import Lease, Outcome
@@ -12,6 +16,7 @@ from changewatch.store.sqlite import SQLiteStore
 
 from ..middlewares.conditional.servers import OddServer, Page
 from ..middlewares.conditional.test_odd_servers import html
+from ..store.conftest import store_uri_of
 from .crawl import Crawler, scrapy_env
 
 KILL_AFTER_COMMIT = ("-s", "TESTS_KILL_KEY=p",
@@ -103,3 +108,33 @@ def test_scrapy_check_leaves_undelivered_changes_for_the_next_crawl(tmp_path: Pa
         assert [c.key for c in store.undelivered("catalogue")] == ["LMP-001"]
     finally:
         store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from store_uri_of(request.param, tmp_path)
+
+
+def test_a_redelivered_record_keeps_the_member_order_of_its_first_export(
+        odd_server: tuple[OddServer, str], tmp_path: Path, store_uri: str) -> None:
+    """The first export went to a local file, but another feed of that run failed, so the change
+    stays undelivered; the next run's redelivery has its members in the order the first export
+    had them (not sorted by the store), on SQLite and on PostgreSQL."""
+    server, base = odd_server
+    page = "<html><body><main><h1>{}</h1><p class='z'>{}</p><p>A kettle that boils water.</p></main></body></html>"
+    server.pages["/p"] = Page(page.format("Kettle", "89").encode())
+    watch = {"url": base + "/p", "key": "p", "fields": {"zprice": "p.z::text", "aname": "h1::text"}}
+    crawler = Crawler(tmp_path, [watch], store=store_uri)
+    assert crawler.run().returncode == 0
+    server.pages["/p"] = Page(page.format("Kettle Pro", "79").encode())
+    first_file = tmp_path / "first.jsonl"
+    feeds = json.dumps({str(first_file): {"format": "jsonlines"},
+                        "ftp://user:pw@127.0.0.1:1/changes.jsonl": {"format": "jsonlines"}})
+    failed = crawler.run("-s", f"FEEDS={feeds}", feed_option=False)
+    assert failed.stats["changewatch/delivery/unconfirmed"] == 1, failed.stderr[-2000:]
+    [first] = [json.loads(line) for line in first_file.read_text(encoding="utf-8").splitlines()]
+    again = crawler.run()
+    [record] = again.records
+    assert list(first) != sorted(first)  # the export's own order, which a sorting store would lose
+    assert record.pop("redelivery") is True and list(record) == list(first) and record == first
+    assert list(record["changes"]) == list(first["changes"])

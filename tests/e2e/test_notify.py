@@ -95,7 +95,7 @@ def test_a_failing_destination_is_retried_reported_and_delivered_later(
     listed = notify_cli("--store", crawler.store, "-s", f"CHANGEWATCH_NOTIFY={webhook(receiver)}", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     [pending] = [json.loads(line) for line in listed.stdout.splitlines()]
-    assert pending["change_id"] == record["change_id"] and pending["attempts"] == 1 and pending["configured"]
+    assert pending["change_id"] == record["change_id"] and pending["attempts"] == 3 and pending["configured"]
     assert "500" in pending["last_error"] and pending["destination"] == webhook(receiver)
 
     receiver.script = lambda n: (200, b"{}", 0.0)
@@ -179,7 +179,7 @@ def test_a_receiver_that_hangs_is_given_up_on_within_the_timeout(
     try:
         assert isinstance(store, RoutingStore)
         [state] = store.notification_states()
-        assert state.attempts == 1 and "timeout" in (state.last_error or "").lower()
+        assert state.attempts == 2 and "timeout" in (state.last_error or "").lower()  # the try and one retry
     finally:
         store.close()
 
@@ -286,3 +286,45 @@ def test_a_crossing_is_sent_once_and_every_message_shows_what_its_condition_test
     added = [line for line in ops if line.startswith("    + Clause")]
     assert len(removed) == len(added) == 10 and "will not change" in added[0]
     assert "    … 30 more removed lines" in ops and any(line.endswith(" more added lines") for line in ops)
+
+
+def test_a_retired_destination_is_discarded_with_the_command_the_crawl_gives(
+        odd_server: tuple[OddServer, str], receiver: ScriptedServer, tmp_path: Path) -> None:
+    """A send fails, the destination is then removed from the configuration: the next crawl warns
+    and gives the exact command; run as given, it ends those deliveries, recorded as discarded,
+    and the crawl after it says nothing more about it."""
+    import re
+    import shlex
+
+    server, base = odd_server
+    server.pages["/p"] = Page(html("price 10"))
+    crawler = Crawler(tmp_path, [{"url": base + "/p", "key": "p"}])
+    retired = ("-s", f"CHANGEWATCH_NOTIFY={webhook(receiver)}", *FAST)
+    assert crawler.run(*retired).returncode == 0
+    receiver.script = lambda n: (500, b"{}", 0.0)
+    server.pages["/p"] = Page(html("price 12"))
+    assert crawler.run(*retired).returncode == 1  # pending for the retired destination now
+
+    kept = ScriptedServer()
+    try:
+        # the configuration names another destination, no longer this one
+        warned = crawler.run("-s", f"CHANGEWATCH_NOTIFY={webhook(kept)}", *FAST)
+    finally:
+        kept.stop()
+    assert warned.returncode == 0, warned.stderr[-2000:]
+    [command] = re.findall(r"which this configuration does not name .*?or end them: (changewatch notify .*)$",
+                           warned.stderr, re.M)
+    argv = shlex.split(command)
+    assert argv[:2] == ["changewatch", "notify"] and "--discard" in argv
+    discarded = notify_cli(*argv[2:], cwd=tmp_path)
+    assert discarded.returncode == 0, discarded.stderr
+    assert discarded.stdout.startswith(f"discarded 1 pending change(s) for {webhook(receiver)}")
+    listed = notify_cli("--store", crawler.store, "--all", cwd=tmp_path)
+    [state] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert state["discarded_at"] and state["sent_at"] is None and state["attempts"] == 3
+    kept = ScriptedServer()
+    try:
+        quiet = crawler.run("-s", f"CHANGEWATCH_NOTIFY={webhook(kept)}", *FAST)
+    finally:
+        kept.stop()
+    assert quiet.returncode == 0 and "does not name" not in quiet.stderr

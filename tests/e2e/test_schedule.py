@@ -133,6 +133,38 @@ def test_the_adaptive_schedule_over_simulated_days(site: HostileSite, tmp_path: 
     assert len(fetched["daily"]) > len(fetched["still"])
 
 
+def test_a_lowered_maximum_applies_at_the_next_start(site: HostileSite, tmp_path: Path) -> None:
+    """Keys scheduled under the default 7 days are moved to a new 5-second maximum by the first
+    run that has it, which says how many it moved; a watch's longer `every` gives way to it,
+    said once; the next run moves nothing and says nothing more."""
+    site.good["/a"] = page(good_page("a"))
+    site.good["/b"] = page(good_page("b"))
+    crawler = Crawler(tmp_path, [{"url": f"{site.base}/a", "key": "a"},
+                                 {"url": f"{site.base}/b", "key": "b", "every": "6h"}])
+    on = ("-s", "CHANGEWATCH_SCHEDULE_ENABLED=True")
+    short = (*on, "-s", "CHANGEWATCH_SCHEDULE_MIN_INTERVAL=1s", "-s", "CHANGEWATCH_SCHEDULE_MAX_INTERVAL=5s")
+    assert crawler.run(*at(0), *on).returncode == 0
+    old = crawler.run(*at(0.01), *on)  # 36 s later, under the default bounds: neither is due
+    assert old.returncode == 0 and old.stats["changewatch/schedule/skipped"] == 2, old.stderr[-2000:]
+    assert "moved to the bounds" not in old.stderr
+    due_before = rows(crawler)["a"][1]
+
+    lowered = crawler.run(*at(0.02), *short)
+    assert lowered.returncode == 0, lowered.stderr[-2000:]
+    assert lowered.stats["changewatch/schedule/due"] == 2 and (site.hits["/a"], site.hits["/b"]) == (2, 2)
+    assert lowered.stats["changewatch/schedule/rebounded"] == 2  # both had an estimate, under 7 days' bounds
+    assert "changewatch: schedule: 2 key(s) moved to the bounds CHANGEWATCH_SCHEDULE_MIN_INTERVAL = 1s and " \
+           "_MAX_INTERVAL = 5s" in lowered.stderr
+    assert lowered.stderr.count("every 6h is longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL = 5s: the stricter " \
+                                "wins") == 1
+    seen, due, interval = rows(crawler)["a"]
+    assert interval == 5.0 and epoch(due) == (epoch(seen) or 0) + 5 and due != due_before
+
+    again = crawler.run(*at(0.03), *short)  # 36 s later: due again by the 5-second bound, nothing left to move
+    assert again.returncode == 0 and again.stats["changewatch/schedule/due"] == 2
+    assert "moved to the bounds" not in again.stderr and "changewatch/schedule/rebounded" not in again.stats
+
+
 def test_clock_skew_never_pushes_a_key_ahead(site: HostileSite, tmp_path: Path) -> None:
     site.good["/a"] = page(good_page("a"))
     crawler = Crawler(tmp_path, [{"url": f"{site.base}/a", "key": "a"}])

@@ -5,6 +5,7 @@ spider's ``watch(every=..., scheduled=...)``."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -100,9 +101,52 @@ def test_a_bad_every_in_meta_is_fetched_and_counted(tmp_path: Path, simulated: N
     assert "meta['changewatch_every'] = 'soon': 'soon' is not a number of seconds" in caplog.text
 
 
+def test_a_lowered_maximum_applies_at_once_to_keys_scheduled_under_the_old_one(
+        tmp_path: Path, simulated: None, caplog: pytest.LogCaptureFixture) -> None:
+    """Both keys were scheduled under the default 7 days (a new key: due in about 14 hours); with
+    a 30-minute maximum, the one fetched an hour ago is due now, and the start says how many moved."""
+    caplog.set_level(logging.INFO, logger="changewatch")
+    settings = {"CHANGEWATCH_SCHEDULE_ENABLED": True, "CHANGEWATCH_SCHEDULE_MAX_INTERVAL": "30m"}
+    mw, crawler = crawl_with(tmp_path, {"recent": 1, "fresh": 0.1}, **settings)
+    items = [request("recent"), request("fresh")]
+    assert asyncio.run(through(mw, items)) == [items[0]]  # "fresh" was fetched 6 minutes ago: not due
+    moved = [r.getMessage() for r in caplog.records if "moved to the bounds" in r.getMessage()]
+    assert moved == ["changewatch: schedule: 2 key(s) moved to the bounds CHANGEWATCH_SCHEDULE_MIN_INTERVAL = 15m "
+                     "and _MAX_INTERVAL = 30m (their due times were set under other bounds)"]
+    assert crawler.stats.get_stats()["changewatch/schedule/rebounded"] == 2
+    caplog.clear()
+    again = ScheduleMiddleware.from_crawler(crawler)  # the next start: nothing left to move
+    assert asyncio.run(through(again, [request("fresh")])) == []
+    assert "moved to the bounds" not in caplog.text
+
+
+def test_the_bounds_move_nothing_while_the_schedule_is_off(tmp_path: Path, simulated: None) -> None:
+    mw, crawler = crawl_with(tmp_path, {"recent": 1}, CHANGEWATCH_SCHEDULE_MAX_INTERVAL="30m")
+    items = [request("recent", **{meta.EVERY: "6h"})]
+    assert asyncio.run(through(mw, items)) == items  # every gives way to the maximum, schedule on or off
+    assert "changewatch/schedule/rebounded" not in crawler.stats.get_stats()
+    assert mw.runtime.runner.store.due_table("unit")["recent"].interval > 1800  # type: ignore[attr-defined]
+
+
+def test_an_every_longer_than_the_maximum_gives_way_to_it_said_once(
+        tmp_path: Path, simulated: None, caplog: pytest.LogCaptureFixture) -> None:
+    """The stricter wins: `every: 6h` with a 30-minute maximum is due 30 minutes after its last
+    fetch; one WARNING line for the crawl, however many watches; the others are counted."""
+    mw, crawler = crawl_with(tmp_path, {"hour-ago": 1, "just-now": 0.1}, CHANGEWATCH_SCHEDULE_MAX_INTERVAL="30m")
+    items = [request("hour-ago", **{meta.EVERY: "6h"}), request("just-now", **{meta.EVERY: "6h"}),
+             request("hour-ago", **{meta.EVERY: "20m"})]
+    assert asyncio.run(through(mw, items)) == [items[0], items[2]]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["changewatch: schedule: hour-ago: every 6h is longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL "
+                        "= 30m: the stricter wins, it is fetched once 30m after its last fetch (so is any other such "
+                        "watch, counted in changewatch/schedule/capped)"]
+    assert crawler.stats.get_stats()["changewatch/schedule/capped"] == 2
+
+
 def test_a_skipped_key_is_noted_as_listed_only_when_it_is_getting_old(tmp_path: Path, simulated: None) -> None:
     days = 24.0
-    mw, _ = crawl_with(tmp_path, {"fresh": 1, "aging": 30 * days}, CHANGEWATCH_FORGET_AFTER="90d")
+    mw, _ = crawl_with(tmp_path, {"fresh": 1, "aging": 30 * days}, CHANGEWATCH_FORGET_AFTER="90d",
+                       CHANGEWATCH_SCHEDULE_MAX_INTERVAL="60d")
     items = [request("fresh", **{meta.EVERY: "60d"}), request("aging", **{meta.EVERY: "60d"})]
     assert asyncio.run(through(mw, items)) == []
     assert mw.runtime.housekeeper.listed == {"aging"}  # a quarter of 90 days unseen: noted; an hour: not yet

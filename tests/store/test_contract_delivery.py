@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from changewatch.core.comparisons import Kind
-from changewatch.store import Lease, LoggedChange, Store
+from changewatch.store import Lease, LoggedChange, RoutingStore, Store
 
 from ._support import T0, T1, encoded, outcome
 
@@ -128,3 +128,22 @@ def test_two_owners_claiming_at_once_never_share_a_change(new_store: Callable[[]
         for owner, owned in got.items():
             assert {c.lease_owner for c in writer.undelivered("spider") if c.id in owned} <= {owner}
         writer.mark_delivered("spider", ids, T1)
+
+
+def test_a_logged_record_keeps_its_members_in_the_order_it_was_exported(store: Store) -> None:
+    """A redelivery reads as the first delivery did: members (and nested ones) in their order,
+    not sorted (by the store's JSON or by a backend), on every backend; a summary written later
+    comes after them, as the first export put it last."""
+    record = {"key": "k", "url": "https://s.example/k", "kind": "field", "spider": "spider",
+              "observed_at": T0, "changes": {"zeta": {"old": "2", "new": "1"}, "alpha": {"old": "a", "new": "b"}},
+              "diff": "- b\n+ a", "added": [{"key": "z", "fields": {"title": "Z", "price": "1"}}]}
+    committed = store.commit("spider", "k", None, outcome(Kind.FIELD, encoded(), record), lease=Lease("a", SHORT))
+    [logged] = store.undelivered("spider")
+    assert list(logged.record) == list(record) and logged.record == record
+    assert list(logged.record["changes"]) == ["zeta", "alpha"]
+    assert list(logged.record["added"][0]["fields"]) == ["title", "price"]
+    time.sleep(SHORT * 2)
+    assert isinstance(store, RoutingStore) and store.record_summary("spider", committed.change_id or 0, "Cheaper.")
+    [claimed] = store.claim_undelivered("spider", Lease("b", LONG))
+    assert claimed.id == committed.change_id and list(claimed.record) == [*record, "summary"]
+    assert list(claimed.record["changes"]) == ["zeta", "alpha"]

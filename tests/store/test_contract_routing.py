@@ -162,3 +162,50 @@ def test_a_closed_store_says_so(store: Store) -> None:
     store.close()
     with pytest.raises(StoreError):
         routing(store).claim_notifications(["dest-a"], "o", 60)
+
+
+def test_every_attempt_is_counted(store: Store) -> None:
+    """A send that took three attempts (the try and two retries) counts three, failed or sent."""
+    change = _log(store, "k", T0, notify=(A,))
+    r = routing(store)
+    r.claim_notifications(["dest-a"], "owner-1", 60)
+    r.settle_notifications("dest-a", [change], "owner-1", sent_at=None, error="http: 500", attempts=3)
+    [failed] = r.notification_states()
+    assert failed.attempts == 3 and failed.last_error == "http: 500"
+    r.claim_notifications(["dest-a"], "owner-2", 60)
+    r.settle_notifications("dest-a", [change], "owner-2", sent_at="2024-06-01T00:00:00Z", attempts=2)
+    [sent] = r.notification_states(pending=False)
+    assert sent.attempts == 5 and sent.sent_at == "2024-06-01T00:00:00Z"
+
+
+def test_discarded_notifications_are_recorded_and_never_claimed_again(store: Store) -> None:
+    first, second, third = _log(store, "k0", T0), _log(store, "k1", T1), _log(store, "k2", T2, notify=(A,))
+    r = routing(store)
+    r.claim_notifications(["dest-b"], "owner-1", 60)  # held by a sender: discarded all the same
+    # by its shown form (as listed and as the crawl's warning names it), or by its id
+    assert r.discard_notifications(B[1], "2024-07-01T00:00:00Z") == 2
+    assert r.discard_notifications("dest-b", "2024-07-02T00:00:00Z") == 0  # nothing left pending: known, none
+    assert r.discard_notifications("json://nowhere.example/", "2024-07-02T00:00:00Z") is None  # never a destination
+    assert {(s.change_id, s.destination) for s in r.notification_states()} == {
+        (first, "dest-a"), (second, "dest-a"), (third, "dest-a")}
+    discarded = [s for s in r.notification_states(pending=False) if s.discarded_at]
+    assert {(s.change_id, s.destination, s.discarded_at, s.sent_at) for s in discarded} == {
+        (first, "dest-b", "2024-07-01T00:00:00Z", None), (second, "dest-b", "2024-07-01T00:00:00Z", None)}
+    assert r.claim_notifications(["dest-b"], "owner-2", 60) == []
+    assert r.claim_notifications(["dest-b"], "owner-1", 60) == []  # its claim went with them
+    # a sender that held them and settles late records what it did; they stay discarded
+    r.settle_notifications("dest-b", [first], "owner-1", sent_at=None, error="http: 500", attempts=3)
+    assert [s.destination for s in r.notification_states() if s.change_id == first] == ["dest-a"]
+
+
+def test_discarding_every_destination_before_a_time(store: Store) -> None:
+    early, late = _log(store, "k0", T0), _log(store, "k1", T2)
+    other = _log(store, "k0", T0, spider="other")
+    r = routing(store)
+    assert r.discard_notifications(None, "2024-07-01T00:00:00Z", before=T1, spider="spider") == 2  # dest-a and -b
+    assert {(s.change_id, s.destination) for s in r.notification_states()} == {
+        (late, "dest-a"), (late, "dest-b"), (other, "dest-a"), (other, "dest-b")}
+    assert r.discard_notifications(None, "2024-07-01T00:00:00Z", before=T2) == 2  # the other spider's: T0 < T2
+    assert {s.change_id for s in r.notification_states()} == {late}
+    assert r.discard_notifications(None, "2024-07-01T00:00:00Z", before=T0) == 0
+    assert {s.change_id for s in r.notification_states(pending=False) if s.discarded_at} == {early, other}

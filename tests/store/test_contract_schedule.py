@@ -65,6 +65,38 @@ def test_a_fetch_time_from_the_future_never_pushes_a_key_ahead(store: Store) -> 
     assert entry.due_at is not None and entry.due_at <= now.timestamp() + BOUNDS.maximum + 120
 
 
+def test_bounds_that_changed_move_the_due_times_set_under_the_old_ones(store: Store) -> None:
+    """A key scheduled under the default bounds, at the maximum or near the minimum, is moved to
+    the new bound in one statement; its due time moves with it, from the observation that set it;
+    keys within the bounds and other spiders' keys are not written, and a second start moves none."""
+    assert isinstance(store, MaintainedStore)
+    store.commit("spider", "still", None, scheduled(Kind.BASELINE, T0, False))
+    for version, at in enumerate((T1, T2), start=1):  # never changes: its interval grows toward the maximum
+        store.commit("spider", "still", version, scheduled(Kind.NONE, at, False))
+    store.commit("spider", "busy", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encoded(),
+                                                 schedule=ScheduleUpdate(False, Bounds(900.0, 900.0))))
+    store.commit("spider", "unscheduled", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encoded()))
+    store.commit("other", "still", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encoded(),
+                                                 schedule=ScheduleUpdate(False, Bounds(900.0, 900.0))))
+    before = store.due_table("spider")
+    still, busy = before["still"], before["busy"]
+    assert still.interval is not None and still.due_at is not None and busy.interval == 900.0
+
+    assert store.bound_schedule("spider", 900.0, 7 * 86400.0) == 0  # nothing set under other bounds
+    assert store.due_table("spider")["still"] == still
+
+    assert store.bound_schedule("spider", 1800.0, 5.0 * 3600) == 2  # a narrower range: both keys move
+    after = store.due_table("spider")
+    assert after["still"].interval == 5.0 * 3600 and after["busy"].interval == 1800.0
+    assert after["still"].due_at == pytest.approx(still.due_at - still.interval + 5.0 * 3600, abs=1.5)
+    assert after["busy"].due_at == pytest.approx(epoch(T0) + 1800.0, abs=1.5)  # type: ignore[operator]
+    assert after["unscheduled"].due_at is None and store.due_table("other")["still"].interval == 900.0
+    assert after["still"].last_seen == still.last_seen  # nothing but the schedule moves
+    assert store.bound_schedule("spider", 1800.0, 5.0 * 3600) == 0  # said once: the next start moves none
+    # an interval computed at a bound is that bound, give or take a rounding: not moved again
+    assert store.bound_schedule("spider", 1800.0 * (1 + 1e-12), 5.0 * 3600 * (1 - 1e-12)) == 0
+
+
 def _with_evidence(at: str, body: bytes, change: bool = False) -> Outcome:
     return Outcome(Kind.FIELD if change else Kind.BASELINE, URL, at, snapshot=encoded(),
                    record={"kind": "field"} if change else None,

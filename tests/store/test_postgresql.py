@@ -136,7 +136,7 @@ def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], mon
         cur.execute(f"UPDATE {quoted}.observations SET note = 'v3'")  # type: ignore[attr-defined]
 
     shipped = schema.schema_version()
-    assert shipped == FIRST_SCHEMA + len(schema.MIGRATIONS) > 5  # above every development build's
+    assert shipped == FIRST_SCHEMA + len(schema.MIGRATIONS) and FIRST_SCHEMA > 5  # above every development build's
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, "ALTER TABLE {s}.observations ADD COLUMN note text",
                                                backfill])
     upgraded = _pg(uri)
@@ -148,6 +148,37 @@ def test_the_next_schema_change_is_one_step_appended(fresh: tuple[str, str], mon
             cur.execute(f"SELECT note FROM {upgraded._quoted}.observations")
             assert cur.fetchall() == [("v3",)]
         assert upgraded.commit("spider", "k", 1, outcome(Kind.NONE, at=T1)).version == 2
+    finally:
+        upgraded.close()
+
+
+@pytest.mark.slow  # the test PostgreSQL server
+def test_a_store_before_discards_keeps_its_pending_notifications_through_the_upgrade(
+        fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 102 records discarded notifications: a store of 101 is upgraded with its pending
+    notification still pending, and the partial index of pending ones covers the new column."""
+    import dataclasses
+
+    _, uri = fresh
+    with monkeypatch.context() as first:
+        first.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+        store = _pg(uri)
+        store.open()
+        store.commit("spider", "k", None, dataclasses.replace(outcome(Kind.FIELD, encoded(), {"kind": "field"}),
+                                                              notify=(("dest", "json://d.example/"),)))
+        store.close()
+    upgraded = _pg(uri)
+    upgraded.open()
+    try:
+        with upgraded._cursor("test") as cur:
+            cur.execute(f"SELECT value FROM {upgraded._quoted}.changewatch_meta WHERE name = 'schema_version'")
+            assert cur.fetchone() == (str(schema.schema_version()),)
+            cur.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+                        (upgraded._quoted.strip('"'), "notifications_pending"))
+            assert "discarded_at IS NULL" in cur.fetchone()[0]
+        [state] = upgraded.notification_states()
+        assert (state.destination, state.sent_at, state.discarded_at) == ("dest", None, None)
+        assert upgraded.discard_notifications("json://d.example/", T1) == 1 and upgraded.notification_states() == []
     finally:
         upgraded.close()
 

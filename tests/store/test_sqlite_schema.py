@@ -58,6 +58,33 @@ def test_a_new_store_is_created_at_the_first_released_schema_and_brought_up(tmp_
     assert _columns(path, "observations")[-6:] == ["schedule", "due_at", "due_interval", "listed_at",
                                                    "last_observed", "content_since"]
     assert _columns(path, "validators")[-1] == "render"
+    assert _columns(path, "notifications")[-1] == "discarded_at"
+
+
+def test_a_store_before_discards_keeps_its_pending_notifications_through_the_upgrade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 102 records discarded notifications: a store of 101 is upgraded with its pending
+    notification still pending, and the partial index of pending ones covers the new column."""
+    path = tmp_path / "state.db"
+    with monkeypatch.context() as first:
+        first.setattr("changewatch.store.sqlite.schema.MIGRATIONS", MIGRATIONS[:1])
+        store = SQLiteStore(path)
+        store.open()
+        store.commit("spider", "k", None, Outcome(Kind.FIELD, "https://s.example/k", T0, snapshot=b"s",
+                                                  record={"kind": "field"}, notify=(("dest", "json://d.example/"),)))
+        store.close()
+    assert _meta_version(path) == str(FIRST_SCHEMA + 1) and "discarded_at" not in _columns(path, "notifications")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _meta_version(path) == str(SHIPPED)
+        [state] = store.notification_states()
+        assert (state.destination, state.sent_at, state.discarded_at) == ("dest", None, None)
+        index = store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'notifications_pending'").fetchone()[0]
+        assert "discarded_at IS NULL" in index
+        assert store.discard_notifications("dest", T1) == 1 and store.notification_states() == []
+    finally:
+        store.close()
 
 
 def test_a_keys_snapshot_lives_apart_and_goes_with_its_key(tmp_path: Path) -> None:

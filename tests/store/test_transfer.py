@@ -236,7 +236,7 @@ def _stores(draw: st.DrawFn) -> Dump:
                                          _TIME.filter(bool), _TEXT, st.one_of(st.none(), st.integers(1, 10_000))),
                                max_size=4, unique_by=lambda r: r[:3]))
     notifications = [(i, destination, spider, f"json://{destination}.example/x", draw(_TIME), draw(st.integers(0, 9)),
-                      draw(st.none() | _TEXT))
+                      draw(st.none() | _TEXT), draw(_TIME))
                      for i, spider, *_ in changes for destination in ("d1", "d2") if draw(st.booleans())]
     spend = [(day, draw(st.sampled_from([0.0, 0.125, 3.5])), draw(st.integers(0, 99)))
              for day in ("2024-05-01", "2024-05-02") if draw(st.booleans())]

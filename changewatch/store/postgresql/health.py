@@ -21,7 +21,7 @@ from ..health import (
     spiders_where,
 )
 from ..records import ChangeQuery, Lease
-from ..semantics import dumps
+from ..semantics import record_json
 from ..status import KeyStatus, StatusQuery, last_changes_sql, paged_statuses, status_rows, status_sql
 from .retry import Attempt
 
@@ -46,7 +46,7 @@ class PostgreSQLHealth:
     def _log(self, cur: Any, spider: str, key: str, kind: str, record: dict[str, Any], lease: Lease | None) -> int:
         cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "
                     "lease_expires) VALUES (%s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s)) RETURNING id",
-                    (spider, key, kind, record["observed_at"], dumps(record), lease.owner if lease else None,
+                    (spider, key, kind, record["observed_at"], record_json(record), lease.owner if lease else None,
                      lease.seconds if lease else None))
         change_id: int = cur.fetchone()[0]
         return change_id

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..records import NotificationState, Outcome, PendingNotification
-from ..semantics import dumps
+from ..semantics import record_json
 
 __all__ = ["PostgreSQLRouting", "write_notifications"]
 
@@ -39,7 +39,7 @@ class PostgreSQLRouting:
         if not wanted:
             return []
         q = self._quoted
-        where = ["n.destination = ANY(%s)", "n.sent_at IS NULL",
+        where = ["n.destination = ANY(%s)", "n.sent_at IS NULL", "n.discarded_at IS NULL",
                  "(n.claim_owner IS NULL OR n.claim_expires <= now() OR n.claim_owner = %s)"]
         args: list[Any] = [wanted, owner]
         if spider is not None:
@@ -61,22 +61,22 @@ class PostgreSQLRouting:
         return sorted(found, key=lambda p: (p.change_id, p.destination))
 
     def settle_notifications(self, destination: str, ids: Sequence[int], owner: str, *, sent_at: str | None,
-                             error: str | None = None) -> None:
+                             error: str | None = None, attempts: int = 1) -> None:
         if not ids:
             return
         # Idempotent (only unsent rows): a retry after a lost acknowledgement counts no second attempt.
         self._retrying("settle notifications", lambda cur, _: cur.execute(
-            f"UPDATE {self._quoted}.notifications SET sent_at = %s, last_error = %s, attempts = attempts + 1, "
+            f"UPDATE {self._quoted}.notifications SET sent_at = %s, last_error = %s, attempts = attempts + %s, "
             "claim_owner = NULL, claim_expires = NULL WHERE destination = %s AND sent_at IS NULL "
             "AND change_id = ANY(%s) AND (claim_owner IS NULL OR claim_owner = %s)",
-            (sent_at, None if sent_at else error, destination, list(ids), owner)))
+            (sent_at, None if sent_at else error, attempts, destination, list(ids), owner)))
 
     def notification_states(self, *, spider: str | None = None, since: str | None = None,
                             pending: bool = True) -> list[NotificationState]:
         q = self._quoted
         where, args = ["true"], []
         if pending:
-            where.append("n.sent_at IS NULL")
+            where.append("n.sent_at IS NULL AND n.discarded_at IS NULL")
         if spider is not None:
             where.append("n.spider = %s")
             args.append(spider)
@@ -84,10 +84,36 @@ class PostgreSQLRouting:
             where.append("c.observed_at >= %s")
             args.append(since)
         sql = ("SELECT n.change_id, n.destination, n.shown, n.spider, c.key, c.kind, c.observed_at, n.sent_at, "
-               f"n.attempts, n.last_error FROM {q}.notifications n JOIN {q}.changes c ON c.id = n.change_id "
+               f"n.attempts, n.last_error, n.discarded_at FROM {q}.notifications n JOIN {q}.changes c "
+               "ON c.id = n.change_id "
                f"WHERE {' AND '.join(where)} ORDER BY n.change_id, n.destination COLLATE \"C\"")
         rows = self._retrying("read notifications", lambda cur, _: cur.execute(sql, args).fetchall(), statement=True)
         return [NotificationState(*tuple(r)) for r in rows]
+
+    def discard_notifications(self, destination: str | None, at: str, *, before: str | None = None,
+                              spider: str | None = None) -> int | None:
+        q = self._quoted
+        where, args = ["n.sent_at IS NULL", "n.discarded_at IS NULL"], [at]
+        if destination is not None:
+            where.append("(n.destination = %s OR n.shown = %s)")
+            args += [destination, destination]
+        if spider is not None:
+            where.append("n.spider = %s")
+            args.append(spider)
+        if before is not None:
+            where.append(f"n.change_id IN (SELECT id FROM {q}.changes WHERE observed_at < %s)")
+            args.append(before)
+
+        def work(cur: Any, _: Any) -> int | None:
+            # Idempotent: a retry after a lost acknowledgement finds them discarded and the destination known
+            done = cur.execute(f"UPDATE {q}.notifications n SET discarded_at = %s, claim_owner = NULL, "
+                               f"claim_expires = NULL WHERE {' AND '.join(where)}", args).rowcount
+            if done or destination is None:
+                return int(done)
+            known = cur.execute(f"SELECT 1 FROM {q}.notifications WHERE destination = %s OR shown = %s LIMIT 1",
+                                (destination, destination)).fetchone()
+            return 0 if known else None
+        return self._retrying("discard notifications", work)
 
     def record_summary(self, spider: str, change_id: int, summary: str) -> bool:
         def work(cur: Any, _: Any) -> bool:
@@ -97,7 +123,8 @@ class PostgreSQLRouting:
                 return False
             record = json.loads(row[0])
             record["summary"] = summary
-            cur.execute(f"UPDATE {self._quoted}.changes SET record = %s WHERE id = %s", (dumps(record), change_id))
+            cur.execute(f"UPDATE {self._quoted}.changes SET record = %s WHERE id = %s",
+                        (record_json(record), change_id))
             return True
         return self._retrying("write a summary into the change log", work)
 

@@ -114,7 +114,7 @@ CREATE INDEX evidence_superseded ON {s}.evidence (spider, observed_at) WHERE sup
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (``{s}``: the
 #: quoted schema name) or a function of a cursor and the quoted schema name. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-#: Schema 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
+#: 100 → 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
 #: counts, an error does not) and since when its snapshot's content has been seen
 #: (``content_since``), apart from ``last_good``, which any rewrite of the snapshot moves (noise,
 #: what was learned). A key already stored gets the best its columns tell: its last fetch when
@@ -126,6 +126,10 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     "last_observed = CASE WHEN last_error IS NULL OR left(last_error, 6) = 'noisy:' THEN last_seen "
     "ELSE last_good END, "
     "content_since = CASE WHEN last_good IS NOT NULL THEN coalesce(last_changed, first_seen) END",
+    # 101 → 102: a notification can be discarded (changewatch notify --discard): recorded, no longer pending
+    "ALTER TABLE {s}.notifications ADD COLUMN discarded_at text; DROP INDEX {s}.notifications_pending; "
+    "CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) "
+    "WHERE sent_at IS NULL AND discarded_at IS NULL",
 ]
 
 

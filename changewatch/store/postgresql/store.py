@@ -29,7 +29,7 @@ from ..errors import StoreError, VersionConflict
 from ..options import Option, redact, resolve_options, seconds, split_query
 from ..protocol import StoreOptions
 from ..records import Committed, Lease, LoggedChange, Outcome, StoredState
-from ..semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from ..semantics import check_committable, clamp, logged_record, next_state, record_json, report_clamp
 from .health import PostgreSQLHealth
 from .retry import FIRST_DELAY, Attempt, DatabaseOutage
 from .routing import PostgreSQLRouting, write_notifications
@@ -402,7 +402,7 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
                 cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "
                             "lease_expires) VALUES (%s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s)) "
                             "RETURNING id",
-                            (spider, key, outcome.kind.value, observed_at, dumps(record),
+                            (spider, key, outcome.kind.value, observed_at, record_json(record),
                              lease.owner if lease else None, lease.seconds if lease else None))
                 change_id = cur.fetchone()[0]
                 write_notifications(cur, self._quoted, spider, change_id, outcome)

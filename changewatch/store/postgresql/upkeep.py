@@ -18,6 +18,10 @@ __all__ = ["PostgreSQLUpkeep"]
 
 T = TypeVar("T")
 
+#: a stored time moved by a number of seconds, in the form the store writes times
+_SHIFTED = ("to_char(({time})::timestamptz AT TIME ZONE 'UTC' + ({seconds}) * interval '1 second', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')")
+
 
 class PostgreSQLUpkeep:
     """The due table, listed marks, evidence and purges of one PostgreSQL store."""
@@ -30,7 +34,8 @@ class PostgreSQLUpkeep:
 
     @property
     def _sql(self) -> Dialect:
-        return Dialect(mark="%s", greatest="GREATEST", prefix=f"{self._quoted}.", any_array=True)
+        return Dialect(mark="%s", greatest="GREATEST", prefix=f"{self._quoted}.", any_array=True,
+                       shifted=_SHIFTED)
 
     def _write_evidence(self, cur: Any, spider: str, key: str, change_id: int | None, observed_at: str,
                         evidence: Evidence, now: datetime) -> None:
@@ -38,6 +43,10 @@ class PostgreSQLUpkeep:
 
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         return self._retrying("read the schedule", lambda cur, _: self._sql.due_table(cur, spider), statement=True)
+
+    def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
+        return self._retrying("move due times within the schedule's bounds",
+                              lambda cur, _: self._sql.bound_schedule(cur, spider, minimum, maximum))
 
     def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
         if keys:

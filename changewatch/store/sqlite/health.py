@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..changelog import query_where
 from ..health import FailingWatch, HistoryQuery, HistoryRow, OpenCondition, history_entry, history_where, spiders_where
 from ..records import ChangeQuery, Lease
-from ..semantics import dumps
+from ..semantics import record_json
 from ..status import KeyStatus, StatusQuery, last_changes_sql, paged_statuses, status_rows, status_sql
 
 __all__ = ["HISTORY_FLUSH_SECONDS", "SQLiteHealth"]
@@ -87,7 +87,7 @@ class SQLiteHealth:
         cursor = db.execute(
             "INSERT INTO changes (spider, key, kind, observed_at, record, lease_owner, lease_expires) "
             "VALUES (?,?,?,?,?,?,?)",
-            (spider, key, kind, record["observed_at"], dumps(record), lease.owner if lease else None,
+            (spider, key, kind, record["observed_at"], record_json(record), lease.owner if lease else None,
              now + lease.seconds if lease else None))
         assert cursor.lastrowid is not None
         return cursor.lastrowid

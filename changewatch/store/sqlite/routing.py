@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..records import NotificationState, Outcome, PendingNotification
-from ..semantics import dumps
+from ..semantics import record_json
 
 __all__ = ["SQLiteRouting", "write_notifications"]
 
@@ -46,7 +46,7 @@ class SQLiteRouting:
         if not wanted:
             return []
         now = self.now().timestamp()
-        where = [f"n.destination IN ({', '.join('?' * len(wanted))})", "n.sent_at IS NULL",
+        where = [f"n.destination IN ({', '.join('?' * len(wanted))})", "n.sent_at IS NULL", "n.discarded_at IS NULL",
                  "(n.claim_owner IS NULL OR n.claim_expires <= ? OR n.claim_owner = ?)"]
         args: list[Any] = [*wanted, now, owner]
         if spider is not None:
@@ -66,20 +66,20 @@ class SQLiteRouting:
         return [PendingNotification(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7]) for r in rows]
 
     def settle_notifications(self, destination: str, ids: Sequence[int], owner: str, *, sent_at: str | None,
-                             error: str | None = None) -> None:
+                             error: str | None = None, attempts: int = 1) -> None:
         with self._transaction("settle notifications") as db:
             for chunk in _chunks(ids):
                 marks = ", ".join("?" * len(chunk))
-                db.execute("UPDATE notifications SET sent_at=?, last_error=?, attempts=attempts+1, claim_owner=NULL, "
+                db.execute("UPDATE notifications SET sent_at=?, last_error=?, attempts=attempts+?, claim_owner=NULL, "
                            f"claim_expires=NULL WHERE destination=? AND sent_at IS NULL AND change_id IN ({marks}) "
                            "AND (claim_owner IS NULL OR claim_owner=?)",
-                           (sent_at, None if sent_at else error, destination, *chunk, owner))
+                           (sent_at, None if sent_at else error, attempts, destination, *chunk, owner))
 
     def notification_states(self, *, spider: str | None = None, since: str | None = None,
                             pending: bool = True) -> list[NotificationState]:
         where, args = ["1=1"], []
         if pending:
-            where.append("n.sent_at IS NULL")
+            where.append("n.sent_at IS NULL AND n.discarded_at IS NULL")
         if spider is not None:
             where.append("n.spider = ?")
             args.append(spider)
@@ -88,10 +88,32 @@ class SQLiteRouting:
             args.append(since)
         with self._reading("read notifications") as db:
             rows = db.execute("SELECT n.change_id, n.destination, n.shown, n.spider, c.key, c.kind, c.observed_at, "
-                              "n.sent_at, n.attempts, n.last_error FROM notifications n JOIN changes c ON "
-                              f"c.id = n.change_id WHERE {' AND '.join(where)} ORDER BY n.change_id, n.destination",
+                              "n.sent_at, n.attempts, n.last_error, n.discarded_at FROM notifications n "
+                              f"JOIN changes c ON c.id = n.change_id WHERE {' AND '.join(where)} "
+                              "ORDER BY n.change_id, n.destination",
                               args).fetchall()
         return [NotificationState(*tuple(r)) for r in rows]
+
+    def discard_notifications(self, destination: str | None, at: str, *, before: str | None = None,
+                              spider: str | None = None) -> int | None:
+        where, args = ["n.sent_at IS NULL", "n.discarded_at IS NULL"], [at]
+        if destination is not None:
+            where.append("(n.destination = ? OR n.shown = ?)")
+            args += [destination, destination]
+        if spider is not None:
+            where.append("n.spider = ?")
+            args.append(spider)
+        if before is not None:
+            where.append("n.change_id IN (SELECT id FROM changes WHERE observed_at < ?)")
+            args.append(before)
+        with self._transaction("discard notifications") as db:
+            done = db.execute("UPDATE notifications AS n SET discarded_at = ?, claim_owner = NULL, "
+                              f"claim_expires = NULL WHERE {' AND '.join(where)}", args).rowcount
+            if done or destination is None:
+                return int(done)
+            known = db.execute("SELECT 1 FROM notifications WHERE destination = ? OR shown = ? LIMIT 1",
+                               (destination, destination)).fetchone()
+        return 0 if known else None
 
     def record_summary(self, spider: str, change_id: int, summary: str) -> bool:
         with self._transaction("write a summary into the change log") as db:
@@ -100,7 +122,7 @@ class SQLiteRouting:
                 return False
             record = json.loads(row[0])
             record["summary"] = summary
-            db.execute("UPDATE changes SET record=? WHERE id=?", (dumps(record), change_id))
+            db.execute("UPDATE changes SET record=? WHERE id=?", (record_json(record), change_id))
         return True
 
     def add_spend(self, day: str, cost: float, budget: float | None, *, calls: int = 1) -> bool:

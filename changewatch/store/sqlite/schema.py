@@ -130,7 +130,7 @@ END
 #: ``MIGRATIONS[n]`` upgrades a store at schema ``FIRST_SCHEMA + n`` to the next: SQL (statements
 #: separated by ';') or a function of the connection, run in one transaction. A new store is created
 #: at FIRST_SCHEMA and brought up by the same steps, so a schema change is one step appended here.
-#: Schema 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
+#: 100 → 101: a key's last observation of its page (``last_observed``: a 304 or an unchanged page
 #: counts, an error does not) and since when its snapshot's content has been seen
 #: (``content_since``), apart from ``last_good``, which any rewrite of the snapshot moves (noise,
 #: what was learned). A key already stored gets the best its columns tell: its last fetch when
@@ -143,6 +143,10 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "last_observed = CASE WHEN last_error IS NULL OR substr(last_error, 1, 6) = 'noisy:' THEN last_seen "
     "ELSE last_good END, "
     "content_since = CASE WHEN last_good IS NOT NULL THEN coalesce(last_changed, first_seen) END",
+    # 101 → 102: a notification can be discarded (changewatch notify --discard): recorded, no longer pending
+    "ALTER TABLE notifications ADD COLUMN discarded_at TEXT; DROP INDEX notifications_pending; "
+    "CREATE INDEX notifications_pending ON notifications (destination, change_id) "
+    "WHERE sent_at IS NULL AND discarded_at IS NULL",
 ]
 
 

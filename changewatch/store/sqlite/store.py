@@ -31,7 +31,7 @@ from ..records import (
     StoredState,
     TransferBatch,
 )
-from ..semantics import check_committable, clamp, dumps, logged_record, next_state, report_clamp
+from ..semantics import check_committable, clamp, logged_record, next_state, record_json, report_clamp
 from .checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
 from .health import SQLiteHealth
 from .routing import SQLiteRouting, write_notifications
@@ -263,7 +263,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
                 change_id = db.execute(
                     "INSERT INTO changes (spider, key, kind, observed_at, record, lease_owner, lease_expires) "
                     "VALUES (?,?,?,?,?,?,?)",
-                    (spider, key, outcome.kind.value, observed_at, dumps(record),
+                    (spider, key, outcome.kind.value, observed_at, record_json(record),
                      lease.owner if lease else None, now.timestamp() + lease.seconds if lease else None)).lastrowid
                 if change_id is not None:
                     write_notifications(db, spider, change_id, outcome)

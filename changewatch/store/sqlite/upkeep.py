@@ -37,6 +37,10 @@ class SQLiteUpkeep:
         with self._reading("read the schedule") as db:
             return SQL.due_table(db, spider)
 
+    def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
+        with self._transaction("move due times within the schedule's bounds") as db:
+            return SQL.bound_schedule(db, spider, minimum, maximum)
+
     def mark_listed(self, spider: str, keys: Sequence[str], at: str) -> None:
         if keys:
             with self._transaction("note the keys still watched") as db:
