@@ -44,10 +44,9 @@ class EvidenceError(CommandError):
 
 
 def _content_type(version: KeptVersion) -> str | None:
-    headers = json.loads(version.headers)
-    for name, values in headers.items():
-        if name.lower() == "content-type" and values:
-            return str(values[0])
+    for name, value in json.loads(version.headers):
+        if name.lower() == "content-type":
+            return str(value)
     return None
 
 

@@ -21,7 +21,7 @@ Capture = pytest.CaptureFixture[str]
 URL = "https://shop.example/p/1"
 BEFORE = "<html><body><p>Preis: 89,00 €</p></body></html>".encode()
 AFTER = "<html><body><p>Preis: 79,00 €</p></body></html>".encode()
-HEADERS = '{"Content-Type":["text/html; charset=utf-8"],"X-Cache":["HIT","MISS"]}'
+HEADERS = '[["X-Cache","HIT"],["content-type","text/html; charset=utf-8"],["X-Cache","MISS"]]'
 
 
 def outcome(kind: Kind, at: str, body: bytes | None) -> Outcome:
@@ -62,7 +62,8 @@ def test_both_versions_are_written_as_served(store: Store, uri: str, tmp_path: P
     meta = json.loads((out / "after.headers.json").read_text(encoding="utf-8"))
     assert meta == {"file": "after.html", "url": URL, "status": 200, "observed_at": T2,
                     "sha256": keep_body(AFTER).digest, "size": len(AFTER),
-                    "headers": {"Content-Type": ["text/html; charset=utf-8"], "X-Cache": ["HIT", "MISS"]}}
+                    "headers": [["X-Cache", "HIT"], ["content-type", "text/html; charset=utf-8"],
+                                ["X-Cache", "MISS"]]}
     assert json.loads((out / "before.headers.json").read_text(encoding="utf-8"))["observed_at"] == T0
     logged = json.loads((out / "change.json").read_text(encoding="utf-8"))
     assert logged["id"] == change and logged["record"]["change_id"] == change
