@@ -8,7 +8,7 @@ parser's ``headerReceived``: :class:`ServedHeadersParser` notes each one there, 
 :class:`ServedHeadersAgent` hands the list, with the request it answered, to the crawl's
 :class:`~changewatch.runtime.origins.ServedHeaders`. Scrapy swaps its own parser class in the same
 way (``_LenientHTTP11ClientProtocol``); these build on Scrapy 2.19's private HTTP/1.1 classes,
-which ``tests/render/test_served.py`` checks against a real server.
+which ``tests/e2e/test_served_headers.py`` checks against a real server.
 """
 
 from __future__ import annotations
