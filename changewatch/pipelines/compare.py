@@ -245,8 +245,10 @@ def _evidence(judged: Judged, response: Response | None, served: ServedHeaders) 
     header lines as served where the download handler noted them, else as Scrapy holds them."""
     if judged.kept is None or response is None:
         return None
-    pairs = served.of(response) or [(name.decode("latin-1"), value.decode("latin-1"))
-                                    for name, values in response.headers.items() for value in values]
+    pairs = served.of(response)
+    if pairs is None:
+        pairs = tuple((name.decode("latin-1"), value.decode("latin-1"))
+                      for name, values in response.headers.items() for value in values)
     return Evidence(without_credentials(response.url), response.status, headers_json(pairs), judged.kept)
 
 
