@@ -28,6 +28,7 @@ from ..runtime.services import CrawlServices, origin_of
 from ..store import BUILTIN_STORE_SCHEMES, StoreError, store_from_uri
 from ..store.runner import StoreRunner
 from ..summary.crawl import check_summary_url
+from .suffixes import use_bundled_suffix_list
 
 __all__ = ["ChangewatchRuntime", "check_components"]
 
@@ -117,6 +118,7 @@ class ChangewatchRuntime(CrawlServices):
         runtime.activity = Activity()
         runtime.notifications = CrawlNotifications.from_crawler(crawler, runtime, routes)
         runtime.connect()
+        use_bundled_suffix_list()
         return runtime
 
     def trust_origin(self, url: str) -> None:

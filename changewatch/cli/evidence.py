@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.evidence import decompress, extension
-from ..store import ChangeLogStore, KeptVersion, MaintainedStore, StoreError
+from ..store import ChangeLogStore, KeptVersion, LogEntry, MaintainedStore, Store, StoreError
 from ..store.options import redact
 from .common import (
     CommandError,
@@ -45,10 +45,9 @@ class EvidenceError(CommandError):
 
 
 def _content_type(version: KeptVersion) -> str | None:
-    headers = json.loads(version.headers)
-    for name, values in headers.items():
-        if name.lower() == "content-type" and values:
-            return str(values[0])
+    for name, value in json.loads(version.headers):
+        if name.lower() == "content-type":
+            return str(value)
     return None
 
 
@@ -89,6 +88,17 @@ def _version_files(role: str, version: KeptVersion, folder: Path) -> list[Path]:
     return [body_path, headers_path]
 
 
+def _no_good_page_before(store: MaintainedStore, change: LogEntry) -> bool:
+    """Whether no good page of the change's key was observed before it, so that nothing before it
+    can have been kept: an error whose record names no earlier good observation, or a key of
+    which the store has never had a good page."""
+    record = change.record
+    if change.kind == "error" and "previous_observed_at" not in record and "baseline_since" not in record:
+        return True
+    state = store.read(change.spider, change.key) if isinstance(store, Store) else None
+    return state is not None and state.last_good is None
+
+
 def write_evidence(store: MaintainedStore, change_id: int, folder: Path) -> tuple[list[Path], list[str]]:
     """Write change *change_id*'s evidence into *folder*: the files written, and what is missing
     (each a sentence). EvidenceError when there is no such change or the folder cannot be written."""
@@ -108,6 +118,9 @@ def write_evidence(store: MaintainedStore, change_id: int, folder: Path) -> tupl
             elif role == "after" and kind not in _PAGE_CHANGES:
                 missing.append(f"change {change_id} is of kind {kind}: no version of the page is kept for it "
                                "(only changes of the page, and the baselines before them, keep one)")
+            elif role == "before" and _no_good_page_before(store, found.change):
+                missing.append(f"no good page was ever observed of key {found.change.key!r} before change "
+                               f"{change_id}: there is no page before it to write")
             else:
                 missing.append(f"the body {role} change {change_id} is {_NOT_KEPT}")
     except OSError as exc:

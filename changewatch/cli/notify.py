@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ..core.destinations import Destination, NotifyRoutes
 from ..store import ChangeLogStore, RoutingStore, Store, StoreError
 from ..store.leases import new_owner
-from ..store.options import redact
+from ..store.options import uri_argument
 from .common import (
     CommandError,
     UsageError,
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             for state in store.notification_states(spider=args.spider, since=since, pending=not args.all):
                 print(_state_json(state, known))
             return 0
-        return _resend(store, config, known, args.spider, since, redact(args.store or config.store))
+        return _resend(store, config, known, args.spider, since, uri_argument(args.store or config.store))
     except StoreError as exc:
         error(NAME, str(exc))
         return 1

@@ -74,18 +74,13 @@ def keeps_evidence(kind: Kind, counters: Mapping[str, int]) -> bool:
 
 
 def headers_json(headers: Iterable[tuple[str, str]]) -> str:
-    """Response headers as kept: name → values in the order served, without cookies and credentials.
+    """Response headers as kept: [name, value] pairs in the order and case given (as served, where
+    the download handler knows them), repeats as repeats, without cookies and credentials.
 
-    >>> headers_json([("Content-Type", "text/html"), ("Set-Cookie", "sid=1"), ("Vary", "A"), ("vary", "B")])
-    '{"Content-Type":["text/html"],"Vary":["A","B"]}'
+    >>> headers_json([("ETag", "W/1"), ("Set-Cookie", "sid=1"), ("vary", "A"), ("Content-Length", "3"), ("Vary", "B")])
+    '[["ETag","W/1"],["vary","A"],["Content-Length","3"],["Vary","B"]]'
     """
-    kept: dict[str, list[str]] = {}
-    names: dict[str, str] = {}
-    for name, value in headers:
-        lower = name.lower()
-        if lower in STRIPPED_HEADERS:
-            continue
-        kept.setdefault(names.setdefault(lower, name), []).append(value)
+    kept = [[name, value] for name, value in headers if name.lower() not in STRIPPED_HEADERS]
     return json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -18,7 +18,7 @@ from scrapy.crawler import Crawler
 from ..core.destinations import NotifyRoutes
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
-from ..store.options import redact
+from ..store.options import uri_argument
 from ..watchlist import NotifyRule
 from .notifier import Notifier
 from .routing import FieldValues, Router
@@ -103,7 +103,7 @@ class CrawlNotifications:
         policy = SendPolicy(config.notify_timeout, config.notify_retries, config.notify_retry_time,
                             config.guard.policy)
         notifier = Notifier(store, runtime.runner.call, self.router.destinations, policy, runtime.lease.owner,
-                            max_chars=config.notify_max_chars, store_name=redact(config.store))
+                            max_chars=config.notify_max_chars, store_name=uri_argument(config.store))
         try:
             report = await notifier.run(spider=runtime.spider)
         except StoreError as exc:  # the changes stay pending in whatever state the store kept

@@ -44,7 +44,8 @@ class NotifyReport:
 
 
 class Notifier:
-    """Sends to *destinations* (by id) the changes the store holds for them."""
+    """Sends to *destinations* (by id) the changes the store holds for them; *store_name* is the
+    store's URI as a printed command's argument (``changewatch.store.options.uri_argument``)."""
 
     def __init__(self, store: RoutingStore, call: StoreCall, destinations: Mapping[str, Destination],
                  policy: SendPolicy, owner: str, *, max_chars: int, store_name: str):
@@ -123,5 +124,5 @@ class Notifier:
     def discard_command(self, name: str) -> str:
         """The command that discards *name*'s pending changes, to copy and paste: with this store's
         URI unless it holds a secret (its redacted form would not open it)."""
-        store = f" --store {shlex.quote(self.store_name)}" if "***" not in self.store_name else ""
+        store = f" --store {self.store_name}" if "***" not in self.store_name else ""  # already quoted
         return f"changewatch notify{store} --discard {shlex.quote(name)}"

@@ -43,6 +43,7 @@ from ..core.schedule import ScheduleUpdate
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, as_observation
 from ..runtime.offload import Judged, ObserveTask, judge
+from ..runtime.origins import ServedHeaders
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
 from ..store import Evidence, Outcome, StoredState, StoreError
@@ -194,7 +195,7 @@ class ChangewatchPipeline:
                        record=logged, error=judged.error, http=None if error else _validators(obs, origin),
                        not_modified=obs.not_modified, notify=self.runtime.notifications.targets(obs, logged),
                        distance=_distance(judged), schedule=schedule,
-                       evidence=None if error else _evidence(judged, response))
+                       evidence=None if error else _evidence(judged, response, self.runtime.served_headers))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> tuple[ChangeRecord, int]:
@@ -239,12 +240,15 @@ def _distance(judged: Judged) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _evidence(judged: Judged, response: Response | None) -> Evidence | None:
-    """The response as served, to keep with its observation (the worker compressed its body)."""
+def _evidence(judged: Judged, response: Response | None, served: ServedHeaders) -> Evidence | None:
+    """The response as served, to keep with its observation (the worker compressed its body): its
+    header lines as served where the download handler noted them, else as Scrapy holds them."""
     if judged.kept is None or response is None:
         return None
-    pairs = ((name.decode("latin-1"), value.decode("latin-1"))
-             for name, values in response.headers.items() for value in values)
+    pairs = served.of(response)
+    if pairs is None:
+        pairs = tuple((name.decode("latin-1"), value.decode("latin-1"))
+                      for name, values in response.headers.items() for value in values)
     return Evidence(without_credentials(response.url), response.status, headers_json(pairs), judged.kept)
 
 

@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from ..store import ChangeQuery, LogEntry
 from ..store.health import HealthStore, HistoryQuery
-from ..store.options import redact
+from ..store.options import redact, uri_argument
 from .charts import SiteHistory
 from .page import ReportSummary, changes_header, closing, opening, sites_html, summary_html
 from .render import change_html
@@ -85,7 +85,7 @@ def write_report(store: Any, options: ReportOptions, out: IO[str]) -> tuple[int,
     out.write(sites_html(sites, days, more_sites, summary.conditions))
     shown = newest(store.query_changes(options.query), options.limit) if summary.total else []
     out.write(changes_header(summary.total, len(shown)))
-    evidence = f"changewatch evidence {{}} --store {redact(options.store_uri)} -o evidence-{{}}"
+    evidence = f"changewatch evidence {{}} --store {uri_argument(options.store_uri)} -o evidence-{{}}"
     for entry in shown:
         out.write(change_html(entry.id, entry.spider, entry.record, evidence.format(entry.id, entry.id)))
     out.write(closing(summary.total, len(shown)))

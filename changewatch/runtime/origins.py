@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from ..core.validators import HttpValidators
 
-__all__ = ["ItemRequests", "ResponseOrigins"]
+__all__ = ["ItemRequests", "ResponseOrigins", "ServedHeaders"]
 
 
 class ResponseOrigins:
@@ -67,3 +68,27 @@ class ItemRequests:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class ServedHeaders:
+    """Each response's header lines exactly as served (name case, order, repeats), by the request
+    it answered, for evidence: noted by changewatch's download handler (changewatch.render.served),
+    read by the pipeline. Keyed by the request, which a response keeps through every
+    ``replace()`` (decompression makes a new response); held weakly, so an entry lives as long
+    as its request. A response the handler did not download (a rendered page, Scrapy's HTTP
+    cache, another handler) has none, nor one whose status is not the one noted (a 304 that
+    Scrapy's HTTP cache turned into the cached 200)."""
+
+    def __init__(self) -> None:
+        self._by_request: WeakKeyDictionary[Any, tuple[int, tuple[tuple[str, str], ...]]] = WeakKeyDictionary()
+
+    def keep(self, request: Any, status: int, headers: tuple[tuple[str, str], ...]) -> None:
+        self._by_request[request] = (status, headers)
+
+    def of(self, response: Any) -> tuple[tuple[str, str], ...] | None:
+        """The header lines *response* was served with; None when they are not known."""
+        request = getattr(response, "request", None)
+        entry = None if request is None else self._by_request.get(request)
+        if entry is None or entry[0] != response.status:
+            return None
+        return entry[1]

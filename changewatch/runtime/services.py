@@ -30,7 +30,7 @@ from ..store.records import Lease
 from ..store.runner import StoreRunner, spider_name
 from .housekeeping import Housekeeper
 from .learning import LearningError, parse_calibrate, parse_forget
-from .origins import ItemRequests, ResponseOrigins
+from .origins import ItemRequests, ResponseOrigins, ServedHeaders
 from .spider import spider_options
 from .stats import Stats
 from .sweep import start_sweep
@@ -107,6 +107,8 @@ class CrawlServices:
         self.origins = ResponseOrigins()
         #: the request each item's response answered (-a calibrate=N repeats it)
         self.requests = ItemRequests()
+        #: each response's header lines as served (the download handler notes them), for evidence
+        self.served_headers = ServedHeaders()
         self.lease = Lease(new_owner(), config.delivery_lease)
         self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
         self.stats = Stats(crawler, "runtime")

@@ -5,15 +5,16 @@ names a bad option the same way.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs
 
 from .errors import StoreError
 from .protocol import StoreOptions
 
-__all__ = ["Option", "choice", "redact", "resolve_options", "seconds", "split_query"]
+__all__ = ["Option", "choice", "redact", "resolve_options", "seconds", "split_query", "uri_argument"]
 
 _SETTINGS = "CHANGEWATCH_STORE"  # the prefix of the settings that give the options their defaults
 
@@ -53,22 +54,43 @@ SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 
 
 def redact(uri: str) -> str:
-    """*uri* without the password of its user part or of its query, for messages.
+    """*uri* as typed, but for the password of its user part or of its query (``***``): for
+    messages, and for commands printed to be run (:func:`uri_argument`).
 
     >>> redact("postgresql://me:secret@db.example/watch?sslmode=require")
     'postgresql://me:***@db.example/watch?sslmode=require'
     >>> redact("postgresql://me@db.example/watch?password=secret&sslmode=require")
     'postgresql://me@db.example/watch?password=***&sslmode=require'
-    >>> redact("sqlite:////var/lib/changewatch/state.db")  # nothing to hide: as given, and so it still opens
-    'sqlite:////var/lib/changewatch/state.db'
+    >>> redact("sqlite:///.changewatch/state.db"), redact("sqlite:////srv/state.db?timeout=10")
+    ('sqlite:///.changewatch/state.db', 'sqlite:////srv/state.db?timeout=10')
     """
-    parts = urlsplit(uri)
-    hidden = parts
-    if parts.password is not None:
-        hidden = hidden._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1))
-    if parts.query:
-        hidden = hidden._replace(query=_redact_query(parts.query))
-    return uri if hidden == parts else urlunsplit(hidden)
+    # by hand, not urlsplit/urlunsplit: those drop the empty host of sqlite:///… (a relative path
+    # becomes sqlite:/…, which no store opens) and re-spell what they do not know
+    rest, hash_, fragment = uri.partition("#")
+    rest, question, query = rest.partition("?")
+    scheme, slashes, after = rest.partition("://")
+    if slashes:
+        authority, slash, path = after.partition("/")
+        if ":" in authority and "@" not in authority and "@" in path and not authority.rpartition(":")[2].isdigit():
+            # a password with a "/" in it, not percent-encoded: hidden up to the last "@"
+            authority, slash, path = after, "", ""
+        user, at, host = authority.rpartition("@")
+        if at and ":" in user:
+            authority = f"{user.partition(':')[0]}:***@{host}"
+        rest = f"{scheme}{slashes}{authority}{slash}{path}"
+    if question:
+        query = _redact_query(query)
+    return f"{rest}{question}{query}{hash_}{fragment}"
+
+
+def uri_argument(uri: str) -> str:
+    """*uri* as an argument of a command printed for a person to run: redacted, and quoted for a
+    POSIX shell where it must be (a path with a space in it).
+
+    >>> uri_argument("sqlite:///state.db"), uri_argument("sqlite:////srv/my stores/state.db")
+    ('sqlite:///state.db', "'sqlite:////srv/my stores/state.db'")
+    """
+    return shlex.quote(redact(uri))
 
 
 def _redact_query(query: str) -> str:

@@ -21,7 +21,7 @@ Capture = pytest.CaptureFixture[str]
 URL = "https://shop.example/p/1"
 BEFORE = "<html><body><p>Preis: 89,00 €</p></body></html>".encode()
 AFTER = "<html><body><p>Preis: 79,00 €</p></body></html>".encode()
-HEADERS = '{"Content-Type":["text/html; charset=utf-8"],"X-Cache":["HIT","MISS"]}'
+HEADERS = '[["X-Cache","HIT"],["content-type","text/html; charset=utf-8"],["X-Cache","MISS"]]'
 
 
 def outcome(kind: Kind, at: str, body: bytes | None) -> Outcome:
@@ -62,7 +62,8 @@ def test_both_versions_are_written_as_served(store: Store, uri: str, tmp_path: P
     meta = json.loads((out / "after.headers.json").read_text(encoding="utf-8"))
     assert meta == {"file": "after.html", "url": URL, "status": 200, "observed_at": T2,
                     "sha256": keep_body(AFTER).digest, "size": len(AFTER),
-                    "headers": {"Content-Type": ["text/html; charset=utf-8"], "X-Cache": ["HIT", "MISS"]}}
+                    "headers": [["X-Cache", "HIT"], ["content-type", "text/html; charset=utf-8"],
+                                ["X-Cache", "MISS"]]}
     assert json.loads((out / "before.headers.json").read_text(encoding="utf-8"))["observed_at"] == T0
     logged = json.loads((out / "change.json").read_text(encoding="utf-8"))
     assert logged["id"] == change and logged["record"]["change_id"] == change
@@ -98,6 +99,32 @@ def test_an_error_record_has_no_version_of_its_own(store: Store, uri: str, tmp_p
     code, _, err = run(capsys, str(error), "--store", uri, "-o", str(tmp_path / "out"))
     assert code == 1 and (tmp_path / "out" / "before.html").read_bytes() == BEFORE
     assert f"change {error} is of kind error: no version of the page is kept for it" in err
+
+
+def test_a_key_that_never_had_a_good_page_is_said_so(store: Store, uri: str, tmp_path: Path,
+                                                     capsys: Capture) -> None:
+    first = store.commit("shop", "p1", None, outcome(Kind.ERROR, T0, None)).change_id
+    code, lines, err = run(capsys, str(first), "--store", uri, "-o", str(tmp_path / "out"))
+    assert code == 1 and [Path(line).name for line in lines] == ["change.json"]
+    assert f"no good page was ever observed of key 'p1' before change {first}" in err
+    assert "RETENTION" not in err and "not kept" not in err  # nothing was deleted: there was nothing
+    # an error record that names a good page before it, of a key never good since (as the store says)
+    store.commit("shop", "p2", None, Outcome(Kind.ERROR, URL, T0, record={"key": "p2", "kind": "error",
+                                                                          "previous_observed_at": T0},
+                                             error="http: 500"))
+    second = max(c.id for c in store.changes("shop"))
+    code, _, err = run(capsys, str(second), "--store", uri, "-o", str(tmp_path / "out2"))
+    assert code == 1 and f"no good page was ever observed of key 'p2' before change {second}" in err
+
+
+def test_an_error_after_a_retained_page_keeps_the_retention_message(store: Store, uri: str, tmp_path: Path,
+                                                                    capsys: Capture) -> None:
+    store.commit("shop", "p1", None, outcome(Kind.BASELINE, T0, None))  # a good page, its body not kept
+    error = store.commit("shop", "p1", 1, Outcome(Kind.ERROR, URL, T1, record={
+        "key": "p1", "kind": "error", "previous_observed_at": T0}, error="http: 500")).change_id
+    code, _, err = run(capsys, str(error), "--store", uri, "-o", str(tmp_path / "out"))
+    assert code == 1 and f"the body before change {error} is not kept" in err and "RETENTION" in err
+    assert "no good page" not in err
 
 
 def test_a_folder_that_cannot_be_written(store: Store, uri: str, tmp_path: Path, capsys: Capture) -> None:

@@ -16,7 +16,7 @@ from changewatch.store import Evidence, Outcome, open_store
 
 from ._learned import URL, Capture, encode, judged, page
 
-HEADERS = '{"Content-Type":["text/html; charset=utf-8"]}'
+HEADERS = '[["Content-Type","text/html; charset=utf-8"]]'
 DIFF = "  Terms\n- Ad: kettles\n+ Ad: phones"
 
 

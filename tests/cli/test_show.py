@@ -16,7 +16,7 @@ from ..store._support import T0, T1, T2, encoded
 from ._learned import Capture, run
 
 URL = "https://shop.example/p/1"
-HEADERS = '{"Content-Type":["text/html; charset=utf-8"]}'
+HEADERS = '[["Content-Type","text/html; charset=utf-8"]]'
 DIFF = "  Terms of sale\n- Price: 89,00 EUR.\n+ Price: 79,00 EUR!\n+ Delivery in 2 days"
 
 

@@ -14,7 +14,7 @@ from changewatch.store import Evidence, Lease, MaintainedStore, Outcome, StaleOb
 from ._support import T0, T1, T2, T3, encoded
 
 URL = "https://s.example/p"
-HEADERS = '{"Content-Type":["text/html; charset=utf-8"],"ETag":["\\"v\\""]}'
+HEADERS = '[["Content-Type","text/html; charset=utf-8"],["ETag","\\"v\\""]]'
 
 
 def kept(kind: Kind, at: str, body: bytes | None, *, record: bool = False) -> Outcome:

@@ -145,3 +145,24 @@ def test_a_password_in_the_query_is_a_connection_parameter_never_shown() -> None
         with pytest.raises(StoreError) as caught:
             store_from_uri(f"postgresql://watcher@db.example/watch?{query}")
         assert "s3cret" not in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize(("uri", "shown"), [
+    ("sqlite:///rel/path/state.db", "sqlite:///rel/path/state.db"),
+    ("sqlite:///.changewatch/state.db", "sqlite:///.changewatch/state.db"),
+    ("sqlite:////abs/path/state.db?synchronous=FULL", "sqlite:////abs/path/state.db?synchronous=FULL"),
+    ("sqlite:///:memory:", "sqlite:///:memory:"),
+    ("sqlite:////home/a:x@b/state.db", "sqlite:////home/a:x@b/state.db"),  # an @ in a path is no user part
+    ("postgresql://user:pass@host/db?x=y", "postgresql://user:***@host/db?x=y"),
+    ("postgresql://user@host:5432/db", "postgresql://user@host:5432/db"),
+    ("postgresql://:pass@host/db", "postgresql://:***@host/db"),
+    ("postgresql://user:p@ss:w@host/db?sslmode=require&password=q&sslpassword=r",
+     "postgresql://user:***@host/db?sslmode=require&password=***&sslpassword=***"),
+    ("postgresql://user:pa/ss@host/db", "postgresql://user:***@host/db"),  # a "/" not percent-encoded
+    ("postgresql:///db?host=/var/run/postgresql", "postgresql:///db?host=/var/run/postgresql"),
+    ("POSTGRESQL://Me:Secret@Host/DB#x", "POSTGRESQL://Me:***@Host/DB#x"),
+])
+def test_redaction_keeps_the_uri_as_typed_but_its_password(uri: str, shown: str) -> None:
+    from changewatch.store.options import redact
+
+    assert redact(uri) == shown
