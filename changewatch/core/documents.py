@@ -14,15 +14,18 @@ import dataclasses
 import io
 import json
 import time
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from .comparisons.base import Unobservable
+from .comparisons.fields import FIELD_TYPES, MISSING_FIELDS
 from .json_paths import MISSING, canonical_json, resolve, scalar
 from .observation import Observation
 from .text.decoding import decode_page
 
-__all__ = ["DOCUMENT_TYPES", "JSON_MAX_BYTES", "PDF_MAX_PAGES", "PDF_MAX_SECONDS", "decode_text", "json_document",
-           "json_extraction", "json_too_large", "pdf_text", "read_document"]
+__all__ = ["DOCUMENT_TYPES", "JSON_MAX_BYTES", "PDF_MAX_PAGES", "PDF_MAX_SECONDS", "JsonExtraction", "decode_text",
+           "json_document", "json_extraction", "json_too_large", "json_type", "pdf_text", "read_document"]
 
 #: the content types read here; ``bytes`` is hashed whole (comparisons/bytes.py), html parsed as a page
 DOCUMENT_TYPES = frozenset({"json", "text", "pdf"})
@@ -77,32 +80,69 @@ def _entity(element: Any, key_path: str, field_paths: list[str] | None) -> dict[
     return {"key": None if key is MISSING or key is None else str(scalar(key)), "fields": fields}
 
 
-def json_extraction(data: Any, spec: dict[str, Any]) -> tuple[dict[str, Any] | None, list[dict[str, Any]] | None]:
-    """The fields (by path, named as written) and the entity set *spec* names in *data*
-    (``{"fields": [...], "entities": {"path", "key", "fields"}}``). Raises :class:`Unobservable`
-    (``extraction: …``) naming every path that matched nothing."""
-    errors: list[str] = []
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value: ``string``, ``number``, ``boolean``, ``null``, ``object``
+    or ``array``.
+
+    >>> [json_type(v) for v in ("10", 10, 1.5, True, None, {}, [])]
+    ['string', 'number', 'number', 'boolean', 'null', 'object', 'array']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonExtraction:
+    """What a ``json`` option read from a document: the fields (by path, named as written), their
+    JSON types, the paths that matched nothing (path → why) and the entity set."""
+
     fields: dict[str, Any] | None = None
+    types: dict[str, str] = dataclass_field(default_factory=dict)
+    missing: dict[str, str] = dataclass_field(default_factory=dict)
+    entities: list[dict[str, Any]] | None = None
+
+
+def _missing(data: Any, path: str) -> str:
+    top = json_type(data)
+    article = "an" if top[0] in "aeiou" else "a"
+    return f"json field {path!r} matched nothing" + ("" if top == "object" else f" (the document is {article} {top})")
+
+
+def json_extraction(data: Any, spec: dict[str, Any]) -> JsonExtraction:
+    """The fields and the entity set *spec* names in *data* (``{"fields": [...], "entities":
+    {"path", "key", "fields"}}``). A field path that matches nothing is named in ``missing``
+    (the fields comparison says it, and still compares the others); an entity set that cannot be
+    read raises :class:`Unobservable` (``extraction: …``)."""
+    fields: dict[str, Any] | None = None
+    types: dict[str, str] = {}
+    missing: dict[str, str] = {}
     if spec.get("fields"):
         fields = {}
         for path in spec["fields"]:
             value = resolve(data, path)
             if value is MISSING:
-                errors.append(f"extraction: json field {path!r} matched nothing")
+                missing[path] = _missing(data, path)
             else:
                 fields[path] = scalar(value)
+                types[path] = json_type(value)
     entities: list[dict[str, Any]] | None = None
     if (es := spec.get("entities")) is not None:
         path = es.get("path")
         array = data if path is None else resolve(data, path)
         if not isinstance(array, list):
             what = "matched nothing" if array is MISSING else f"is not an array (a {type(array).__name__})"
-            errors.append(f"extraction: json entities path {path or '(the document)'!r} {what}")
-        else:
-            entities = [_entity(element, es["key"], es.get("fields")) for element in array]
-    if errors:
-        raise Unobservable("; ".join(errors))
-    return fields, entities
+            raise Unobservable(f"extraction: json entities path {path or '(the document)'!r} {what}")
+        entities = [_entity(element, es["key"], es.get("fields")) for element in array]
+    return JsonExtraction(fields, types, missing, entities)
 
 
 def pdf_text(body: bytes) -> str:
@@ -152,6 +192,10 @@ def read_document(obs: Observation) -> Observation:
         return dataclasses.replace(obs, body=None, html=None, text=pdf_text(body))
     data = json_document(body, obs.encoding)
     if spec := obs.options.get("json"):
-        fields, entities = json_extraction(data, spec)
-        return dataclasses.replace(obs, body=None, html=None, text=None, fields=fields, entities=entities)
+        read = json_extraction(data, spec)
+        options = dict(obs.options)
+        if read.fields is not None:
+            options[FIELD_TYPES], options[MISSING_FIELDS] = read.types, read.missing
+        return dataclasses.replace(obs, body=None, html=None, text=None, fields=read.fields, entities=read.entities,
+                                   options=options)
     return dataclasses.replace(obs, body=None, html=None, text=canonical_json(data))

@@ -9,7 +9,7 @@ from typing import Any
 
 from .text.charset import readable
 
-__all__ = ["FieldChange", "compare_fields", "normalise_value"]
+__all__ = ["FieldChange", "compare_fields", "normalise_value", "normalised_text"]
 
 # {"old": raw, "new": raw, "old_normalised": …, "new_normalised": …}: the page's own words for
 # the reader, and beside them what was compared (why "89.00" and "89" are one price).
@@ -73,22 +73,53 @@ def normalise_value(value: Any) -> Any:
     return normalise_value(str(value))
 
 
+def normalised_text(value: Any) -> Any:
+    """A normalised value as a field keeps it: text (a boolean as ``true``/``false``), lists and
+    mappings of text; None (nothing found) stays None.
+
+    >>> normalised_text(True), normalised_text([False, "89"]), normalised_text(None)
+    ('true', ['false', '89'], None)
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return [normalised_text(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalised_text(v) for k, v in value.items()}
+    return value
+
+
 def compare_fields(old_norm: Mapping[str, Any], new_norm: Mapping[str, Any],
-                   old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]) -> dict[str, FieldChange]:
+                   old_raw: Mapping[str, Any], new_raw: Mapping[str, Any],
+                   old_types: Mapping[str, str] | None = None,
+                   new_types: Mapping[str, str] | None = None) -> dict[str, FieldChange]:
     """Changes between two observations' fields, keyed by field name: the raw values as the
     page showed them, and beside them the normalised values that were compared.
 
     Fields that one side does not track at all (the watch gained or lost a field) are not
-    changes: they start or end being compared.
+    changes: they start or end being compared. Where both sides know a field's JSON type
+    (*old_types*, *new_types*: a JSON document's fields), a value of another type is a change
+    whose record says both (``old_type``, ``new_type``), even if it normalises alike.
 
     >>> compare_fields({"p": "89"}, {"p": "79"}, {"p": "89.00"}, {"p": "79.00"})
     {'p': {'old': '89.00', 'new': '79.00', 'old_normalised': '89', 'new_normalised': '79'}}
+    >>> retyped = compare_fields({"n": "10"}, {"n": "10"}, {"n": "10"}, {"n": 10}, {"n": "string"}, {"n": "number"})
+    >>> retyped["n"]["new"], retyped["n"]["old_type"], retyped["n"]["new_type"]
+    (10, 'string', 'number')
     """
     changes: dict[str, FieldChange] = {}
+    old_types, new_types = old_types or {}, new_types or {}
     for name, new in new_norm.items():
-        if name in old_norm and (old := old_norm[name]) != new:
+        if name not in old_norm:
+            continue
+        old = old_norm[name]
+        before, after = old_types.get(name), new_types.get(name)
+        retyped = before is not None and after is not None and before != after
+        if old != new or retyped:
             changes[name] = {"old": _shown(old_raw.get(name)), "new": _shown(new_raw.get(name)),
                              "old_normalised": _shown(old), "new_normalised": _shown(new)}
+            if retyped:
+                changes[name].update(old_type=before, new_type=after)
     return changes
 
 

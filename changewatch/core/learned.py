@@ -196,8 +196,9 @@ class Learning:
     learned: Learned
     #: a text recently seen (an A/B variant flipping back)
     known_variant: bool = False
-    #: the new text with the ignored hunks put back as they were: what the diff is shown of
-    shown: str = ""
+    #: the old text with the ignored hunks' new lines in their place: what the diff is shown
+    #: from, so every line it shows as unchanged is a line of the new text
+    shown_from: str = ""
     #: every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
 
@@ -212,17 +213,15 @@ def with_variants(learned: Learned, *prints: str) -> tuple[str, ...]:
     return (*kept, *dict.fromkeys(prints))[-MAX_VARIANTS:]
 
 
-def _shown(new: Sequence[str], found: Sequence[Hunk], shown: Sequence[tuple[str, ...]]) -> str:
-    """*new* with each hunk's lines replaced by what is shown of it (hunks are in order)."""
+def _shown_from(old: Sequence[str], found: Sequence[Hunk], replaced: Sequence[tuple[str, ...]]) -> str:
+    """*old* with each hunk's lines replaced by *replaced* (hunks are in order)."""
     out: list[str] = []
-    at_old = at_new = 0
-    for hunk, lines in zip(found, shown, strict=True):
-        equal = hunk.start - at_old
-        out.extend(new[at_new:at_new + equal])
+    at = 0
+    for hunk, lines in zip(found, replaced, strict=True):
+        out.extend(old[at:hunk.start])
         out.extend(lines)
-        at_new += equal + len(hunk.added)
-        at_old = hunk.end
-    out.extend(new[at_new:])
+        at = hunk.end
+    out.extend(old[at:])
     return "\n".join(out)
 
 
@@ -238,14 +237,15 @@ def _split(hunk: Hunk, learned: Learned) -> tuple[Hunk | None, Hunk]:
     return (quiet if quiet.signatures() else None), rest
 
 
-def _in_place(hunk: Hunk, rest: Hunk) -> tuple[str, ...]:
-    """What is shown of a hunk partly volatile: its old lines, but the changed ones (*rest*)
-    replaced where the first of them stood."""
-    lines = list(hunk.removed)
-    at = next((i for i, line in enumerate(lines) if line in rest.removed), len(lines))
-    kept = [line for line in lines if line not in rest.removed]
+def _applied(hunk: Hunk, rest: Hunk) -> tuple[str, ...]:
+    """What the diff is shown from of a hunk partly ignored: its new lines (so its ignored
+    lines are shown as the page has them now), with the changed old lines (*rest*'s) put back
+    where the first changed new line stands."""
+    lines = list(hunk.added)
+    at = next((i for i, line in enumerate(lines) if line in rest.added), len(lines))
+    kept = [line for line in lines if line not in rest.added]
     at = min(at, len(kept))
-    return (*kept[:at], *rest.added, *kept[at:])
+    return (*kept[:at], *rest.removed, *kept[at:])
 
 
 def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
@@ -261,20 +261,20 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     for hunk in found:
         if hunk.covered(learned):
             ignored.append(hunk)
-            shown.append(hunk.removed)
+            shown.append(hunk.added)  # as if it had happened: its lines are the new text's
             continue
         quiet, rest = _split(hunk, learned)
         if quiet is not None:
             ignored.append(quiet)
         remaining.append(rest)
-        shown.append(_in_place(hunk, rest))
+        shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
     prints = (fingerprint(old, learned), fingerprint(new, learned))
     known = bool(remaining) and prints[1] in learned.variants
     after = _counted(learned, remaining) if remaining else learned
     after = _replace(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new)
     return Learning(tuple(remaining), tuple(ignored), after, known,
-                    _shown(new, found, shown) if ignored else new_text, noisy)
+                    _shown_from(old, found, shown) if ignored else old_text, noisy)
 
 
 def _counted(learned: Learned, remaining: Sequence[Hunk]) -> Learned:

@@ -10,6 +10,7 @@ from typing import Any
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.noise import CALIBRATION, NOISY
 from .documents import read_document
+from .evidence import keeps_evidence
 from .observation import Observation
 from .snapshot import Snapshot
 
@@ -108,6 +109,7 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
     changed: list[Comparison] = []
     noise = False
     kept: dict[str, Any] = dict(new.parts)
+    as_version: dict[str, Any] = {}
     for comparison in sorted(comparisons, key=lambda c: c.rank):
         before, after = old.part(comparison.name), new.part(comparison.name)
         if before is None or after is None:
@@ -115,6 +117,8 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
         difference = comparison.compare(before, after, context)
         if difference.keep is not None:
             kept[comparison.name] = difference.keep
+        if difference.keep_as_version is not None:
+            as_version[comparison.name] = difference.keep_as_version
         for event, count in difference.counters.items():
             name = event if "/" in event else f"{comparison.name}/{event}"
             counters[name] = counters.get(name, 0) + count
@@ -128,6 +132,10 @@ def classify(old: Snapshot | None, new: Snapshot, comparisons: Sequence[Comparis
         keep = Snapshot({**old.parts, **{k: v for k, v in kept.items() if k == "content"}}, old.foreign)
         return Verdict(Kind.NONE, {}, keep=None if keep == old else keep, counters=counters)
     kind = changed[0].kind if changed else Kind.NOISE if noise else Kind.NONE
+    if as_version and keeps_evidence(kind, counters):
+        # kept with its evidence: every part is this page's, which the next change is judged
+        # against and shown as "before"
+        kept.update(as_version)
     keep = Snapshot(kept, old.foreign)
     if noisy and not changed:  # every line of the page varies: said once, its text compared no more
         return Verdict(Kind.ERROR, {}, error=str(noisy), keep=keep, counters=counters)

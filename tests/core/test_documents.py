@@ -76,21 +76,24 @@ def test_containers_are_fields_as_canonical_json() -> None:
     assert scalar(3) == 3 and scalar(None) is None
 
 
-def test_fields_are_named_as_written_and_every_missing_path_is_named() -> None:
-    fields, entities = json_extraction(PRODUCT, {"fields": ["product.price", "/items/0/id"], "entities": None})
-    assert fields == {"product.price": 89.0, "/items/0/id": 7} and entities is None
-    with pytest.raises(Unobservable) as caught:
-        json_extraction(PRODUCT, {"fields": ["product.price", "product.cost", "/items/5"]})
-    assert str(caught.value) == ("extraction: json field 'product.cost' matched nothing; "
-                                 "extraction: json field '/items/5' matched nothing")
+def test_fields_are_named_as_written_with_their_types_and_every_missing_path_is_named() -> None:
+    read = json_extraction(PRODUCT, {"fields": ["product.price", "/items/0/id"], "entities": None})
+    assert read.fields == {"product.price": 89.0, "/items/0/id": 7} and read.entities is None
+    assert read.types == {"product.price": "number", "/items/0/id": "number"} and read.missing == {}
+    partly = json_extraction(PRODUCT, {"fields": ["product.price", "product.cost", "/items/5"]})
+    assert partly.fields == {"product.price": 89.0}
+    assert partly.missing == {"product.cost": "json field 'product.cost' matched nothing",
+                              "/items/5": "json field '/items/5' matched nothing"}
+    array = json_extraction([PRODUCT], {"fields": ["product.price"]})
+    assert array.missing == {"product.price": "json field 'product.price' matched nothing (the document is an array)"}
 
 
 def test_entities_from_an_array_keyed_by_a_path_inside_each_element() -> None:
-    _, entities = json_extraction(PRODUCT, {"entities": {"path": "items", "key": "id", "fields": ["name"]}})
+    entities = json_extraction(PRODUCT, {"entities": {"path": "items", "key": "id", "fields": ["name"]}}).entities
     assert entities == [{"key": "7", "fields": {"name": "seven"}}, {"key": "8", "fields": {"name": "eight"}}]
-    _, whole = json_extraction(PRODUCT, {"entities": {"path": "/items", "key": "id", "fields": None}})
+    whole = json_extraction(PRODUCT, {"entities": {"path": "/items", "key": "id", "fields": None}}).entities
     assert whole is not None and whole[0] == {"key": "7", "fields": {"id": 7, "name": "seven"}}
-    _, top = json_extraction([{"id": "a"}], {"entities": {"path": None, "key": "id", "fields": None}})
+    top = json_extraction([{"id": "a"}], {"entities": {"path": None, "key": "id", "fields": None}}).entities
     assert top == [{"key": "a", "fields": {"id": "a"}}]
     for path, why in (("product", "is not an array (a dict)"), ("nothing", "matched nothing")):
         with pytest.raises(Unobservable) as caught:
@@ -156,7 +159,7 @@ def test_json_fields_report_old_and_new_and_a_missing_path_is_an_error() -> None
     assert baseline.kind is Kind.BASELINE
     assert changed.kind is Kind.FIELD and changed.changes == {"product.price": field(89.0, 79.0, "89", "79")}
     assert changed.diff is None  # fields are compared, not the text
-    assert broken.kind is Kind.ERROR and broken.error == "extraction: json field '/items/0/id' matched nothing"
+    assert broken.kind is Kind.ERROR and broken.error == "extraction: json field '/items/0/id' matched nothing (was 7)"
 
 
 def test_json_entities_are_compared_as_a_set() -> None:
@@ -240,3 +243,54 @@ def test_bytes_are_compared_by_hash_and_size_and_a_change_has_no_diff() -> None:
 def test_an_observation_without_a_document_is_left_as_it_is() -> None:
     obs = Observation(key="k", url="u", html="<p>x</p>", options={"content_type": "html"})
     assert read_document(obs) is obs
+
+
+# -- JSON values compared by their JSON type -----------------------------------------------------
+
+def _values(spec: dict[str, Any], *bodies: Any) -> list[Verdict]:
+    return runs(*(document(json.dumps(b).encode(), "json", json=spec) for b in bodies))
+
+
+def test_a_json_value_of_another_type_is_a_field_change_that_says_both_types() -> None:
+    spec = {"fields": ["a", "b", "c"]}
+    _, verdict = _values(spec, {"a": "10", "b": 1, "c": True}, {"a": 10, "b": True, "c": "true"})
+    assert verdict.kind is Kind.FIELD
+    assert verdict.changes == {
+        "a": {**field("10", 10, "10", "10"), "old_type": "string", "new_type": "number"},
+        "b": {**field(1, True, "1", "true"), "old_type": "number", "new_type": "boolean"},
+        "c": {**field(True, "true", "true", "true"), "old_type": "boolean", "new_type": "string"}}
+    whole = runs(*(document(json.dumps(b).encode(), "json") for b in ({"a": "10"}, {"a": 10})))[1]
+    assert whole.kind is Kind.CONTENT and whole.diff is not None  # a whole document: the same rule
+    assert '- "a": "10"\n+ "a": 10' in whole.diff
+    same = _values(spec, {"a": 10, "b": 1.0, "c": False}, {"a": 10.0, "b": 1, "c": False})[1]
+    assert same.kind is Kind.NONE  # one type, one value
+
+
+def test_every_normalised_json_value_is_text_and_null_is_a_value() -> None:
+    spec = {"fields": ["product.price", "product.sale"]}
+    _, flag, null = _values(spec, {"product": {"price": 12.5, "sale": False}},
+                            {"product": {"price": 12.5, "sale": True}}, {"product": {"price": None, "sale": True}})
+    assert flag.changes == {"product.sale": field(False, True, "false", "true")}
+    assert null.kind is Kind.FIELD and null.changes == {
+        "product.price": {**field(12.5, None, "12.5", "null"), "old_type": "number", "new_type": "null"}}
+
+
+def test_a_missing_path_is_an_extraction_error_and_the_other_fields_are_still_reported() -> None:
+    spec = {"fields": ["product.price", "product.name"]}
+    base = {"product": {"price": 12.5, "name": "Kettle"}}
+    _, both, alone, back = _values(spec, base, {"product": {"name": "Kettle XL"}}, {"product": {"name": "Kettle XL"}},
+                                   {"product": {"price": 11, "name": "Kettle XL"}})
+    assert both.kind is Kind.FIELD and both.changes == {"product.name": field("Kettle", "Kettle XL")}
+    assert both.members["error"] == "extraction: json field 'product.price' matched nothing (was 12.5)"
+    assert alone.kind is Kind.ERROR and alone.error == both.members["error"]
+    # the missing field kept its last good value: when it is back, it is compared with that
+    assert back.kind is Kind.FIELD and back.changes == {"product.price": field(12.5, 11, "12.5", "11")}
+
+
+def test_a_document_whose_top_level_becomes_an_array_is_an_error_naming_it() -> None:
+    spec = {"fields": ["product.price"]}
+    _, array = _values(spec, {"product": {"price": 12.5}}, [{"product": {"price": 12.5}}])
+    assert array.kind is Kind.ERROR and array.error == (
+        "extraction: json field 'product.price' matched nothing (the document is an array) (was 12.5)")
+    whole = runs(*(document(json.dumps(b).encode(), "json") for b in ({"a": 1, "b": 2}, [{"a": 1, "b": 2}])))[1]
+    assert whole.kind in (Kind.CONTENT, Kind.ERROR)  # a whole document: a change of its text (or collapsed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -9,6 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from changewatch.core import Entity, build_entities, compare_entities
+from changewatch.core import entities as entities_module
+from changewatch.core.comparisons import CompareContext
+from changewatch.core.comparisons.entities import EntitiesComparison
+from changewatch.core.entities import duplicate_key
+from changewatch.core.observation import Observation
 from tests.changes import field
 
 BASE = "https://Rentals.example:443/search/?q=2br&page=2"
@@ -50,15 +56,65 @@ def test_non_url_identifiers_kept_as_they_are() -> None:
     assert list(entities) == ["sku:123", "urn:isbn:0451450523", "ABC-42"]
 
 
-def test_duplicates_merged_first_wins() -> None:
+def test_entities_sharing_a_key_are_told_apart_by_their_text_and_repeats_are_one() -> None:
     entities = build_entities(raw(
         ("/flat/1", {"title": "First"}),
         ("https://rentals.example/flat/1?utm_source=x", {"title": "Second"}),
         ("/flat/2", {"title": "Other"}),
-        ("/flat/1#map", {"title": "Third"}),
+        ("/flat/1#map", {"title": "First"}),  # the first one again: one entity
     ), base_url=BASE)
-    assert list(entities) == ["https://rentals.example/flat/1", "https://rentals.example/flat/2"]
-    assert entities["https://rentals.example/flat/1"].fields == {"title": "First"}
+    flat = "https://rentals.example/flat/1"
+    assert list(entities) == [duplicate_key(flat, {"title": "First"}), duplicate_key(flat, {"title": "Second"}),
+                              "https://rentals.example/flat/2"]
+    assert all(key.startswith("dup:") and key.endswith(":" + flat) for key in list(entities)[:2])
+    same = build_entities(raw(("/flat/1", {"title": "First"}), ("/flat/1#photos", {"title": " First "})), base_url=BASE)
+    assert list(same) == [flat]  # the same entity twice: one, under its key
+
+
+def test_a_sponsored_copy_at_the_top_is_added_not_a_change_of_the_item() -> None:
+    listing = [("/flat/1", {"title": "Sunny flat", "price": "1200"}), ("/flat/2", {"title": "Loft", "price": "900"})]
+    before = build_entities(raw(*listing), base_url=BASE)
+    sponsored = ("/flat/2?utm_source=promo", {"title": "Sponsored: Loft", "price": "850"})
+    after = build_entities(raw(sponsored, *listing), base_url=BASE)
+    added, removed, changed = compare_entities(before, after)
+    assert [a["fields"] for a in added] == [sponsored[1]] and removed == [] and changed == []
+    # and gone again: the copy is removed, the item unchanged
+    added, removed, changed = compare_entities(after, build_entities(raw(*listing), base_url=BASE))
+    assert added == [] and [r["fields"] for r in removed] == [sponsored[1]] and changed == []
+    # the item itself changed while its copy is there: still seen (as removed and added)
+    edited = build_entities(raw(sponsored, listing[0], ("/flat/2", {"title": "Loft", "price": "950"})), base_url=BASE)
+    added, removed, changed = compare_entities(before, edited)
+    assert {a["fields"]["price"] for a in added} == {"850", "950"}
+    assert [r["fields"]["price"] for r in removed] == ["900"]
+
+
+def _duplicates_cost(n: int) -> int:
+    """Entity keys hashed and compared for a page of *n* entities sharing one key (each its own
+    text), against the same page with one more."""
+    calls = 0
+    real = entities_module.duplicate_key
+
+    def counted(canon: str, norm: Any) -> str:
+        nonlocal calls
+        calls += 1
+        return real(canon, norm)
+
+    entities_module.duplicate_key = counted  # type: ignore[assignment]
+    try:
+        page = raw(*(("/flat/1", {"title": f"Copy {i}"}) for i in range(n)))
+        old = build_entities(page[1:], base_url=BASE)
+        new = build_entities(page, base_url=BASE)
+        added, removed, changed = compare_entities(old, new)
+        assert len(new) == n and len(added) == 1 and not removed and not changed
+    finally:
+        entities_module.duplicate_key = real  # type: ignore[assignment]
+    return calls
+
+
+def test_ten_thousand_duplicate_keys_cost_linear_work() -> None:
+    small, large = _duplicates_cost(1_000), _duplicates_cost(10_000)
+    assert large <= 12 * small, (small, large)  # linear: 10x; quadratic would be 100x
+    assert large <= 3 * 2 * 10_000  # a few hashes per entity
 
 
 def test_fields_kept_raw_and_normalised() -> None:
@@ -160,3 +216,26 @@ def test_a_change_of_case_in_an_entity_field_is_a_change() -> None:
     added, removed, changed = compare_entities(old, new)
     assert not added and not removed
     assert [c["changes"] for c in changed] == [{"title": field("Flat in PARIS", "Flat in Paris")}]
+
+
+def _observed_seconds(n: int) -> float:
+    """Best of three: a page of *n* entities sharing one key, half of them repeats, digested and
+    compared with the same page less one, as the entity comparison does it."""
+    comparison = EntitiesComparison()
+    items = [{"key": "/flat/1", "fields": {"title": f"Copy {i // 2}"}} for i in range(n)]
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        old = comparison.digest(Observation("k", BASE, entities=items[2:]))
+        new = comparison.digest(Observation("k", BASE, entities=items))
+        assert old is not None and new is not None
+        difference = comparison.compare(old, new, CompareContext())
+        best = min(best, time.process_time() - started)
+    assert comparison.counters(new) == {"duplicates": n // 2}
+    assert [a["fields"] for a in difference.members["added"]] == [{"title": "Copy 0"}]
+    return best
+
+
+def test_ten_thousand_duplicate_keys_on_a_page_take_near_linear_time() -> None:
+    small, large = _observed_seconds(1_000), _observed_seconds(10_000)
+    assert large <= 30 * small, (small, large)  # near-linear: ~10x; quadratic would be ~100x

@@ -41,7 +41,10 @@ def test_learned_lines_are_ignored_and_a_stable_edit_still_shows() -> None:
     edited = text("Trending: dogs", stable=[*STABLE[:1], "You may cancel within 14 days.", *STABLE[2:]])
     loud = judge(text("Trending: cats"), edited, learned)
     assert [h.removed for h in loud.remaining] == [("You may cancel at any time.",)]
-    assert "Trending: cats" in loud.shown.split("\n")  # the diff is shown without the ignored hunk
+    # the diff is shown from the old text with the ignored hunk as it is now: the line gone is not
+    # shown as unchanged, the page's new one is
+    assert "Trending: cats" not in loud.shown_from.split("\n")
+    assert "Trending: dogs" in loud.shown_from.split("\n")
     assert loud.ignored_regions == {"count": 1, "sample": "Trending: dogs"}
 
 

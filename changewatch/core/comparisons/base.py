@@ -80,12 +80,19 @@ class Difference:
     """One comparison's finding: its status, the record members that say what changed (only
     for CHANGED, and for NOISE when useful in stats), the part the store keeps (None: the
     new part) and events of the comparison worth counting in stats (``rebaselined``: counted
-    as ``changewatch/<comparison>/rebaselined``)."""
+    as ``changewatch/<comparison>/rebaselined``).
+
+    *keep_as_version* is the part to keep instead when the observation becomes a version whose
+    evidence is kept (another comparison found a change, or started afresh): a comparison that
+    keeps its old part through noise (text drifting under its threshold, learned variation)
+    says here which part is the new page's, so that the next change is judged against the very
+    page its evidence shows as "before". None: *keep* in any case."""
 
     status: Status
     members: Mapping[str, Any] = field(default_factory=dict)
     keep: Any = None
     counters: Mapping[str, int] = field(default_factory=dict)
+    keep_as_version: Any = None
 
 
 @runtime_checkable

@@ -5,6 +5,7 @@ variation, :mod:`.noise`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -170,8 +171,7 @@ class ContentComparison:
         if kept is not None and (kept.spec, kept.reading) != (new.spec, new.reading):
             # the text kept was read as another type (a server now serves the page as a PDF): it
             # says how the page reads now
-            difference = Difference(difference.status, difference.members, kept.with_spec(new.spec, new.reading),
-                                    difference.counters)
+            difference = dataclasses.replace(difference, keep=kept.with_spec(new.spec, new.reading))
         return learned_difference(old, new, difference, context)
 
     def _compare(self, old: ContentPart, new: ContentPart, context: CompareContext) -> Difference:
@@ -190,8 +190,9 @@ class ContentComparison:
         dist = hamming(old.fingerprint, new.fingerprint)
         threshold = context.option("threshold", context.threshold)
         if threshold is not None and dist <= threshold:
-            # Keep the old text as the baseline, so slow drift adds up until it is reported.
-            return Difference(Status.NOISE, {"distance": dist}, keep=old)
+            # Keep the old text as the baseline, so slow drift adds up until it is reported (or
+            # until the page is kept as a version for another change: its text is then this one).
+            return Difference(Status.NOISE, {"distance": dist}, keep=old, keep_as_version=new)
         return self._changed(old.text, new.text, dist, context)
 
     @staticmethod

@@ -19,7 +19,7 @@ class EntitiesPart:
     #: how the set was read (``options["entities_spec"]`` and the key's URL parameters; None:
     #: not said, as in a part stored before specs were kept)
     spec: str | None = None
-    #: entities of the page that shared a key with an earlier one (first wins); not stored
+    #: entities of the page that repeated an earlier one (its key and its fields); not stored
     duplicates: int = field(default=0, compare=False)
 
 
@@ -27,8 +27,9 @@ class EntitiesComparison:
     name: ClassVar[str] = "entities"
     kind: ClassVar[Kind] = Kind.ENTITIES
     rank: ClassVar[int] = 20
-    # {"spec", "entities"}: a part of another version is not read, and the set starts again
-    part_version: ClassVar[int] = 2
+    # {"spec", "entities"}, normalised values as text, several entities of one key kept apart: a
+    # part of another version is not read, and the set starts again
+    part_version: ClassVar[int] = 3
 
     def digest(self, obs: Observation) -> EntitiesPart | None:
         if obs.entities is None:

@@ -32,34 +32,55 @@ NOISY = "noisy"
 
 def learned_difference(old: ContentPart, new: ContentPart, difference: Difference,
                        context: CompareContext) -> Difference:
-    """*difference* (the plain content comparison's) as what is learned for the key makes it."""
+    """*difference* (the plain content comparison's) as what is learned for the key makes it.
+
+    Noise keeps the stored text (with what was learned): the text a change is judged against is
+    always that of a version whose evidence is kept, the one its record's "before" shows. The
+    new page's text is kept only if the observation becomes such a version (``keep_as_version``)."""
     learned = None if context.option(FORGET) else old.learned
     kept = difference.keep if difference.keep is not None else new
     if context.option(CALIBRATION):
         return _calibration(old, new, difference, learned)
     if learned is None:
-        return difference if kept.learned is None else dataclasses.replace(difference, keep=kept.with_learned(None))
+        return difference if kept.learned is None else _with_learned(difference, new, None)
     if learned.noisy:
         return _noisy(old, new, difference, learned)
     if difference.status is not Status.CHANGED:
-        return dataclasses.replace(difference, keep=kept.with_learned(learned))
+        return _with_learned(difference, new, learned)
     learning = judge(old.text, new.text, learned)
     counters = dict(difference.counters)
     if learning.noisy:
         counters["noisy"] = 1
         told = dataclasses.replace(learning.learned, noisy=2)
-        return Difference(Status.NOISE, {NOISY: learning.noisy}, new.with_learned(told), counters)
+        return _kept_old(old, new, told, Difference(Status.NOISE, {NOISY: learning.noisy}, counters=counters))
     if not learning.remaining or learning.known_variant:
         counters["learned_variant" if learning.remaining else "learned_ignored"] = 1
-        return Difference(Status.NOISE, {}, new.with_learned(learning.learned), counters)
+        return _kept_old(old, new, learning.learned, Difference(Status.NOISE, counters=counters))
     members: dict[str, Any] = dict(difference.members)
     if learning.ignored:
         counters["learned_partly"] = 1
         members["ignored_regions"] = learning.ignored_regions
         options = context.diff
-        members["diff"] = charset.readable(line_diff(old.text, learning.shown, context=options.context,
+        # from the old text with the ignored hunks as they are now: every line shown unchanged is
+        # the new page's
+        members["diff"] = charset.readable(line_diff(learning.shown_from, new.text, context=options.context,
                                                      max_lines=options.max_lines, max_chars=options.max_chars))
     return Difference(Status.CHANGED, members, new.with_learned(learning.learned), counters)
+
+
+def _with_learned(difference: Difference, new: ContentPart, learned: Learned | None) -> Difference:
+    """*difference* with *learned* in the part it keeps (and in the one it keeps as a version)."""
+    kept = difference.keep if difference.keep is not None else new
+    version = difference.keep_as_version
+    return dataclasses.replace(difference, keep=kept.with_learned(learned),
+                               keep_as_version=None if version is None else version.with_learned(learned))
+
+
+def _kept_old(old: ContentPart, new: ContentPart, learned: Learned, difference: Difference) -> Difference:
+    """*difference*, a change found to be noise, keeping the stored text (as the new one is
+    read), or the new one if the observation is kept as a version."""
+    return dataclasses.replace(difference, keep=old.with_spec(new.spec, new.reading).with_learned(learned),
+                               keep_as_version=new.with_learned(learned))
 
 
 def _calibration(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned | None) -> Difference:
@@ -75,11 +96,16 @@ def _calibration(old: ContentPart, new: ContentPart, difference: Difference, lea
 def _noisy(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned) -> Difference:
     """A page known to vary in every line: its text is never a change; the first time this is
     seen in a normal run, a ``noisy:`` error says so (once)."""
-    kept = difference.keep if difference.keep is not None else new
     if learned.noisy == 1:
         told = dataclasses.replace(learned, noisy=2)
         lines = sum(1 for line in new.text.split("\n") if line.strip())
         why = f"noisy: every line of the page varies from load to load ({lines} lines); its text is not compared"
-        return Difference(Status.NOISE, {NOISY: why}, kept.with_learned(told), {"noisy": 1})
-    return Difference(Status.NOISE if difference.status is not Status.NONE else Status.NONE, {},
-                      kept.with_learned(learned), difference.counters)
+        quiet = Difference(Status.NOISE, {NOISY: why}, counters={"noisy": 1})
+    else:
+        told = learned
+        quiet = Difference(Status.NOISE if difference.status is not Status.NONE else Status.NONE,
+                           counters=difference.counters)
+    if difference.status is Status.CHANGED:
+        return _kept_old(old, new, told, quiet)
+    return _with_learned(dataclasses.replace(quiet, keep=difference.keep,
+                                             keep_as_version=difference.keep_as_version), new, told)
