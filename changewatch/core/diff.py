@@ -1,11 +1,14 @@
 """Capped line diff of normalised text.
 
 A diff longer than its caps is shared out rather than cut from the top: the hunks are taken in
-order while each fits with its unchanged lines and a line of each of its removed and added runs,
-then the lines left are dealt out one at a time to every run of the hunks shown, so an edit of a
-long block shows its first removed lines *and* its first added ones. A ``… (N more diff lines)``
-line ends each passage (removed lines and the added ones after them) that is shown in part, and
-the diff when hunks are left out: N counts the lines left out since the marker before it."""
+order while each fits with its unchanged lines and a line of each of its removed and added runs
+(the first hunk that does not fit so is shown by its first removed and first added lines, or its
+first added line alone, when those fit; the hunks after it are counted), then the lines left are
+dealt out one at a time to every run of the hunks shown, so an edit of a long block shows its
+first removed lines *and* its first added ones. A ``… (N more diff lines)`` line stands where
+lines are left out: after a passage (removed lines and the added ones after them) shown in part,
+before a line shown after lines left out, and at the end; N counts the lines left out since the
+marker before it, so the lines shown and the markers add up to the whole diff."""
 
 from __future__ import annotations
 
