@@ -84,9 +84,10 @@ class _Passage:
 
 
 def _passages(lines: list[str]) -> tuple[list[_Passage], list[str]]:
-    """A diff's passages, and its closing lines (the diff's own "… more diff lines")."""
+    """A diff's passages, and its closing line: the lines the record's diff left out, which its
+    ``… (N more diff lines)`` markers count wherever they stand, counted once."""
     passages: list[_Passage] = []
-    trailer: list[str] = []
+    left_out = 0
     current = _Passage()
     for line in lines:
         if line.startswith(("- ", "+ ")) or line in ("-", "+"):
@@ -95,11 +96,11 @@ def _passages(lines: list[str]) -> tuple[list[_Passage], list[str]]:
             if current.removed or current.added:
                 passages.append(current)
                 current = _Passage()
-            if line.startswith("…"):
-                trailer.append(line)
+            if line.startswith("… (") and line.endswith(" more diff lines)"):
+                left_out += int(line[3:].split(" ", 1)[0])
     if current.removed or current.added:
         passages.append(current)
-    return passages, trailer
+    return passages, [f"… ({left_out} more diff lines)"] if left_out else []
 
 
 def _fair(sizes: list[int], budget: int) -> list[int]:

@@ -1,8 +1,9 @@
 """A record's ``diff`` as side-by-side rows, the changed words of each changed line marked (pure;
 no HTML here). The diff is the capped line diff of :func:`changewatch.core.diff.line_diff`:
-``  `` context, ``- `` old and ``+ `` new lines, ``@@`` between hunks, a last ``… (N more diff
-lines)``. Within a block of removed lines followed by added ones, the n-th removed line is paired
-with the n-th added one and the two are compared word by word, punctuation and case as written."""
+``  `` context, ``- `` old and ``+ `` new lines, ``@@`` between hunks, and a ``… (N more diff
+lines)`` marker wherever a capped diff left lines out (after a passage shown in part, at the end).
+Within a block of removed lines followed by added ones, the n-th removed line is paired with the
+n-th added one and the two are compared word by word, punctuation and case as written."""
 
 from __future__ import annotations
 

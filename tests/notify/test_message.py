@@ -175,3 +175,20 @@ def test_a_capped_diff_always_fits_and_never_shows_one_side_of_a_passage_alone(
         if group.startswith("… ") and "more changed passage" in group:
             break
         assert ("\n- " in "\n" + group) == bool(removed) and ("\n+ " in "\n" + group) == bool(added)
+
+
+def test_a_record_diff_capped_with_several_markers_is_counted_once() -> None:
+    old = [f"Clause {i}: the provider may change these terms." for i in range(40)]
+    new = [f"Clause {i}: the provider will not change these terms." for i in range(40)]
+    filler = [f"filler {i}" for i in range(10)]
+    diff = line_diff("\n".join(old + filler + ["Price 10", "end"]), "\n".join(new + filler + ["Price 12", "end"]))
+    counted = [int(line[3:].split(" ")[0]) for line in diff.split("\n") if line.endswith("more diff lines)")]
+    assert len(counted) == 1 and "+ Price 12" in diff  # the record: its block cut, its last hunk whole
+    body = build_message([pending(1, "content", diff=diff)], 4000, "x").body
+    shown = diff_lines(body)
+    assert shown[-1] == f"… ({sum(counted)} more diff lines)" and sum("more diff lines" in s for s in shown) == 1
+    assert "+ Price 12" in shown and any(line.startswith("+ Clause 0: the provider will not") for line in shown)
+    several = "- a\n+ A\n… (3 more diff lines)\n  b\n@@\n- c 1\n+ C 1\n… (7 more diff lines)\n" + "\n".join(
+        f"  x{i}" for i in range(30))
+    assert diff_lines(build_message([pending(1, "content", diff=several)], 4000, "x").body)[-1] == \
+        "… (10 more diff lines)"

@@ -37,3 +37,9 @@ def test_values_of_any_type_and_long_lists() -> None:
     assert page.xpath("string(//div[contains(@class,'added')]/p[@class='more'])") == "7 more not shown"
     assert [c.text_content() for c in page.xpath("//div[contains(@class,'changed')]//tbody//td")] == ["null", "12.5"]
     assert page.xpath("string(//header/strong)") == "k<"
+
+
+def test_a_marker_after_a_passage_keeps_its_lines_paired() -> None:
+    rows = side_by_side("  a\n- old 1\n- old 2\n+ new 1\n+ new 2\n… (6 more diff lines)\n  b\n@@\n- c\n+ C")
+    assert [r.kind for r in rows] == ["context", "change", "change", "more", "context", "gap", "change"]
+    assert rows[1].new is not None and rows[1].old is not None and rows[3].note == "… (6 more diff lines)"
