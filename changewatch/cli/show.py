@@ -15,7 +15,7 @@ from typing import Any
 
 from ..report.words import Segment, side_by_side
 from ..store import ChangeLogStore, ChangeQuery, KeptVersion, LogEntry, MaintainedStore, StoreError
-from ..store.options import redact
+from ..store.options import redact, uri_argument
 from .common import (
     CommandError,
     add_change_id,
@@ -182,7 +182,7 @@ def render(entry: LogEntry, evidence: tuple[KeptVersion | None, KeptVersion | No
     if evidence is not None:
         yield _version("before", evidence[0])
         yield _version("after", evidence[1])
-    yield f"  changewatch evidence {entry.id} --store {redact(store_uri)} -o evidence-{entry.id}"
+    yield f"  changewatch evidence {entry.id} --store {uri_argument(store_uri)} -o evidence-{entry.id}"
 
 
 def _find(store: Any, change_id: int) -> tuple[LogEntry | None, tuple[KeptVersion | None, KeptVersion | None] | None]:

@@ -11,6 +11,7 @@ import html
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,15 @@ def check_printed_commands(uri: str, cwd: Path, bin_dir: Path, receiver: Scripte
         assert done.stdout.strip(), command
     last = evidence_commands[-1].rsplit(" ", 1)[1]
     assert (cwd / last / "after.html").read_bytes().startswith(b"<html>")
+    # changewatch show prints the same command for its change
+    change_id = last.rsplit("-", 1)[1]
+    assert main(["show", change_id, "--store", uri]) == 0
+    [shown] = printed(capsys.readouterr().out, "changewatch evidence")
+    written = (cwd / last / "after.html").read_bytes()
+    shutil.rmtree(cwd / last)
+    done = run_as_printed(shown, cwd, bin_dir)
+    assert done.returncode == 0, (shown, done.stderr)
+    assert (cwd / last / "after.html").read_bytes() == written
 
 
 @pytest.mark.parametrize("typed", ["sqlite:///stores/state.db", "sqlite:///{tmp}/stores/state.db",

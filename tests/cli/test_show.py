@@ -11,6 +11,7 @@ import pytest
 from changewatch.core.comparisons import Kind
 from changewatch.core.evidence import keep_body
 from changewatch.store import Evidence, Outcome, Store
+from changewatch.store.options import uri_argument
 
 from ..store._support import T0, T1, T2, encoded
 from ._learned import Capture, run
@@ -55,9 +56,8 @@ def test_a_change_as_a_person_reads_it(changed: int, store_uri: str, capsys: Cap
                                     "+ {+Delivery in 2 days+}"]
     assert "  + https://shop.example/p/2  title: Kettle" in lines and "      price: 5 → 6" in lines
     assert any(line.startswith(f"  after: {URL} as served at {T2} (HTTP 200") for line in lines)
-    # the store's URI as redact() gives it (only a password becomes ***)
-    command = f"  changewatch evidence {changed} --store "
-    assert any(line.startswith(command) and line.endswith(f" -o evidence-{changed}") for line in lines)
+    # the store's URI as typed, quoted for a shell where it must be (only a password becomes ***)
+    assert f"  changewatch evidence {changed} --store {uri_argument(store_uri)} -o evidence-{changed}" in lines
 
 
 def test_fields_and_colour(changed: int, store_uri: str, capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
