@@ -65,6 +65,12 @@ class ChangewatchPipeline:
         self.runtime = runtime
         self.stats = Stats(crawler, "commit")
         self.kinds: Counter[str] = Counter()
+        #: of those, errors that say the page was not observed (all but noisy:); and observations
+        #: dropped as older than the stored one (a page was observed: another process had a newer one)
+        self.unobserved = 0
+        self.stale = 0
+        #: why the crawl exits 1 though it finished: its due watches all failed (None: they did not)
+        self.nothing_observed: str | None = None
         #: None when summaries are off: nothing of them on the way of an item then
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
         #: -a calibrate=N and -a forget=KEY (read when the spider opens)
@@ -74,6 +80,8 @@ class ChangewatchPipeline:
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
         pipeline = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        crawler.signals.connect(pipeline._check_observed, signal=signals.spider_closed)
+        crawler.signals.connect(pipeline._exit_status, signal=signals.engine_stopped)
         if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
             crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)
         return pipeline
@@ -155,6 +163,7 @@ class ChangewatchPipeline:
         self.stats.inc("conflicts", update.conflicts)
         if update.stale or update.outcome is None or update.committed is None:
             self.stats.inc("stale")
+            self.stale += 1
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
         self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
                                         obs.options.get("canary"))
@@ -209,6 +218,8 @@ class ChangewatchPipeline:
         if outcome.kind is Kind.ERROR and (outcome.error or "").startswith("noisy:"):
             self.stats.inc("noisy")
             logger.warning("changewatch %s %s: %s", self.runtime.spider, obs.key, outcome.error)
+        elif outcome.kind is Kind.ERROR:
+            self.unobserved += 1
         for event, count in judged.counters.items():
             component, _, name = event.partition("/")
             Stats(self.crawler, component).inc(name, count)
@@ -220,6 +231,26 @@ class ChangewatchPipeline:
         self.runtime.notifications.committed(outcome.notify)
         record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
         return record, change_id
+
+    def _check_observed(self, reason: str) -> None:
+        """A crawl that finished with watches due and not one page observed (every one refused,
+        unreachable, answered with an error or timed out: no response judged, no 304) is a
+        failure cron and Scrapyd must see: one ERROR line, and exit status 1. Each watch's own
+        error record has been exported and notified as usual; a crawl stopped early (a SIGTERM,
+        CLOSESPIDER_*) is not judged."""
+        judged = sum(self.kinds.values()) + self.stale
+        if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged:
+            return
+        self.nothing_observed = (f"not one page was observed: all {judged} due watch(es) failed (refused, "
+                                 "unreachable, an error status or a timeout: see their error records)")
+        self.runtime.stats.inc("failed")
+        logger.error("changewatch: %s", self.nothing_observed)
+
+    def _exit_status(self) -> None:
+        if self.nothing_observed is not None:
+            # Scrapy's crawl command exits 1 when a crawl ends without a spider (CrawlServices does
+            # the same); set only now, as nothing after the crawl needs it any more
+            self.crawler.spider = None
 
     def _log_summary(self) -> None:
         if self.kinds:

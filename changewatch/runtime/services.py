@@ -31,6 +31,7 @@ from ..store.runner import StoreRunner, spider_name
 from .housekeeping import Housekeeper
 from .learning import LearningError, parse_calibrate, parse_forget
 from .origins import ItemRequests, ResponseOrigins
+from .shutdown import ForcedShutdown
 from .spider import spider_options
 from .stats import Stats
 from .sweep import start_sweep
@@ -122,6 +123,7 @@ class CrawlServices:
         self.force = False
         self.housekeeper = Housekeeper(self)
         self._sweep: LoopingCall | None = None
+        self._forced: ForcedShutdown | None = None
 
     def connect(self) -> None:
         signal_manager = self.crawler.signals
@@ -271,10 +273,13 @@ class CrawlServices:
             from twisted.internet import reactor
 
             self._sweep = start_sweep(reactor)
+            self._forced = ForcedShutdown(reactor)
 
     def _spider_closed(self) -> None:
         if self._sweep is not None and self._sweep.running:
             self._sweep.stop()
+        if self._forced is not None:
+            self._forced.spider_closed()
         self._count_store_retries()  # before Scrapy logs the stats; again at the end, for the feeds' writes
         if self.failure is not None and not self._open:
             # The store never opened (so nothing was compared, logged or exported), and Scrapy
