@@ -233,16 +233,16 @@ class ChangewatchPipeline:
         return record, change_id
 
     def _check_observed(self, reason: str) -> None:
-        """A crawl that finished with watches due and not one page observed (every one refused,
-        unreachable, answered with an error or timed out: no response judged, no 304) is a
-        failure cron and Scrapyd must see: one ERROR line, and exit status 1. Each watch's own
-        error record has been exported and notified as usual; a crawl stopped early (a SIGTERM,
-        CLOSESPIDER_*) is not judged."""
+        """A crawl that finished with watches due and not one page observed (every one ended in
+        an error record: refused, unreachable, an error status, a timeout, a block page, a page
+        that could not be judged; no page judged, no 304) is a failure cron and Scrapyd must
+        see: one ERROR line, and exit status 1. Each watch's own error record has been exported
+        and notified as usual; a crawl stopped early (a SIGTERM, CLOSESPIDER_*) is not judged."""
         judged = sum(self.kinds.values()) + self.stale
         if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged:
             return
-        self.nothing_observed = (f"not one page was observed: all {judged} due watch(es) failed (refused, "
-                                 "unreachable, an error status or a timeout: see their error records)")
+        self.nothing_observed = (f"not one page was observed: all {judged} due watch(es) ended in an error "
+                                 "(refused, unreachable, an error status, a timeout…: see their error records)")
         self.runtime.stats.inc("failed")
         logger.error("changewatch: %s", self.nothing_observed)
 

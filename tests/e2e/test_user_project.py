@@ -98,7 +98,7 @@ def test_good_network_settings_keep_the_guard_on(site: tuple[LoggedSite, str], t
     served, base = site
     # a string from the command line: 10.0.0.0/8 is allowed, 127.0.0.1 still refused by the guard
     refused = crawl_user_project(tmp_path, base, "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=10.0.0.0/8")
-    assert refused.returncode == 0, refused.stderr[-3000:]
+    assert refused.returncode == 1, refused.stderr[-3000:]  # its one watch refused: not one page observed
     [record] = read_feed(tmp_path / "changes.jsonl")
     assert record["kind"] == "error" and record["error"].startswith("refused: loopback"), record
     assert served.paths == []
