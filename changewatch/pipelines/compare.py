@@ -70,8 +70,6 @@ class ChangewatchPipeline:
         #: dropped as older than the stored one (a page was observed: another process had a newer one)
         self.unobserved = 0
         self.stale = 0
-        #: why the crawl exits 1 though it finished: its due watches all failed (None: they did not)
-        self.nothing_observed: str | None = None
         #: None when summaries are off: nothing of them on the way of an item then
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
         #: -a calibrate=N and -a forget=KEY (read when the spider opens)
@@ -82,7 +80,6 @@ class ChangewatchPipeline:
         pipeline = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
         crawler.signals.connect(pipeline._check_observed, signal=signals.spider_closed)
-        crawler.signals.connect(pipeline._exit_status, signal=signals.engine_stopped)
         if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
             crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)
         return pipeline
@@ -243,16 +240,10 @@ class ChangewatchPipeline:
         if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged \
                 or os.environ.get("SCRAPY_CHECK"):  # scrapy check: its contracts judge the pages
             return
-        self.nothing_observed = (f"not one page was observed: all {judged} due watch(es) ended in an error "
-                                 "(refused, unreachable, an error status, a timeout…: see their error records)")
-        self.runtime.stats.inc("failed")
-        logger.error("changewatch: %s", self.nothing_observed)
-
-    def _exit_status(self) -> None:
-        if self.nothing_observed is not None:
-            # Scrapy's crawl command exits 1 when a crawl ends without a spider (CrawlServices does
-            # the same); set only now, as nothing after the crawl needs it any more
-            self.crawler.spider = None
+        why = (f"not one page was observed: all {judged} due watch(es) ended in an error (refused, unreachable, "
+               "an error status, a timeout…: see their error records)")
+        logger.error("changewatch: %s", why)
+        self.runtime.failed_at_end(why)
 
     def _log_summary(self) -> None:
         if self.kinds:

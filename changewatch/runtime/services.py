@@ -111,6 +111,8 @@ class CrawlServices:
         self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
         self.stats = Stats(crawler, "runtime")
         self.failure: str | None = None
+        #: why the crawl exits non-zero though it ran to its end (:meth:`failed_at_end`)
+        self.failed_late: str | None = None
         self._closing: asyncio.Future[None] | None = None
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
@@ -203,6 +205,14 @@ class CrawlServices:
             self.failure = why
             self.stats.inc("failed")
 
+    def failed_at_end(self, why: str) -> None:
+        """Make the crawl exit non-zero for a failure found as the spider closes (its due watches
+        all failed), said by the caller, without stopping what still runs after it: the
+        notifications of those failures, housekeeping."""
+        if self.failure is None and self.failed_late is None:
+            self.failed_late = why
+            self.stats.inc("failed")
+
     def _check_learning(self) -> str | None:
         """Why the spider's ``-a calibrate=`` or ``-a forget=`` cannot be used (None: they can), said
         once here for any spider (a ChangewatchSpider parsed them already): raised later, from the
@@ -291,7 +301,7 @@ class CrawlServices:
         if self._open:
             self._open = False
             await self.runner.release()
-        if self.failure is not None:
+        if self.failure is not None or self.failed_late is not None:
             # Scrapy's crawl command exits 1 when a crawl ends without a spider (its
             # "bootstrap failed" check): the only way a component can make a crawl that ran
             # exit non-zero, which a cron job or Scrapyd must see.
