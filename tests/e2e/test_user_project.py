@@ -1,6 +1,7 @@
-"""A user's own Scrapy project that enables only the add-on (no changewatch.settings, so no
-GuardedResolver in TWISTED_DNS_RESOLVER): a bad setting stops ``scrapy crawl watch`` before
-anything is fetched, with one line naming the setting and the value; good values still work."""
+"""A user's own Scrapy project that enables only the add-on (no changewatch.settings: the
+guard's resolver comes from the add-on's process settings): a bad setting stops ``scrapy crawl
+watch`` before anything is fetched, with one line naming the setting and the value; good values
+still work. A project made by ``scrapy startproject`` itself: tests/e2e/test_own_project.py."""
 
 from __future__ import annotations
 
