@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from scrapy.settings import Settings
 from twisted.internet import defer
 from twisted.internet._resolver import GAIResolver, HostResolution
 from twisted.internet.address import IPv4Address, IPv6Address
@@ -127,7 +126,7 @@ class GuardedResolver:
         try:
             config = ChangewatchConfig.from_settings(crawler.settings).guard
         except ConfigError:
-            guard = cls.for_config(reactor, ChangewatchConfig.from_settings(Settings()).guard, None)
+            guard = cls.for_config(reactor, GuardConfig(AddressPolicy.build(), ()), None)
             guard.provisional = True
             return guard
         return cls.for_config(reactor, config, None)
