@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import BaseSettings
 
+from .defaults import SAFETY_DEFAULTS, apply_safety_defaults
+
 if TYPE_CHECKING:
     from .runtime import ChangewatchRuntime
 
-__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER",
+__all__ = ["DOWNLOADER_MIDDLEWARE_ORDER", "EXTENSION_ORDER", "PIPELINE_ORDER", "RENDER_HANDLER", "SAFETY_DEFAULTS",
            "SPIDER_CONTRACT_ORDER", "SPIDER_MIDDLEWARE_ORDER", "Addon", "ChangewatchRuntime"]
 
 PIPELINE_ORDER = {
@@ -58,17 +60,25 @@ SPIDER_CONTRACT_ORDER = {"changewatch.contracts.SitePathContract": 10, "changewa
 
 
 class Addon:
-    """Enables the changewatch pipelines and middlewares at "addon" priority; settings and
-    ``custom_settings`` still override every value."""
+    """Enables the changewatch pipelines and middlewares and brings the safety defaults
+    (:data:`SAFETY_DEFAULTS`), all at "addon" priority; settings and ``custom_settings`` still
+    override every value."""
 
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        # The process's settings, before any crawler or reactor: the resolver Scrapy installs
+        # (TWISTED_DNS_RESOLVER) and what a spider reads as it is built (the watchlist's fetch:
+        # USER_AGENT) come from here; update_settings runs too late for both.
+        apply_safety_defaults(settings)
         # `scrapy check` loads its contracts from the process's settings before any crawler
         # exists (update_settings runs per crawler, too late for them).
         for path, order in SPIDER_CONTRACT_ORDER.items():
             settings["SPIDER_CONTRACTS"].set(path, order, "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
+        # again on the crawler's settings: the add-on may be enabled in a spider's custom_settings
+        # only, and a spider's CHANGEWATCH_CONTACT belongs in its User-Agent
+        apply_safety_defaults(settings)
         for name, order in (("ITEM_PIPELINES", PIPELINE_ORDER), ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARE_ORDER),
                             ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARE_ORDER), ("EXTENSIONS", EXTENSION_ORDER)):
             # Into the component dict, at "addon" priority: the user's own entries (settings,

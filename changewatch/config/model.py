@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_asyncio_reactor_installed, is_reactor_installed
 
 from ..core.addresses import AddressPolicy, GuardConfig
@@ -26,9 +27,13 @@ from ..core.schedule import Bounds
 from .errors import ConfigError, error_message
 from .table import SETTINGS, check_names
 
-__all__ = ["ASYNCIO_REACTOR", "ChangewatchConfig", "check_reactor", "default_workers"]
+__all__ = ["ASYNCIO_REACTOR", "GUARDED_RESOLVER", "ChangewatchConfig", "check_reactor", "check_resolver",
+           "default_workers"]
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+#: the SSRF guard's resolver, as TWISTED_DNS_RESOLVER names it (changewatch.guard.resolver)
+GUARDED_RESOLVER = "changewatch.guard.GuardedResolver"
+_GUARDED_RESOLVER_CLASS = "changewatch.guard.resolver.GuardedResolver"
 _GUARD_FIELDS = ("allow_private", "ssrf_enabled", "ssrf_allowed_hosts", "ssrf_allowed_networks", "ssrf_nameservers")
 
 
@@ -104,6 +109,7 @@ class ChangewatchConfig:
     changes_retention: float | None  # seconds; None: kept for ever
     forget_after: float | None  # seconds; None: never forgotten
     progress_interval: float  # seconds; 0: no progress line
+    contact: str | None  # in the User-Agent the add-on sets
     guard: GuardConfig
 
     @property
@@ -130,6 +136,7 @@ class ChangewatchConfig:
         guard = GuardConfig(AddressPolicy.build(enabled=enabled, allow_private=allow_private, allowed_hosts=hosts,
                                                 allowed_networks=networks), nameservers)
         check_reactor(settings)
+        check_resolver(settings, guard.policy.enabled)
         return cls(**values, guard=guard)
 
     @classmethod
@@ -171,3 +178,29 @@ def check_reactor(settings: BaseSettings) -> None:
     installed = f"{type(reactor).__module__}.{type(reactor).__qualname__}"
     raise ConfigError(f"TWISTED_REACTOR = {settings.get('TWISTED_REACTOR')!r}: expected {ASYNCIO_REACTOR} (Scrapy's "
                       f"default) or TWISTED_REACTOR_ENABLED = False; changewatch cannot run on {installed}")
+
+
+def check_resolver(settings: BaseSettings, guard_enabled: bool = True) -> None:
+    """Raise ConfigError when the project names another DNS resolver than the SSRF guard's: the
+    guard checks every DNS answer (redirects, DNS rebinding) in its own resolver, which the
+    process installs from ``TWISTED_DNS_RESOLVER`` (changewatch.Addon sets it). Scrapy's own
+    default, left unset, is no choice of the project's: the guard's middleware puts its resolver
+    in front of it (a script that runs a crawl without the add-on's process settings)."""
+    if not guard_enabled or not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+        return
+    for name in ("TWISTED_DNS_RESOLVER", "DNS_RESOLVER"):  # DNS_RESOLVER: Scrapy's deprecated name
+        if (settings.getpriority(name) or 0) <= SETTINGS_PRIORITIES["default"] or _guarded(settings.get(name)):
+            continue
+        raise ConfigError(f"{name} = {settings.get(name)!r}: expected {GUARDED_RESOLVER}: the SSRF guard needs its "
+                          "own resolver to check every DNS answer; remove the setting (changewatch.Addon sets it), "
+                          "or turn the guard off with CHANGEWATCH_SSRF_ENABLED = False")
+
+
+def _guarded(resolver: Any) -> bool:
+    """*resolver* (a dotted path or a class) is the guard's resolver or a subclass of it."""
+    try:
+        cls = load_object(resolver) if isinstance(resolver, str) else resolver
+    except (ImportError, AttributeError, ValueError, NameError):
+        return False
+    return isinstance(cls, type) and any(f"{c.__module__}.{c.__qualname__}" == _GUARDED_RESOLVER_CLASS
+                                         for c in cls.__mro__)

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..core.durations import parse_duration
 
-__all__ = ["DOTTED", "SCHEME", "BadValue", "Bool", "Choice", "Directory", "Duration", "Executable", "Float", "HttpUrl",
-           "Int", "Name", "StoreUri", "Text"]
+__all__ = ["DOTTED", "SCHEME", "BadValue", "Bool", "Choice", "Contact", "Directory", "Duration", "Executable", "Float",
+           "HttpUrl", "Int", "Name", "StoreUri", "Text"]
 
 
 _BOOLS = {"True": True, "true": True, "1": True, "False": False, "false": False, "0": False}
@@ -265,6 +265,32 @@ class Text:
         if not isinstance(raw, str) or len(raw.strip()) > 200 or any(c in raw for c in "\r\n\x00"):
             raise BadValue()
         return raw.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Contact:
+    """How to reach whoever runs the crawl, for the User-Agent's comment: printable ASCII (a
+    header value), no parentheses or backslash (they would end or escape the comment), up to 200
+    characters; None and an empty string mean None.
+
+    >>> Contact()("ops@shop.example")
+    'ops@shop.example'
+    """
+
+    @property
+    def accepts(self) -> str:
+        return ("an e-mail address or a URL (printable ASCII without parentheses or backslash, up to 200 "
+                "characters), or None (an empty value)")
+
+    def __call__(self, raw: Any) -> str | None:
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or len(raw.strip()) > 200:
+            raise BadValue()
+        text = raw.strip()
+        if any(not " " <= c <= "~" or c in "()\\" for c in text):
+            raise BadValue("it would not fit in the User-Agent header's comment")
+        return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from .parsers import (
     BadValue,
     Bool,
     Choice,
+    Contact,
     Directory,
     Duration,
     Executable,
@@ -134,6 +135,8 @@ SETTINGS: tuple[Setting, ...] = (
     # its options are the vantage middleware's to check (changewatch.middlewares.vantage)
     Setting("CHANGEWATCH_VANTAGE", JsonObject("proxy, headers, cookies and accept_language"), {},
             error=VantageError),
+    # added to the User-Agent changewatch.Addon sets (changewatch.addon.defaults), so a site can reach the operator
+    Setting("CHANGEWATCH_CONTACT", Contact(), None),
     Setting("CHANGEWATCH_ALLOW_PRIVATE", Bool(), False),
     Setting("CHANGEWATCH_SSRF_ENABLED", Bool(), True),
     Setting("CHANGEWATCH_SSRF_ALLOWED_HOSTS", ListOf(parse_host_entry, "host names (intranet.example, "

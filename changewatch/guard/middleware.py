@@ -182,14 +182,17 @@ class SSRFGuardMiddleware:
         from twisted.internet import reactor
 
         guard = installed_guard(reactor)
-        if guard is None:
-            guard = GuardedResolver.for_config(reactor, self.config, reactor.nameResolver)
+        if guard is None or guard.provisional:
+            inner = guard.inner if guard is not None else reactor.nameResolver
+            guard = GuardedResolver.for_config(reactor, self.config, inner)
             guard.install_on_reactor()
             if self._trusted_origins():  # trusted before the guard was installed
                 for scheme, host, port in self._trusted_origins():
                     guard.trust(host, port or (443 if scheme == "https" else 80))
             logger.info("SSRF guard: installed changewatch.guard.GuardedResolver as the reactor's name resolver "
-                        "(TWISTED_DNS_RESOLVER is %s)", settings.get("TWISTED_DNS_RESOLVER"))
+                        "(the process started without it: %s)",
+                        "its settings were not valid" if inner is not reactor.nameResolver
+                        else "changewatch.Addon is not in the process's ADDONS")
         elif guard.policy != self.config.policy:
             logger.warning("SSRF guard: this crawler's SSRF settings (CHANGEWATCH_ALLOW_PRIVATE and the guard's "
                            "allowlists) differ from the process's; name resolution uses the process's (%s)",

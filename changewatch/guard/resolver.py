@@ -108,22 +108,27 @@ class GuardedResolver:
         self.policy = policy
         self.inner = inner
         self._refusals: OrderedDict[str, Refusal] = OrderedDict()
+        #: built with the default policy because the process's settings were bad (from_crawler):
+        #: the SSRF middleware replaces it with one of the crawl's settings
+        self.provisional = False
         #: (host, port) pairs passed without a check: local sites changewatch itself serves
         #: (``CrawlServices.trust_origin``), never anything a watchlist or a page names
         self.trusted: set[tuple[str, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> GuardedResolver:
-        # Scrapy passes the CrawlerProcess here: these are the process's settings, not a spider's.
-        # Built while the reactor is set up, before any crawl: the first to read changewatch's
-        # settings. A bad one ends the process from here with a traceback on stderr only, so it
-        # is said in the log too (LOG_FILE: a Scrapyd job's log would otherwise end silently).
-
+        # Scrapy passes the CrawlerProcess here: these are the process's settings, not a spider's,
+        # read while the reactor is set up, before any crawl. A bad changewatch setting raised
+        # from here would end the process with a traceback; the crawl reads the same settings at
+        # its start and says what is wrong in one line (exit status 1). Meanwhile, and should a
+        # spider's own settings be fine, the guard stands with the default policy, the strictest,
+        # until the SSRF middleware puts the crawl's own in its place.
         try:
             config = ChangewatchConfig.from_settings(crawler.settings).guard
-        except ConfigError as exc:
-            logger.error("changewatch cannot start: %s", exc)
-            raise
+        except ConfigError:
+            guard = cls.for_config(reactor, GuardConfig(AddressPolicy.build(), ()), None)
+            guard.provisional = True
+            return guard
         return cls.for_config(reactor, config, None)
 
     @classmethod

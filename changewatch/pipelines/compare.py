@@ -27,6 +27,7 @@ before a record leaves, for this run's records and for redeliveries that have no
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -66,6 +67,10 @@ class ChangewatchPipeline:
         self.runtime = runtime
         self.stats = Stats(crawler, "commit")
         self.kinds: Counter[str] = Counter()
+        #: of those, errors that say the page was not observed (all but noisy:); and observations
+        #: dropped as older than the stored one (a page was observed: another process had a newer one)
+        self.unobserved = 0
+        self.stale = 0
         #: None when summaries are off: nothing of them on the way of an item then
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
         #: -a calibrate=N and -a forget=KEY (read when the spider opens)
@@ -75,6 +80,7 @@ class ChangewatchPipeline:
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
         pipeline = cls(crawler, CrawlServices.of(crawler))
         crawler.signals.connect(pipeline._log_summary, signal=signals.spider_closed)
+        crawler.signals.connect(pipeline._check_observed, signal=signals.spider_closed)
         if pipeline.summaries is not None:  # its connections, once no record can want a summary any more
             crawler.signals.connect(pipeline.summaries.close, signal=signals.spider_closed)
         return pipeline
@@ -156,6 +162,7 @@ class ChangewatchPipeline:
         self.stats.inc("conflicts", update.conflicts)
         if update.stale or update.outcome is None or update.committed is None:
             self.stats.inc("stale")
+            self.stale += 1
             raise DropItem(f"changewatch: {obs.key}: fetched before the stored observation", log_level="DEBUG")
         self.runtime.activity.committed(obs.key, update.outcome.url, update.committed.observed_at,
                                         obs.options.get("canary"))
@@ -210,6 +217,8 @@ class ChangewatchPipeline:
         if outcome.kind is Kind.ERROR and (outcome.error or "").startswith("noisy:"):
             self.stats.inc("noisy")
             logger.warning("changewatch %s %s: %s", self.runtime.spider, obs.key, outcome.error)
+        elif outcome.kind is Kind.ERROR:
+            self.unobserved += 1
         for event, count in judged.counters.items():
             component, _, name = event.partition("/")
             Stats(self.crawler, component).inc(name, count)
@@ -221,6 +230,21 @@ class ChangewatchPipeline:
         self.runtime.notifications.committed(outcome.notify)
         record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
         return record, change_id
+
+    def _check_observed(self, reason: str) -> None:
+        """A crawl that finished with watches due and not one page observed (every one ended in
+        an error record: refused, unreachable, an error status, a timeout, a block page, a page
+        that could not be judged; no page judged, no 304) is a failure cron and Scrapyd must
+        see: one ERROR line, and exit status 1. Each watch's own error record has been exported
+        and notified as usual; a crawl stopped early (a SIGTERM, CLOSESPIDER_*) is not judged."""
+        judged = sum(self.kinds.values()) + self.stale
+        if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged \
+                or os.environ.get("SCRAPY_CHECK"):  # scrapy check: its contracts judge the pages
+            return
+        why = (f"not one page was observed: all {judged} due watch(es) ended in an error (refused, unreachable, "
+               "an error status, a timeout…: see their error records)")
+        logger.error("changewatch: %s", why)
+        self.runtime.failed_at_end(why)
 
     def _log_summary(self) -> None:
         if self.kinds:

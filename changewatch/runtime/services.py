@@ -31,6 +31,7 @@ from ..store.runner import StoreRunner, spider_name
 from .housekeeping import Housekeeper
 from .learning import LearningError, parse_calibrate, parse_forget
 from .origins import ItemRequests, ResponseOrigins, ServedHeaders
+from .shutdown import ForcedShutdown
 from .spider import spider_options
 from .stats import Stats
 from .sweep import start_sweep
@@ -113,6 +114,8 @@ class CrawlServices:
         self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
         self.stats = Stats(crawler, "runtime")
         self.failure: str | None = None
+        #: why the crawl exits non-zero though it ran to its end (:meth:`failed_at_end`)
+        self.failed_late: str | None = None
         self._closing: asyncio.Future[None] | None = None
         self._open = False
         self.trusted_origins: set[tuple[str, str, int | None]] = set()
@@ -125,6 +128,7 @@ class CrawlServices:
         self.force = False
         self.housekeeper = Housekeeper(self)
         self._sweep: LoopingCall | None = None
+        self._forced: ForcedShutdown | None = None
 
     def connect(self) -> None:
         signal_manager = self.crawler.signals
@@ -204,6 +208,14 @@ class CrawlServices:
             self.failure = why
             self.stats.inc("failed")
 
+    def failed_at_end(self, why: str) -> None:
+        """Make the crawl exit non-zero for a failure found as the spider closes (its due watches
+        all failed), said by the caller, without stopping what still runs after it: the
+        notifications of those failures, housekeeping."""
+        if self.failure is None and self.failed_late is None:
+            self.failed_late = why
+            self.stats.inc("failed")
+
     def _check_learning(self) -> str | None:
         """Why the spider's ``-a calibrate=`` or ``-a forget=`` cannot be used (None: they can), said
         once here for any spider (a ChangewatchSpider parsed them already): raised later, from the
@@ -274,10 +286,13 @@ class CrawlServices:
             from twisted.internet import reactor
 
             self._sweep = start_sweep(reactor)
+            self._forced = ForcedShutdown(reactor)
 
     def _spider_closed(self) -> None:
         if self._sweep is not None and self._sweep.running:
             self._sweep.stop()
+        if self._forced is not None:
+            self._forced.spider_closed()
         self._count_store_retries()  # before Scrapy logs the stats; again at the end, for the feeds' writes
         if self.failure is not None and not self._open:
             # The store never opened (so nothing was compared, logged or exported), and Scrapy
@@ -289,7 +304,7 @@ class CrawlServices:
         if self._open:
             self._open = False
             await self.runner.release()
-        if self.failure is not None:
+        if self.failure is not None or self.failed_late is not None:
             # Scrapy's crawl command exits 1 when a crawl ends without a spider (its
             # "bootstrap failed" check): the only way a component can make a crawl that ran
             # exit non-zero, which a cron job or Scrapyd must see.

@@ -62,10 +62,12 @@ def test_components_without_the_runtime_say_how_to_enable_it() -> None:
         ChangewatchPipeline.from_crawler(c)
 
 
-def test_the_addon_leaves_scrapy_settings_alone() -> None:
+def test_the_addon_leaves_other_scrapy_settings_alone() -> None:
+    """Beyond its components and the safety defaults (tests/addon/test_defaults.py): nothing."""
     plain = get_crawler(UnitSpider, {})
     with_addon = crawler()
-    for name in ("DEFAULT_DROPITEM_LOG_LEVEL", "LOG_LEVEL", "CONCURRENT_ITEMS", "USER_AGENT", "ROBOTSTXT_OBEY"):
+    for name in ("DEFAULT_DROPITEM_LOG_LEVEL", "LOG_LEVEL", "FEED_EXPORT_ENCODING", "DOWNLOAD_DELAY", "FEEDS",
+                 "AUTOTHROTTLE_ENABLED", "CONCURRENT_REQUESTS", "DEFAULT_REQUEST_HEADERS"):
         assert with_addon.settings.get(name) == plain.settings.get(name), name
 
 

@@ -34,6 +34,7 @@ from changewatch.config import (
 from changewatch.config.parsers import (
     Bool,
     Choice,
+    Contact,
     Directory,
     Duration,
     Executable,
@@ -92,6 +93,9 @@ BAD_BY_TYPE: dict[type, Callable[[Any], list[Any]]] = {
     Executable: lambda p: ["/no/such/chromium", __file__, "/tmp", "no-such-browser-here", 5, True, "/x\x00"],
     StoreUri: lambda p: ["nosuchscheme://x", "", "  ", "no-scheme-here", "1http://x", 5, ["sqlite:///x.db"]],
     Text: lambda p: [5, True, "line\nbreak", "x" * 201, ["gpt"]],
+    # what would break out of the User-Agent's comment or header
+    Contact: lambda p: [5, True, "ops@shop.example\r\nX-Injected: 1", "ops (at) shop.example", "a\\b",
+                        "bücher@shop.example", "x" * 201, ["ops@shop.example"]],
     HttpUrl: lambda p: ["ftp://api.example/v1", "api.example/v1", "https://", "https://user:pw@api.example/v1",
                         "https://api.example:99999/v1", "https://a b.example", 5],
     Routes: lambda p: ["slakc://T000/B000/secretsecret", "json://", "not a url", 5, ["json://h.example/x", 5],

@@ -33,8 +33,10 @@ class Crawler:
     private addresses unless *allow_private* is False (the SSRF tests)."""
 
     def __init__(self, workdir: Path, watches: list[dict[str, Any]] | None, store: str | None = None,
-                 spider: str = "watch", *, allow_private: bool = True, valid_watchlist: bool = True):
+                 spider: str = "watch", *, allow_private: bool = True, valid_watchlist: bool = True,
+                 settings_module: str = "changewatch.settings"):
         self.allow_private = allow_private
+        self.settings_module = settings_module
         #: False for a test that crawls a watchlist the schema refuses on purpose
         self.valid_watchlist = valid_watchlist
         self.workdir = workdir
@@ -62,7 +64,8 @@ class Crawler:
         self.runs += 1
         args = ["-a", f"watchlist={self.watchlist}"] if self.watchlist.exists() else []
         return scrapy_crawl(self.workdir, self.spider, self.runs, *args, "-s", f"CHANGEWATCH_STORE={self.store}",
-                            *self._private(), *extra, feed_option=feed_option, valid_watchlist=self.valid_watchlist)
+                            *self._private(), *extra, feed_option=feed_option, valid_watchlist=self.valid_watchlist,
+                            settings_module=self.settings_module)
 
 
 class SpiderCrawler:
@@ -81,8 +84,8 @@ class SpiderCrawler:
                             "-s", "CHANGEWATCH_ALLOW_PRIVATE=True", *extra)
 
 
-def scrapy_env() -> dict[str, str]:
-    return {**os.environ, "SCRAPY_SETTINGS_MODULE": "changewatch.settings",
+def scrapy_env(settings_module: str = "changewatch.settings") -> dict[str, str]:
+    return {**os.environ, "SCRAPY_SETTINGS_MODULE": settings_module,
             "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
@@ -135,11 +138,12 @@ def crawl_command(workdir: Path, spider: str, run: int, *args: str, feed_option:
 
 
 def scrapy_crawl(workdir: Path, spider: str, run: int, *args: str, feed_option: bool = True,
-                 valid_watchlist: bool = True) -> CrawlResult:
+                 valid_watchlist: bool = True, settings_module: str = "changewatch.settings") -> CrawlResult:
     """``scrapy crawl SPIDER`` in a subprocess: its change records and final stats."""
     cmd, feed = crawl_command(workdir, spider, run, *args, feed_option=feed_option, valid_watchlist=valid_watchlist)
     stats = workdir / f"stats-{run}.json"
-    proc = subprocess.run(cmd, cwd=workdir, env=scrapy_env(), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=workdir, env=scrapy_env(settings_module), capture_output=True, text=True,
+                          timeout=300)
     return CrawlResult(proc.returncode, read_feed(feed, killed=proc.returncode < 0), proc.stderr,
                        json.loads(stats.read_text()) if stats.exists() else {})
 

@@ -120,12 +120,12 @@ ROWS = [
     Row("private-v6-name", "http://v6.test:{port}/page", ALLOWED, "allow_private"),
     Row("private-redirect-to-file", PUBLIC + "/to-file", "scheme", "allow_private"),
     Row("private-credentials", "http://user:pw@127.0.0.1:{port}/page", "credentials", "allow_private"),
-    # a process started with another TWISTED_DNS_RESOLVER: the middleware installs the guarded one
+    # a process started without the add-on (a spider enables it): the middleware installs the guarded resolver
     Row("fallback-dns-loopback", "http://internal.test:{port}/page", "loopback", "fallback"),
     Row("fallback-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "fallback"),
     Row("fallback-public", PUBLIC + "/page", ALLOWED, "fallback"),
     # rendering on: plain requests keep the guarded resolver, though the download
-    # handler is scrapy-playwright's and the process started with another TWISTED_DNS_RESOLVER
+    # handler is scrapy-playwright's and the process started with Scrapy's own resolver
     Row("render-plain-dns-loopback", "http://internal.test:{port}/page", "loopback", "render"),
     Row("render-plain-redirect-to-internal-name", PUBLIC + "/to-internal", "loopback", "render"),
     Row("render-plain-public", PUBLIC + "/page", ALLOWED, "render"),
@@ -166,10 +166,14 @@ SETTINGS = {
     "guard": ["-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32",
               "-s", "CHANGEWATCH_SSRF_ALLOWED_HOSTS=allowed.test,.corp.test"],
     "allow_private": ["-s", "CHANGEWATCH_ALLOW_PRIVATE=True"],
-    "fallback": ["-s", "TWISTED_DNS_RESOLVER=scrapy.resolver.CachingThreadedResolver",
-                 "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32"],
-    "render": ["-s", "TWISTED_DNS_RESOLVER=scrapy.resolver.CachingThreadedResolver",
-               "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32", "-s", "CHANGEWATCH_RENDER_TIMEOUT=30"],
+    "fallback": ["-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32"],
+    "render": ["-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=127.0.0.2/32", "-s", "CHANGEWATCH_RENDER_TIMEOUT=30"],
+}
+#: the project settings of a crawl, when not changewatch.settings
+SETTINGS_MODULES = {
+    # the add-on in the spider's custom_settings only: the process starts with Scrapy's resolver
+    "fallback": "tests.e2e.addon_in_spider",
+    "render": "tests.e2e.addon_in_spider",
 }
 
 
@@ -235,7 +239,8 @@ def main(outdir: Path) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         watches = [{"url": r.url.format(port=public.port), "key": r.key, **({"render": True} if r.render else {})}
                    for r in ROWS if r.crawl == crawl]
-        run = Crawler(workdir, watches, allow_private=False).run(
+        run = Crawler(workdir, watches, allow_private=False,
+                      settings_module=SETTINGS_MODULES.get(crawl, "changewatch.settings")).run(
             "-s", f"CHANGEWATCH_SSRF_NAMESERVERS={dns.address}", "-s", "DOWNLOAD_TIMEOUT=20", *extra)
         result[crawl] = {"returncode": run.returncode, "records": run.records, "stats": run.stats,
                          "stderr": run.stderr[-30000:], "public_hits": dict(public.hits),

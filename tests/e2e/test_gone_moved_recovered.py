@@ -28,6 +28,13 @@ def ok(result: CrawlResult) -> dict[str, dict]:
     return by_key(result.records)
 
 
+def all_failed(result: CrawlResult) -> dict[str, dict]:
+    """A crawl whose every due watch failed: its records, and exit status 1 (README, "Exit statuses")."""
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "changewatch: not one page was observed" in result.stderr
+    return by_key(result.records)
+
+
 def test_gone_then_recovered_and_a_timeout_streak_then_recovered(site: HostileSite, tmp_path: Path,
                                                                  store_uri: str) -> None:
     edited = good_page("edited").replace(b"paragraph 5 says something stable",
@@ -41,13 +48,13 @@ def test_gone_then_recovered_and_a_timeout_streak_then_recovered(site: HostileSi
     site.good["/same"] = page(b"<h1>Not found</h1>", 404)
     site.good["/edited"] = page(b"<h1>Gone</h1>", 410)
     site.good["/slow"] = hang(site)
-    second = ok(crawler.run(*QUICK))
+    second = all_failed(crawler.run(*QUICK))
     assert {k: r["error"] for k, r in second.items()} == {"same": NOT_FOUND, "edited": REMOVED,
                                                          "slow": second["slow"]["error"]}
     assert second["slow"]["error"].startswith("timeout:")
 
     third = crawler.run(*QUICK)
-    records = ok(third)  # the timeout streak goes on quietly; the missing pages are gone now
+    records = all_failed(third)  # the timeout streak goes on quietly; the missing pages are gone now
     assert {k: (r["kind"], r["error"]) for k, r in records.items()} == {
         "same": ("error", NOT_FOUND.replace("http: HTTP 404", "gone: HTTP 404 on 2 consecutive runs")),
         "edited": ("error", REMOVED.replace("http: HTTP 410", "gone: HTTP 410 on 2 consecutive runs"))}

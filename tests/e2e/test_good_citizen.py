@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from scrapy.addons import AddonManager
 from scrapy.utils.project import get_project_settings
 
 from changewatch import __version__
@@ -19,6 +20,7 @@ from .hostile import HostileSite, endless, good_page, hang, page
 def test_project_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(os.environ, "SCRAPY_SETTINGS_MODULE", "changewatch.settings")
     settings = get_project_settings()
+    AddonManager.load_pre_crawler_settings(settings)  # what `scrapy crawl` does with them: the add-on's defaults
     assert settings["USER_AGENT"] == f"changewatch/{__version__} (+https://github.com/changewatch/changewatch)"
     assert settings.getbool("ROBOTSTXT_OBEY")
     assert 0 < settings.getfloat("DOWNLOAD_TIMEOUT") <= 30

@@ -50,7 +50,7 @@ def test_a_watch_crawl_reports_the_refusal_as_a_record_not_a_warning(site: Hosti
     crawler = Crawler(tmp_path, [{"key": "internal", "url": f"{site.base}/"}], allow_private=False)
     for run in (1, 2):
         result = crawler.run()
-        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.returncode == 1, result.stderr[-3000:]  # its one watch failed: not one page observed
         assert not refusals(result.stderr), result.stderr[-3000:]
         # the page and its robots.txt, refused both (neither logged: the page's record says why)
         assert result.stats.get("changewatch/ssrf/refused_url") == 2, result.stats

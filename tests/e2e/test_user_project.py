@@ -1,6 +1,7 @@
-"""A user's own Scrapy project that enables only the add-on (no changewatch.settings, so no
-GuardedResolver in TWISTED_DNS_RESOLVER): a bad setting stops ``scrapy crawl watch`` before
-anything is fetched, with one line naming the setting and the value; good values still work."""
+"""A user's own Scrapy project that enables only the add-on (no changewatch.settings: the
+guard's resolver comes from the add-on's process settings): a bad setting stops ``scrapy crawl
+watch`` before anything is fetched, with one line naming the setting and the value; good values
+still work. A project made by ``scrapy startproject`` itself: tests/e2e/test_own_project.py."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_good_network_settings_keep_the_guard_on(site: tuple[LoggedSite, str], t
     served, base = site
     # a string from the command line: 10.0.0.0/8 is allowed, 127.0.0.1 still refused by the guard
     refused = crawl_user_project(tmp_path, base, "-s", "CHANGEWATCH_SSRF_ALLOWED_NETWORKS=10.0.0.0/8")
-    assert refused.returncode == 0, refused.stderr[-3000:]
+    assert refused.returncode == 1, refused.stderr[-3000:]  # its one watch refused: not one page observed
     [record] = read_feed(tmp_path / "changes.jsonl")
     assert record["kind"] == "error" and record["error"].startswith("refused: loopback"), record
     assert served.paths == []
