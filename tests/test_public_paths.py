@@ -60,8 +60,7 @@ def test_every_path_the_addon_and_the_project_settings_write_is_listed() -> None
 
     written = {*PIPELINE_ORDER, *EXTENSION_ORDER, *DOWNLOADER_MIDDLEWARE_ORDER, *SPIDER_MIDDLEWARE_ORDER,
                META_REFRESH, RENDER_HANDLER, "changewatch.feeds.ChangeRecordCsvExporter",
-    SAFETY_DEFAULTS,
-    SPIDER_CONTRACT_ORDER,
+               *SPIDER_CONTRACT_ORDER, SAFETY_DEFAULTS["TWISTED_DNS_RESOLVER"],
                *BUILTIN_STORE_SCHEMES.values(), *BUILTIN_COMPARISONS.values()}
     written |= {name for name in settings.ADDONS}
     assert written - set(listed_paths()) == set()

@@ -85,7 +85,7 @@ def bulk(store: Any, now: datetime, count: int, sites: int = 5, keys: int = 50) 
         return format_time(now - timedelta(days=days_ago))
 
     observations = [("watch", f"page-{k}", f"https://site{k % sites}.example/page-{k}", 1, b"s", "{}", at(7), at(0.01),
-                     at(0.01), at(0.01), None, 0, None, None, None, at(0.01)) for k in range(keys)]
+                     at(0.01), at(0.01), None, 0, None, None, None, at(0.01), at(0.01), at(0.01)) for k in range(keys)]
     changes = []
     for n in range(count):
         key = f"page-{n % keys}"
