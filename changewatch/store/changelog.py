@@ -11,7 +11,8 @@ from typing import Any
 from .errors import OlderSchema, StoreNotEmpty
 from .records import TRANSFER_TABLES, ChangeQuery, LogEntry
 
-__all__ = ["ENTRY_COLUMNS", "EXPORT_ORDER", "entry", "insert_sql", "not_empty", "older_schema", "paged", "query_where"]
+__all__ = ["ENTRY_COLUMNS", "EXPORT_ORDER", "discard_where", "entry", "insert_sql", "not_empty", "older_schema",
+           "paged", "query_where"]
 
 #: the columns of a :class:`LogEntry`, in the order :func:`entry` reads them
 ENTRY_COLUMNS = "id, spider, key, kind, observed_at, record, delivered_at"
@@ -36,6 +37,28 @@ def query_where(query: ChangeQuery, after_id: int, mark: str) -> tuple[str, list
         args.append(query.since)
     if query.undelivered:
         clauses.append("delivered_at IS NULL")
+    return " AND ".join(clauses), args
+
+
+def discard_where(destination: str | None, spider: str | None, before: str | None, mark: str,
+                  changes: str = "changes") -> tuple[str, list[Any]]:
+    """The WHERE clause (without ``WHERE``) over ``notifications n`` selecting the pending
+    deliveries ``changewatch notify --discard`` ends, and its arguments; *mark* is the driver's
+    placeholder, *changes* the change log's (qualified) table name.
+
+    >>> discard_where(None, "shop", None, "%s")
+    ('n.sent_at IS NULL AND n.discarded_at IS NULL AND n.spider = %s', ['shop'])
+    """
+    clauses, args = ["n.sent_at IS NULL", "n.discarded_at IS NULL"], []
+    if destination is not None:
+        clauses.append(f"(n.destination = {mark} OR n.shown = {mark})")
+        args += [destination, destination]
+    if spider is not None:
+        clauses.append(f"n.spider = {mark}")
+        args.append(spider)
+    if before is not None:
+        clauses.append(f"n.change_id IN (SELECT id FROM {changes} WHERE observed_at < {mark})")
+        args.append(before)
     return " AND ".join(clauses), args
 
 

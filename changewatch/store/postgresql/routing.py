@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..changelog import discard_where
 from ..records import NotificationState, Outcome, PendingNotification
 from ..semantics import record_json
 
@@ -93,21 +94,12 @@ class PostgreSQLRouting:
     def discard_notifications(self, destination: str | None, at: str, *, before: str | None = None,
                               spider: str | None = None) -> int | None:
         q = self._quoted
-        where, args = ["n.sent_at IS NULL", "n.discarded_at IS NULL"], [at]
-        if destination is not None:
-            where.append("(n.destination = %s OR n.shown = %s)")
-            args += [destination, destination]
-        if spider is not None:
-            where.append("n.spider = %s")
-            args.append(spider)
-        if before is not None:
-            where.append(f"n.change_id IN (SELECT id FROM {q}.changes WHERE observed_at < %s)")
-            args.append(before)
+        where, args = discard_where(destination, spider, before, "%s", f"{q}.changes")
 
         def work(cur: Any, _: Any) -> int | None:
             # Idempotent: a retry after a lost acknowledgement finds them discarded and the destination known
             done = cur.execute(f"UPDATE {q}.notifications n SET discarded_at = %s, claim_owner = NULL, "
-                               f"claim_expires = NULL WHERE {' AND '.join(where)}", args).rowcount
+                               f"claim_expires = NULL WHERE {where}", [at, *args]).rowcount
             if done or destination is None:
                 return int(done)
             known = cur.execute(f"SELECT 1 FROM {q}.notifications WHERE destination = %s OR shown = %s LIMIT 1",

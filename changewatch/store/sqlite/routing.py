@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..changelog import discard_where
 from ..records import NotificationState, Outcome, PendingNotification
 from ..semantics import record_json
 
@@ -96,19 +97,10 @@ class SQLiteRouting:
 
     def discard_notifications(self, destination: str | None, at: str, *, before: str | None = None,
                               spider: str | None = None) -> int | None:
-        where, args = ["n.sent_at IS NULL", "n.discarded_at IS NULL"], [at]
-        if destination is not None:
-            where.append("(n.destination = ? OR n.shown = ?)")
-            args += [destination, destination]
-        if spider is not None:
-            where.append("n.spider = ?")
-            args.append(spider)
-        if before is not None:
-            where.append("n.change_id IN (SELECT id FROM changes WHERE observed_at < ?)")
-            args.append(before)
+        where, args = discard_where(destination, spider, before, "?")
         with self._transaction("discard notifications") as db:
             done = db.execute("UPDATE notifications AS n SET discarded_at = ?, claim_owner = NULL, "
-                              f"claim_expires = NULL WHERE {' AND '.join(where)}", args).rowcount
+                              f"claim_expires = NULL WHERE {where}", [at, *args]).rowcount
             if done or destination is None:
                 return int(done)
             known = db.execute("SELECT 1 FROM notifications WHERE destination = ? OR shown = ? LIMIT 1",
