@@ -25,6 +25,8 @@ from .model import (
     JsonModel,
     NotifyModel,
     RenderModel,
+    RuleModel,
+    SiteModel,
 )
 
 __all__ = ["MAX_PROBLEMS", "WatchlistError", "describe_watch", "problems"]
@@ -72,13 +74,22 @@ ACCEPTS = {
     "notify.[].when": "a condition such as 'offers.price < 80', or {crossing: 'offers.price < 80'}",
     "notify.[].kinds": "field, entities, content, error, moved or recovered, or a list of them",
     "notify.[].kinds.[]": "one of field, entities, content, error, moved, recovered",
+    "site": "a mapping with sitemap or start, and optionally allow, deny, follow, depth, max_pages and every",
+    "site.sitemap": "an absolute http(s) URL", "site.start": "an absolute http(s) URL or a non-empty list of them",
+    "site.start.[]": "an absolute http(s) URL",
+    **{f"site.{name}": "a regular expression or a non-empty list of them" for name in ("allow", "deny", "follow")},
+    "site.depth": "a whole number of link hops from 0 to 100",
+    "site.max_pages": "a whole number of pages from 1 to 1000000",
+    "rules": "a non-empty list of mappings, each with match and page options",
+    "rules.[]": "a mapping with match and page options", "rules.[].match": "a regular expression",
 }
 _MAPPINGS = frozenset({"fields", "kinds", "headers", "cookies", "entities.fields"})
 _KNOWN = {"": sorted(WATCH_OPTIONS), "jsonld": sorted(JsonLdModel.model_fields),
           "entities": sorted(EntitiesModel.model_fields), "ignore": sorted(IgnoreModel.model_fields),
           "json": sorted(JsonModel.model_fields), "json.entities": sorted(JsonEntitiesModel.model_fields),
           "canary": sorted(CanaryModel.model_fields), "render": sorted(RenderModel.model_fields),
-          "notify": sorted(NotifyModel.model_fields)}
+          "notify": sorted(NotifyModel.model_fields), "site": sorted(SiteModel.model_fields),
+          "rules": sorted(info.alias or name for name, info in RuleModel.model_fields.items())}
 
 
 def describe_watch(index: int, raw: Any) -> str:
@@ -146,6 +157,9 @@ def _top_level(name: str, kind: str, value: Any) -> str:
 def _paths(rest: Sequence[int | str]) -> tuple[str, str]:
     """The dotted path of an option (``fields.price``, ``jsonld.fields.2``) and its schematic
     path, the key of :data:`ACCEPTS` (``fields.*``, ``jsonld.fields.[]``)."""
+    if len(rest) > 2 and rest[0] == "rules" and isinstance(rest[1], int):  # a rule's page option: as a watch's
+        path, schematic_path = _paths(rest[2:])
+        return f"rules.{rest[1]}.{path}", "rules.[].match" if schematic_path == "match" else schematic_path
     shown: list[str] = []
     schematic: list[str] = []
     for part in rest:
@@ -163,8 +177,11 @@ def _unknown(path: str, scope: str) -> str:
     parent, _, name = path.rpartition(".")
     if scope == "defaults" and not parent and name in WATCH_OPTIONS:
         return f"{name} is given per watch, not here"
+    schematic = re.sub(r"\.\d+(?=\.|$)", "", parent)  # notify.0: a rule of notify
+    if schematic.startswith("rules."):  # a rule's page option
+        schematic = schematic.removeprefix("rules.")
     known = (sorted(DEFAULT_OPTIONS) if scope == "defaults" and not parent
-             else _KNOWN.get(re.sub(r"\.\d+(?=\.|$)", "", parent), []))  # notify.0: a rule of notify
+             else _KNOWN.get(schematic, []))
     where = f"{parent}: " if parent else ""
     return f"{where}unknown option {name}{_did_you_mean(name, known)}; known: {', '.join(known)}"
 

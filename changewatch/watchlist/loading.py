@@ -3,6 +3,7 @@ model (:mod:`.model`) and built into the :class:`~.watch.Watch` objects the craw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from ..core.vantage import parse_vantage
 from .errors import WatchlistError, describe_watch, problems
 from .model import (
     HTML_OPTIONS,
+    CanaryModel,
     CrossingModel,
     EntitiesModel,
     IgnoreModel,
@@ -26,11 +28,13 @@ from .model import (
     JsonModel,
     NotifyModel,
     RenderModel,
+    SiteModel,
     WatchlistModel,
     WatchModel,
     WatchOptionsModel,
     html_options_conflict,
 )
+from .site import DEFAULT_DEPTH, DEFAULT_MAX_PAGES, PageRule, SiteSpec
 from .watch import EntitySpec, JsonEntitiesSpec, JsonLdSpec, JsonSpec, NotifyRule, Watch
 
 __all__ = ["INLINE", "load_watchlist", "merged_problems", "own_text_options", "parse_watchlist",
@@ -48,7 +52,7 @@ def _json_spec(model: JsonModel | None) -> JsonSpec | None:
     return JsonSpec(tuple(model.fields or ()), entities)
 
 
-def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str, Any]:
+def _options(defaults: WatchOptionsModel | None, model: WatchOptionsModel) -> dict[str, Any]:
     # The options a watch gives, over those its defaults give (each as given, null included).
     given = {name: getattr(defaults, name) for name in defaults.model_fields_set} if defaults else {}
     given.update((name, getattr(model, name)) for name in model.model_fields_set)
@@ -57,6 +61,31 @@ def _options(defaults: WatchOptionsModel | None, model: WatchModel) -> dict[str,
 
 def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
     o = _options(defaults, model)
+    if model.site is None:
+        assert model.url is not None  # the model's own check
+        return _built(o, model.url, _key(model, tuple(o.get("keep_params") or ()), tuple(o.get("drop_params") or ())),
+                      model.canary)
+    site = _site_spec(model.site)
+    watch = _built(o, site.url, model.key or "", None)
+    rules = tuple(PageRule(r.match, tuple(sorted(n for n in r.model_fields_set if n != "match")),
+                           _page_options({**o, **_options(None, r)})) for r in model.rules or ())
+    return dataclasses.replace(watch, site=site, rules=rules)
+
+
+def _page_options(o: dict[str, Any]) -> Watch:
+    options = _built(o, "", "", None)
+    return dataclasses.replace(options, known_spec=options.spec())  # one spec for every page the rule matches
+
+
+def _site_spec(model: SiteModel) -> SiteSpec:
+    return SiteSpec(sitemap=model.sitemap, start=tuple(model.start or ()), allow=tuple(model.allow or ()),
+                    deny=tuple(model.deny or ()), follow=tuple(model.follow or ()),
+                    depth=DEFAULT_DEPTH if model.depth is None else model.depth,
+                    max_pages=DEFAULT_MAX_PAGES if model.max_pages is None else model.max_pages, every=model.every)
+
+
+def _built(o: dict[str, Any], url: str, key: str, canary: CanaryModel | None) -> Watch:
+    """The watch of merged options *o* (each as given, null included)."""
     keep, drop = tuple(o.get("keep_params") or ()), tuple(o.get("drop_params") or ())
     jsonld: JsonLdModel | None = o.get("jsonld")
     entities: EntitiesModel | None = o.get("entities")
@@ -66,7 +95,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
     ignore: IgnoreModel | None = o.get("ignore") if text else None
     include = tuple(part for part in INCLUDE_PARTS if part in (o.get("include") or ())) if text else ()
     return Watch(
-        url=model.url, key=_key(model, keep, drop),
+        url=url, key=key,
         region=o.get("region"), threshold=o.get("threshold"), sort_lines=o.get("sort_lines", False),
         jsonld=JsonLdSpec(tuple(jsonld.type or ()), tuple(jsonld.fields), jsonld.key) if jsonld else None,
         fields=dict(o.get("fields") or {}),
@@ -76,7 +105,7 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
         type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),
-        canary=(model.canary.expect, model.canary.within) if model.canary is not None else None,
+        canary=(canary.expect, canary.within) if canary is not None else None,
         notify=_notify_rules(o.get("notify")), every=o.get("every"),
     )
 
@@ -86,6 +115,7 @@ def _key(model: WatchModel, keep: tuple[str, ...], drop: tuple[str, ...]) -> str
     as they mostly are: one string a watch, not two)."""
     if model.key is not None:
         return model.key
+    assert model.url is not None
     key = canonical_url(model.url, keep=keep, drop=drop)
     return model.url if key == model.url else key
 
@@ -135,6 +165,14 @@ def merged_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
     """What is wrong with *watch* that only its options merged with the defaults show (*own*: the
     text options it gives itself); duplicate keys aside. Both readers of a watchlist ask this:
     :func:`parse_watchlist` and the spider's, watch by watch (:mod:`.spool`)."""
+    found = _page_problems(watch, own)
+    for n, rule in enumerate(watch.rules):
+        rule_own = tuple(o for o in ("include", "ignore") if o in rule.options)
+        found.extend(f"rules.{n}: {why}" for why in _page_problems(rule.watch, rule_own))
+    return found
+
+
+def _page_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
     found: list[str] = []
     if not watch.compares_text and own:
         found.append(f"{' and '.join(own)} appl{'y' if len(own) > 1 else 'ies'} to text watches; this one is "

@@ -18,6 +18,8 @@ region; a jsonld.key needs a jsonld.type), except these, which only the crawl ch
   ``1.5:``) is refused, and any number as a header or cookie name (a whole number is a field or kind
   name: ``1:`` is "1"); JSON, and so the schema, has only text names;
 - a host in brackets, in ``url`` or ``proxy``, is an IP address (``[::1]``, not ``[shop]``);
+- a site watch's ``allow``, ``deny``, ``follow`` and each rule's ``match`` compile as regular
+  expressions, and each rule's options merged with the watch's pass the checks above;
 - a ``notify`` URL is one Apprise can send to (the schema checks only its ``scheme://`` shape), and
   its ``when`` condition (text, or ``{crossing: text}``) parses and names only fields the watch tracks.
 
@@ -64,7 +66,8 @@ from ..core.vantage import (
 )
 
 __all__ = ["HTML_OPTIONS", "CanaryModel", "CrossingModel", "EntitiesModel", "IgnoreModel", "JsonEntitiesModel",
-           "JsonLdModel", "JsonModel", "NotifyModel", "RenderModel", "WatchModel", "WatchOptionsModel",
+           "JsonLdModel", "JsonModel", "NotifyModel", "RenderModel", "RuleModel", "SiteModel", "WatchModel",
+           "WatchOptionsModel",
            "WatchlistModel", "html_options_conflict",
            "watchlist_schema"]
 
@@ -186,6 +189,17 @@ def _key(value: Any) -> Any:
     # A bare number is a key too (`key: 1234`, `key: 1234.0`); a bool is not.
     value = _whole(value)
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+#: a key: something besides whitespace, and no '|' (which joins a site watch's key to its pages' URLs)
+_KEY_PATTERN = r"^[^|]*[^|\s][^|]*$"
+
+
+def _no_separator(value: str) -> str:
+    if "|" in value:
+        raise ValueError(f"key must not contain '|' (it joins a site watch's key to its pages' URLs): "
+                         f"{short_repr(value)}")
+    return value
 
 
 def _stripped(accepts: str) -> Callable[[str], str]:
@@ -551,10 +565,118 @@ class WatchOptionsModel(BaseModel):
         "by CHANGEWATCH_SCHEDULE_MIN_INTERVAL, and at most CHANGEWATCH_SCHEDULE_MAX_INTERVAL", examples=["6h"])
 
 
-class WatchModel(WatchOptionsModel):
-    """One page to watch: its URL, an optional key and its options."""
+# ---- a site watch: the pages of a site, found from its sitemap or by following its links ----
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("must not be null (leave it out)")
+    return value
 
-    model_config = _strict("Watch")
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ValueError(f"{short_repr(value)} is not a regular expression: {exc}") from None
+    return value
+
+
+Regex = Annotated[StrictStr, Field(min_length=1), AfterValidator(_regex)]
+Regexes = Annotated[Annotated[list[Regex], BeforeValidator(_one_or_more), Field(min_length=1)] | None,
+                    BeforeValidator(_not_null), WithJsonSchema(_STRINGS_SCHEMA)]
+Url = Annotated[StrictStr, AfterValidator(_url), WithJsonSchema({"type": "string", "pattern": URL_PATTERN})]
+_SITE_SCHEMA: dict[str, Any] = {"oneOf": [{"required": ["sitemap"], "not": {"anyOf": [{"required": [n]} for n in (
+    "start", "follow", "depth")]}}, {"required": ["start"], "not": {"required": ["sitemap"]}}]}
+
+
+class SiteModel(BaseModel):
+    """A whole site: its pages found from its sitemap, or by following links from start URLs."""
+
+    model_config = ConfigDict(**_strict("Site"), json_schema_extra=_SITE_SCHEMA)
+    sitemap: Annotated[Url | None, BeforeValidator(_not_null), WithJsonSchema(
+        {"type": "string", "pattern": URL_PATTERN})] = Field(
+        None, description="A sitemap, a sitemap index (.xml or .xml.gz), or robots.txt (its Sitemap: lines)",
+        examples=["https://docs.example/sitemap.xml"])
+    start: Annotated[Annotated[list[Url], BeforeValidator(_one_or_more), Field(min_length=1)] | None,
+                     BeforeValidator(_not_null), WithJsonSchema({"anyOf": [
+                         {"type": "string", "pattern": URL_PATTERN},
+                         {"type": "array", "items": {"type": "string", "pattern": URL_PATTERN}, "minItems": 1}]})
+                     ] = Field(None, description="Link mode: the URL (or URLs) whose links are followed",
+                                      examples=["https://blog.example/"])
+    allow: Regexes = Field(None, description="Regular expressions searched in each URL found: the pages "
+                                  "watched (and, in link mode, followed); default: every page", examples=[["/guide/"]])
+    deny: Regexes = Field(None, description="Regular expressions: URLs never requested",
+                                 examples=[["/archive/"]])
+    follow: Regexes = Field(None, description="Link mode: pages requested to find more pages, not watched",
+                                   examples=[[r"/page/\d+$"]])
+    depth: Annotated[Annotated[StrictInt, Field(ge=0, le=100)] | None, BeforeValidator(_whole),
+                     BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 100})
+                     ] = Field(None, description="Link mode: link hops from a start URL (default 3)", examples=[3])
+    max_pages: Annotated[Annotated[StrictInt, Field(ge=1, le=1_000_000)] | None, BeforeValidator(_whole),
+                         BeforeValidator(_not_null), WithJsonSchema(
+                             {"type": "integer", "minimum": 1, "maximum": 1_000_000})] = Field(
+        None, description="At most this many pages are watched, the first in a stable order (default 10000)",
+        examples=[10000])
+    every: Annotated[Annotated[Any, AfterValidator(_every)] | None, BeforeValidator(_not_null),
+                     WithJsonSchema(_EVERY_SCHEMA)] = Field(
+        None, description="How often the page set is discovered again (a duration; default: every run)",
+        examples=["1d"])
+
+    @model_validator(mode="after")
+    def _one_way(self) -> SiteModel:
+        if (self.sitemap is None) == (self.start is None):
+            raise ValueError("site needs a sitemap or start URLs, not both" if self.sitemap
+                             else "site needs a sitemap or start URLs")
+        link_only = [name for name in ("follow", "depth") if getattr(self, name) is not None]
+        if self.sitemap is not None and link_only:
+            raise ValueError(f"site: {' and '.join(link_only)} appl{'y' if len(link_only) > 1 else 'ies'} to link "
+                             "mode (start), not to a sitemap")
+        return self
+
+
+class RuleModel(WatchOptionsModel):
+    """Page options for the pages of a site watch whose URL `match` finds (the first rule that
+    matches wins); each option given replaces the site watch's, null unsets it."""
+
+    model_config = _strict("Page rule")
+    match: Regex = Field(description="A regular expression searched in the page's URL", examples=["/blog/"])
+
+
+def _a_page_or_a_site_schema(schema: dict[str, Any]) -> None:
+    schema["oneOf"] = [
+        {"required": ["url"], "not": {"anyOf": [{"required": ["site"]}, {"required": ["rules"]}]}},
+        {"required": ["site", "key"], "not": {"anyOf": [{"required": ["url"]}, {"required": ["canary"]}]}}]
+    properties = schema["properties"]
+    assert isinstance(properties, dict)
+    for name in ("site", "rules"):  # null is refused
+        given = properties[name]
+        given["anyOf"] = [alternative for alternative in given["anyOf"] if alternative != {"type": "null"}]
+        given.pop("default", None)
+        given.pop("minLength", None)
+    properties["rules"]["anyOf"][0]["minItems"] = 1
+# ---- end of a site watch ----
+
+
+class WatchModel(WatchOptionsModel):
+    """One page to watch: its URL, an optional key and its options; or, with `site` and no
+    `url`, every page of a site."""
+
+    model_config = ConfigDict(**_strict("Watch"), json_schema_extra=_a_page_or_a_site_schema)
+
+    @model_validator(mode="after")
+    def _a_page_or_a_site(self) -> WatchModel:
+        if self.site is None:
+            if self.rules is not None:
+                raise ValueError("rules apply to the pages of a site watch: give site, or leave rules out")
+            if self.url is None:
+                raise ValueError("url is required (or site, to watch a whole site)")
+            return self
+        if self.url is not None:
+            raise ValueError("a site watch has no url: its pages are found from site.sitemap or site.start")
+        if self.key is None:
+            raise ValueError("a site watch needs a key: its pages' keys start with it")
+        if self.canary is not None:
+            raise ValueError("canary applies to a watch of one page, not to a site watch")
+        return self
 
     @model_validator(mode="after")
     def _options_of_its_type(self) -> WatchModel:
@@ -564,14 +686,19 @@ class WatchModel(WatchOptionsModel):
         if why := html_options_conflict(self.type, self.json_ is not None, given):
             raise ValueError(why)
         return self
-    url: Annotated[StrictStr, AfterValidator(_url), WithJsonSchema(
+    url: Annotated[Url | None, BeforeValidator(_not_null), WithJsonSchema(
         {"type": "string", "pattern": URL_PATTERN})] = Field(
-        description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
+        None, description="The page to fetch: an absolute http(s) URL, spaces encoded as %20",
         examples=["https://example.com/terms"])
     key: Annotated[StrictStr, BeforeValidator(_key), AfterValidator(_stripped("a non-empty string")),
-                   WithJsonSchema({"type": ["string", "integer"], "pattern": _NOT_BLANK})] | None = Field(
-        None, description="The identity in the store (default: the canonical URL); keep it stable",
+                   AfterValidator(_no_separator),
+                   WithJsonSchema({"type": ["string", "integer"], "pattern": _KEY_PATTERN})] | None = Field(
+        None, description="The identity in the store (default: the canonical URL); keep it stable; no '|'",
         examples=["example-terms"])
+    site: Annotated[SiteModel | None, BeforeValidator(_not_null)] = Field(
+        None, description="Watch every page of a site (with a key, and no url): the page options apply to each page")
+    rules: Annotated[list[RuleModel] | None, BeforeValidator(_not_null), Field(min_length=1)] = Field(
+        None, description="A site watch: page options by URL pattern; the first rule whose match finds the URL wins")
     canary: CanaryModel | None = Field(
         None, description="Warn when this watch (not `defaults`) does not behave as expected: "
         "{expect: change, within: 2d} or {expect: no_change, within: 7d}")

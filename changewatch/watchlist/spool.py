@@ -156,7 +156,7 @@ class _SpoolWriter:
         self.count += 1
         if watch.canary is not None:
             self.canaries[watch.key] = (watch.url, {"expect": watch.canary[0], "within": watch.canary[1]})
-        self.renders = self.renders or watch.render is not None
+        self.renders = self.renders or watch.render is not None or any(r.watch.render for r in watch.rules)
         options = replace(watch, url="", key="")
         try:
             pickled = pickle.dumps(options, protocol=pickle.HIGHEST_PROTOCOL)

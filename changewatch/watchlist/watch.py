@@ -6,13 +6,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.conditions import Condition
 from ..core.destinations import Destination
 from ..core.render_options import RenderOptions
 from ..core.text.normalise import NORMALISER_VERSION
 from ..core.vantage import Vantage
+
+if TYPE_CHECKING:
+    from .site import PageRule, SiteSpec
 
 __all__ = ["EntitySpec", "JsonEntitiesSpec", "JsonLdSpec", "JsonSpec", "NotifyRule", "Watch"]
 
@@ -105,6 +108,13 @@ class Watch:
     #: :meth:`spec`, when it is known already (a watch read from a spool shares its options', which
     #: do not depend on the URL or the key); not part of the watch
     known_spec: str | None = field(default=None, compare=False, repr=False)
+    #: a site watch: how its pages are found (its ``url`` is the sitemap or the first start URL;
+    #: its page options apply to every page, :func:`.site.page_watch`)
+    site: SiteSpec | None = None
+    #: a site watch: page options by URL pattern, the first that matches wins
+    rules: tuple[PageRule, ...] = ()
+    #: a site page's watch: the site watch's key
+    site_watch: str | None = None
 
     @property
     def tracked_fields(self) -> frozenset[str]:

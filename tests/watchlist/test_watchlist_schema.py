@@ -58,7 +58,8 @@ def test_the_schema_helps_an_editor() -> None:
     schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
     watch = schema["$defs"]["WatchModel"]
     assert schema["title"] == "changewatch watchlist" and schema["required"] == ["watches"]
-    assert watch["additionalProperties"] is False and "url" in watch["required"]
+    assert watch["additionalProperties"] is False
+    assert [alternative["required"] for alternative in watch["oneOf"]] == [["url"], ["site", "key"]]
     assert all(prop.get("description") for prop in watch["properties"].values())
     assert schema["$defs"]["WatchOptionsModel"]["properties"]["kinds"]["anyOf"][0]["additionalProperties"]["enum"]
     for example in schema["examples"]:
