@@ -50,7 +50,8 @@ def as_observation(item: Any) -> Observation | None:
                       text=adapter.get("text"), html=adapter.get("html"), region=adapter.get("region"),
                       entities=adapter.get("entities"), error=adapter.get("error"),
                       options=dict(adapter.get("options") or {}), encoding=adapter.get("encoding"),
-                      moved_from=str(adapter["moved_from"]) if adapter.get("moved_from") else None)
+                      moved_from=str(adapter["moved_from"]) if adapter.get("moved_from") else None,
+                      site_watch=str(adapter["site_watch"]) if adapter.get("site_watch") else None)
     if adapter.get("kinds"):
         obs.options["kinds"] = {**obs.options.get("kinds", {}), **dict(adapter["kinds"])}
     if adapter.get("observed_at"):
@@ -84,3 +85,4 @@ class ChangeRecord(TypedDict):
     moved_to: NotRequired[str]
     summary: NotRequired[str]
     conditions: NotRequired[list[dict[str, Any]]]
+    site_watch: NotRequired[str]

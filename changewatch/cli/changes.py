@@ -21,6 +21,7 @@ from ..store import ChangeLogStore, ChangeQuery, LogEntry, Store, StoreError
 from .common import (
     add_command,
     add_kind_option,
+    add_site_watch_option,
     add_spider_option,
     add_store_option,
     add_upgrade_option,
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     2: a bad argument or a store that cannot be opened."""
     since = parse_since(args.since, datetime.now(UTC)) if args.since is not None else None
     query = ChangeQuery(spiders=tuple(dict.fromkeys(args.spider)), keys=tuple(dict.fromkeys(args.key)),
+                        site_watches=tuple(dict.fromkeys(args.site_watch)),
                         kinds=parse_kinds(args.kind), since=since, undelivered=args.undelivered)
     store: _LogStore = open_store(args.store, upgrade=args.upgrade, protocol=ChangeLogStore,
                                   purpose="list its change log")
@@ -135,6 +137,7 @@ def add_parser(sub: Any) -> None:
     add_kind_option(changes)
     add_spider_option(changes)
     changes.add_argument("--key", action="append", default=[], metavar="KEY", help="only this key's (repeatable)")
+    add_site_watch_option(changes, "changes")
     changes.add_argument("--undelivered", action="store_true", help="only changes not yet delivered")
     changes.add_argument("--mark-delivered", action="store_true",
                          help="after printing every line, mark the undelivered ones printed as delivered")

@@ -20,10 +20,9 @@ from ..store.options import redact
 from ..store.semantics import format_time
 
 __all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_command", "add_kind_option",
-           "add_spider_option", "add_store_option", "add_upgrade_option", "build_store", "entry_json", "error",
-           "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config", "project_settings",
-           "resolve_store",
-           "silence_stdout", "valid_change_id"]
+           "add_site_watch_option", "add_spider_option", "add_store_option", "add_upgrade_option", "build_store",
+           "entry_json", "error", "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config",
+           "project_settings", "resolve_store", "silence_stdout", "valid_change_id"]
 
 #: the kinds the change log holds (the others are never logged)
 LOGGED_KINDS = tuple(kind.value for kind in Kind if kind.reported)
@@ -232,3 +231,8 @@ def add_spider_option(parser: argparse.ArgumentParser) -> None:
 
 def add_change_id(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("change_id", type=int, metavar="CHANGE_ID", help="the change's id (its record's change_id)")
+
+
+def add_site_watch_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--site-watch", action="append", default=[], metavar="KEY",
+                        help=f"only the {what} of this site watch: its page set's and its pages' (repeatable)")

@@ -21,6 +21,7 @@ from ..store.status import KeyStatus, StatusQuery, StatusStore
 from .common import (
     CommandError,
     add_command,
+    add_site_watch_option,
     add_store_option,
     add_upgrade_option,
     error,
@@ -160,7 +161,8 @@ def _print(store: Any, args: argparse.Namespace) -> int:
     summary = Summary()
     try:
         now = format_time(store.now())
-        query = StatusQuery(spiders=tuple(dict.fromkeys(args.spider)), failing=args.failing)
+        query = StatusQuery(spiders=tuple(dict.fromkeys(args.spider)), failing=args.failing,
+                            site_watches=tuple(dict.fromkeys(args.site_watch)))
         lines = _lines(store.statuses(query, batch_size=_BATCH), now, args.json, summary)
         while batch := list(islice(lines, _BATCH)):
             sys.stdout.write("\n".join(batch) + "\n")
@@ -181,6 +183,7 @@ def add_parser(sub: Any) -> None:
     add_store_option(parser)
     parser.add_argument("--spider", action="append", default=[], metavar="NAME",
                         help="only this spider's keys (repeatable)")
+    add_site_watch_option(parser, "keys")
     parser.add_argument("--failing", action="store_true",
                         help="only keys whose latest observations failed (gone and noisy errors too)")
     parser.add_argument("--json", action="store_true",

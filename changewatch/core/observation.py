@@ -67,3 +67,5 @@ class Observation:
     #: led to ``url``: the thing moved there. None: no redirect, or a temporary one on the way.
     #: The first observation that moves a known key is reported as ``moved`` (once).
     moved_from: str | None = None
+    #: a page of a site watch: the site watch's key (its records carry it as ``site_watch``)
+    site_watch: str | None = None

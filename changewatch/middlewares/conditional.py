@@ -29,7 +29,7 @@ from ..items import Observation
 from ..runtime.origins import ResponseOrigins
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from .notmodified import KnownState, NotModified, not_modified_callback
+from .notmodified import KnownState, NotModified, not_modified_callback, site_watch_of
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins",
            "answer_not_modified"]
@@ -246,7 +246,7 @@ class ConditionalSpiderMiddleware:
         if response.request.callback is not_modified_callback:
             return  # that callback yields them itself
         for key in notice.keys:
-            yield Observation(key=key, url=notice.url, not_modified=True)
+            yield Observation(key=key, url=notice.url, not_modified=True, site_watch=site_watch_of(response))
 
     def _seen(self, origin: HttpValidators | None, item: Any, keys: set[str], response: Response) -> None:
         if origin is None or isinstance(item, Request):

@@ -15,7 +15,7 @@ from ..core.snapshot import Snapshot, SnapshotError
 from ..items import Observation
 from ..store import StoredState
 
-__all__ = ["KnownState", "NotModified", "not_modified_callback"]
+__all__ = ["KnownState", "NotModified", "not_modified_callback", "site_watch_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,4 +62,9 @@ def not_modified_callback(response: Response, **_cb_kwargs: Any) -> Iterator[Obs
     """Stands in for the spider's callback on a 304 the spider did not ask for."""
     notice: NotModified = response.meta[meta.NOT_MODIFIED]
     for key in notice.keys:
-        yield Observation(key=key, url=notice.url, not_modified=True)
+        yield Observation(key=key, url=notice.url, not_modified=True, site_watch=site_watch_of(response))
+
+
+def site_watch_of(response: Response) -> str | None:
+    """The site watch whose page *response* is (a request of the ``watch`` spider's), or None."""
+    return getattr(response.meta.get(meta.WATCH), "site_watch", None)

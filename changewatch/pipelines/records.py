@@ -28,6 +28,8 @@ def change_record(spider: str, obs: Observation, kind: Kind, members: dict[str, 
     """The record of a reported observation: every member that applies, whatever its kind."""
     record: ChangeRecord = {"key": obs.key, "url": obs.url, "kind": kind.value, "observed_at": obs.observed_at,
                             "spider": spider}
+    if obs.site_watch is not None:
+        record["site_watch"] = obs.site_watch
     if state is not None and state.last_observed:
         record["previous_observed_at"] = state.last_observed
     if state is not None and state.content_since and kind.changes_page:

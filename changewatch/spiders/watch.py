@@ -158,6 +158,7 @@ class WatchSpider(ChangewatchSpider):
         obs, page = observe_page(watch, response)
         # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
         obs.moved_from = obs.moved_from or moved_from(response)
+        obs.site_watch = watch.site_watch
         if page is not None:
             self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
             count_undecodable_page(self.crawler, page)
@@ -166,4 +167,4 @@ class WatchSpider(ChangewatchSpider):
 
     def failed_observation(self, request: Request, url: str, error: str) -> Observation:
         watch: Watch = request.meta[meta.WATCH]
-        return Observation(key=watch.key, url=url, options=watch.options(), error=error)
+        return Observation(key=watch.key, url=url, options=watch.options(), error=error, site_watch=watch.site_watch)

@@ -31,6 +31,10 @@ def query_where(query: ChangeQuery, after_id: int, mark: str) -> tuple[str, list
         if values:
             clauses.append(f"{column} IN ({', '.join([mark] * len(values))})")
             args += values
+    if query.site_watches:
+        clause, more = site_watch_where("key", query.site_watches, mark)
+        clauses.append(clause)
+        args += more
     if query.since is not None:
         # Times are stored as the crawl writes them (UTC, seconds, Z): their text order is their time order.
         clauses.append(f"observed_at >= {mark}")
@@ -38,6 +42,20 @@ def query_where(query: ChangeQuery, after_id: int, mark: str) -> tuple[str, list
     if query.undelivered:
         clauses.append("delivered_at IS NULL")
     return " AND ".join(clauses), args
+
+
+def site_watch_where(column: str, site_watches: tuple[str, ...], mark: str) -> tuple[str, list[Any]]:
+    """The condition selecting the keys of *site_watches* in *column*: each site watch's own key
+    (its page set) and its pages' (``KEY|`` and the page's URL), and its arguments.
+
+    >>> site_watch_where("key", ("docs",), "?")
+    ('(key = ? OR substr(key, 1, CAST(? AS INTEGER)) = ?)', ['docs', 5, 'docs|'])
+    """
+    alternatives, args = [], []
+    for site in site_watches:
+        alternatives.append(f"{column} = {mark} OR substr({column}, 1, CAST({mark} AS INTEGER)) = {mark}")
+        args += [site, len(site) + 1, f"{site}|"]
+    return f"({' OR '.join(alternatives)})", args
 
 
 def discard_where(destination: str | None, spider: str | None, before: str | None, mark: str,

@@ -120,6 +120,8 @@ class ChangeQuery:
 
     spiders: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
+    #: a site watch's records: its page set's (its key) and its pages' (``KEY|…``)
+    site_watches: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     #: a time as the store keeps them (``2026-11-30T12:00:00Z``): changes fetched at it or later
     since: str | None = None

@@ -19,6 +19,8 @@ class StatusQuery:
     """Which keys :meth:`StatusStore.statuses` lists (empty members: any)."""
 
     spiders: tuple[str, ...] = ()
+    #: only the keys of these site watches: the page set's and the pages'
+    site_watches: tuple[str, ...] = ()
     #: only keys whose latest observations failed (an error streak)
     failing: bool = False
 
@@ -58,6 +60,12 @@ def status_sql(prefix: str, mark: str, query: StatusQuery, after: tuple[str, str
     if query.spiders:
         clauses.append(f"o.spider IN ({', '.join([mark] * len(query.spiders))})")
         args += list(query.spiders)
+    if query.site_watches:
+        from .changelog import site_watch_where
+
+        clause, more = site_watch_where("o.key", query.site_watches, mark)
+        clauses.append(clause)
+        args += more
     if query.failing:
         clauses.append("o.error_streak > 0")
     where = " AND ".join(clauses) or "1=1"

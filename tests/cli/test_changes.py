@@ -258,3 +258,22 @@ def test_a_closed_pipe_marks_nothing(tmp_path: Path) -> None:
     finally:
         check.close()
 
+
+
+def test_the_changes_of_a_site_watch(store_uri: str, capsys: Capture) -> None:
+    store = open_store(store_uri)
+    try:
+        for n, key in enumerate(("docs", "docs|https://docs.example/a", "docsx|https://d.example/", "blog",
+                                 "DOCS|https://docs.example/c", "d_cs|https://docs.example/d", "docs|https://x/b")):
+            store.commit("watch", key, None, outcome(Kind.FIELD, encoded(), {"n": n}, at=T1),
+                         lease=Lease("owner", 60.0))
+    finally:
+        store.close()
+    code, lines, err = changes(capsys, "--store", store_uri, "--site-watch", "docs")
+    assert (code, ns(lines), err) == (0, [0, 1, 6], "")
+    code, lines, _ = changes(capsys, "--store", store_uri, "--site-watch", "docs", "--site-watch", "blog")
+    assert ns(lines) == [0, 1, 3, 6]
+    code, lines, _ = changes(capsys, "--store", store_uri, "--site-watch", "docs", "--key", "docs")
+    assert ns(lines) == [0]  # the page set's record alone: --key stays exact
+    assert ns(changes(capsys, "--store", store_uri, "--site-watch", "d_cs")[1]) == [5]
+    assert ns(changes(capsys, "--store", store_uri, "--site-watch", "d%")[1]) == []

@@ -93,3 +93,19 @@ def test_a_missing_store_is_not_created(tmp_path: Path, capsys: Capture) -> None
     code, _, err = run(capsys, "status", "--store", f"sqlite:///{missing}")
     assert code == 2 and err.startswith("changewatch status: ") and len(err.splitlines()) == 1
     assert not missing.exists()
+
+
+def test_the_keys_of_a_site_watch(store: Store, store_uri: str, capsys: Capture) -> None:
+    for key in ("docs", "docs|https://docs.example/a", "docs|https://docs.example/b", "docsx|https://d.example/",
+                "DOCS|https://docs.example/c", "do_s|https://docs.example/d", "blog|https://blog.example/"):
+        observe(store, key, Kind.BASELINE, T0)
+    code, out, _ = run(capsys, "status", "--store", store_uri, "--json", "--site-watch", "docs")
+    assert code == 0
+    assert [json.loads(line)["key"] for line in out.splitlines()[:-1]] == [
+        "docs", "docs|https://docs.example/a", "docs|https://docs.example/b"]
+    code, out, _ = run(capsys, "status", "--store", store_uri, "--site-watch", "docs", "--site-watch", "blog")
+    assert sorted(lines(out)) == ["blog|https://blog.example/", "docs", "docs|https://docs.example/a",
+                                  "docs|https://docs.example/b"]
+    code, out, _ = run(capsys, "status", "--store", store_uri, "--site-watch", "do%")
+    assert (code, out.splitlines()[0]) == (0, "0 watched keys: 0 ok, 0 failing, 0 gone, 0 moved, 0 noisy; "
+                                              "0 due now or by every run")

@@ -51,3 +51,19 @@ def test_members_of_a_first_failure_and_a_recovery() -> None:
     assert "previous_observed_at" not in change_record("unit", failed, Kind.ERROR, {}, "timeout: no answer", None)
     recovered = change_record("unit", obs(observed_at=T[4]), Kind.RECOVERED, {}, None, state)
     assert recovered["previous_observed_at"] == T[2] and "baseline_since" not in recovered
+
+
+def test_a_site_pages_records_name_its_site_watch() -> None:
+    page = obs(error="http: HTTP 503", observed_at=T[3])
+    page.key, page.site_watch = "docs|https://docs.example/a", "docs"
+    assert change_record("watch", page, Kind.ERROR, {}, "http: HTTP 503", None)["site_watch"] == "docs"
+    assert "site_watch" not in change_record("watch", obs(error="x", observed_at=T[3]), Kind.ERROR, {}, "x", None)
+
+
+def test_an_item_names_its_site_watch() -> None:
+    from changewatch.items import as_observation
+
+    item = {"key": "docs|https://docs.example/a", "url": "https://docs.example/a", "text": "x", "site_watch": "docs"}
+    observed = as_observation(item)
+    assert observed is not None and observed.site_watch == "docs"
+    assert as_observation({**item, "site_watch": None}).site_watch is None  # type: ignore[union-attr]
