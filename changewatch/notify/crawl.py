@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -19,7 +20,7 @@ from ..core.destinations import NotifyRoutes
 from ..runtime.stats import Stats
 from ..store import RoutingStore, StoreError
 from ..store.options import uri_argument
-from ..watchlist import NotifyRule
+from ..watchlist import NotifyRule, Watch
 from .notifier import Notifier
 from .routing import FieldValues, Router
 from .sender import SendPolicy
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from ..core.observation import Observation
     from ..runtime.services import CrawlServices
 
-__all__ = ["CrawlNotifications", "watch_rules"]
+__all__ = ["CrawlNotifications", "site_watches", "watch_rules"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,25 @@ def watch_rules(spider: Any) -> dict[str, tuple[NotifyRule, ...]]:
     return rules
 
 
+def site_watches(spider: Any) -> dict[str, Watch]:
+    """The watch spider's site watches by key (their pages' ``notify:`` rules are their page
+    options'); those of a watchlist fetched by URL with every rule guarded by the SSRF policy."""
+    fetched = bool(getattr(spider, "watchlist_fetched", False))
+    sites: dict[str, Watch] = {}
+    for watch in getattr(spider, "watches", None) or ():
+        if getattr(watch, "site", None) is None:
+            continue
+        if fetched:
+            rules = tuple(replace(r, watch=_guarded(r.watch)) for r in watch.rules)
+            watch = replace(_guarded(watch), rules=rules)
+        sites[watch.key] = watch
+    return sites
+
+
+def _guarded(watch: Watch) -> Watch:
+    return replace(watch, notify=tuple(r.guarded() for r in watch.notify))
+
+
 class CrawlNotifications:
     def __init__(self, crawler: Crawler, runtime: CrawlServices, routes: NotifyRoutes):
         self.crawler = crawler
@@ -66,7 +86,7 @@ class CrawlNotifications:
     def prepare(self) -> str | None:
         """Build the routes once the spider (and its watchlist) exists; why the crawl cannot
         notify (its store keeps no delivery state), or None."""
-        router = Router(self.routes, watch_rules(self.crawler.spider))
+        router = Router(self.routes, watch_rules(self.crawler.spider), site_watches(self.crawler.spider))
         self.router = router if router else None
         store = self.runtime.runner.store
         if self.router is not None and not isinstance(store, RoutingStore):

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.site_watches import by_site_watch, site_changes
 from ..store import PendingNotification
 
 __all__ = ["Message", "build_message"]
@@ -56,7 +57,8 @@ def _entity(item: Mapping[str, Any]) -> str:
     else:
         shown = []
     more = f", … {len(shown) - 4} more" if len(shown) > 4 else ""
-    return f"{item.get('key')}" + (f" ({', '.join(shown[:4])}{more})" if shown else "")
+    name = item.get("key") or item.get("url")  # a site watch's page: its url
+    return f"{name}" + (f" ({', '.join(shown[:4])}{more})" if shown else "")
 
 
 def _conditions(record: Mapping[str, Any], destination: str | None) -> list[str]:
@@ -212,29 +214,49 @@ def _section(change: PendingNotification, destination: str | None = None, limit:
     return text
 
 
+def _ordered(changes: Sequence[PendingNotification]) -> tuple[list[PendingNotification], dict[int, str]]:
+    """*changes* with each site watch's gathered under it (its page set's first), and the line
+    that heads each site watch's, by the index of its first change."""
+    ordered: list[PendingNotification] = []
+    heads: dict[int, str] = {}
+    for site, group in by_site_watch(changes, lambda c: c.record):
+        if site is not None:
+            heads[len(ordered)] = f"== {site_changes(site, [c.record for c in group]).line()} =="
+        ordered += group
+    return ordered, heads
+
+
 def build_message(changes: Sequence[PendingNotification], max_chars: int, store: str,
                   destination: str | None = None) -> Message:
-    """The message carrying *changes* (oldest first), its body at most *max_chars* long: changes
-    that do not fit are counted in a last line that says how to list them (``changewatch
-    changes --store STORE``). *destination* (as shown) picks the conditions whose values are
-    shown: those that sent a change there (None: every one)."""
+    """The message carrying *changes* (oldest first; a site watch's gathered under a line that
+    says what changed on the site), its body at most *max_chars* long: changes that do not fit
+    are counted in a last line that says how to list them (``changewatch changes --store
+    STORE``). *destination* (as shown) picks the conditions whose values are shown: those that
+    sent a change there (None: every one)."""
     spiders = sorted({c.spider for c in changes})
     kinds = sorted({c.kind for c in changes})
-    title = (f"changewatch: {len(changes)} change{'s' if len(changes) != 1 else ''} ({', '.join(kinds)}) "
-             f"from {', '.join(spiders)}")
+    ordered, heads = _ordered(changes)
+    what = f"{len(changes)} change{'s' if len(changes) != 1 else ''} ({', '.join(kinds)})"
+    if len(heads) == 1 and 0 in heads and all(c.record.get("site_watch") == ordered[0].record.get("site_watch")
+                                              for c in ordered):  # one site's changes: the site says what
+        what = f"{heads[0].strip('= ')}, {what}"
+    title = f"changewatch: {what} from {', '.join(spiders)}"
     sections: list[str] = []
     used = 0
-    for n, change in enumerate(changes):
+    for n, change in enumerate(ordered):
         # a short message's section is shorter, so that its diff is shared out, not chopped
         section = _section(change, destination, min(SECTION_CHARS, max_chars - 200))
-        left = len(changes) - n - 1
+        if n in heads:
+            section = f"{heads[n]}\n{section}"
+        left = len(ordered) - n - 1
         # room for this section, and for the line that counts what follows it
         reserve = 160 if left else 0
         if used + len(section) + 2 + reserve > max_chars and sections:
-            rest = changes[n:]
+            rest = ordered[n:]
+            ids = sorted(c.change_id for c in rest)
             sections.append(f"… and {len(rest)} more change{'s' if len(rest) != 1 else ''} not shown here "
-                            f"(ids {rest[0].change_id} to {rest[-1].change_id}): changewatch changes --store {store} "
-                            f"--since {rest[0].observed_at}")
+                            f"(ids {ids[0]} to {ids[-1]}): changewatch changes --store {store} "
+                            f"--since {min(c.observed_at for c in rest)}")
             break
         sections.append(section)
         used += len(section) + 2

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..core.destinations import Destination, NotifyRoutes
 from ..core.values import normalise_field
-from ..watchlist.watch import NotifyRule
+from ..watchlist.site import page_options
+from ..watchlist.watch import NotifyRule, Watch
 
 __all__ = ["FieldValues", "Routed", "Router"]
 
@@ -67,13 +68,17 @@ class Routed:
 
 
 class Router:
-    """Destinations by change: CHANGEWATCH_NOTIFY's, then the watch's (by key)."""
+    """Destinations by change: CHANGEWATCH_NOTIFY's, then the watch's (by key; a site watch's page
+    by the page options its URL has, of *sites*: site watches by key)."""
 
-    def __init__(self, routes: NotifyRoutes, rules: Mapping[str, tuple[NotifyRule, ...]] | None = None):
+    def __init__(self, routes: NotifyRoutes, rules: Mapping[str, tuple[NotifyRule, ...]] | None = None,
+                 sites: Mapping[str, Watch] | None = None):
         self.routes = routes
         self.rules = dict(rules or {})
+        self.sites = dict(sites or {})
         known: dict[str, Destination] = {d.id: d for d in routes.all}
-        for key_rules in self.rules.values():
+        page_rules = [rule.watch.notify for site in self.sites.values() for rule in site.rules]
+        for key_rules in [*self.rules.values(), *(site.notify for site in self.sites.values()), *page_rules]:
             for rule in key_rules:
                 for d in rule.destinations:
                     # one the operator configured is the operator's, whatever a fetched watchlist says
@@ -91,7 +96,7 @@ class Router:
         kind = str(record.get("kind"))
         chosen: dict[str, Destination] = {d.id: d for d in self.routes.for_kind(kind)}
         conditions: list[dict[str, Any]] = []
-        for rule in self.rules.get(str(record.get("key")), ()):
+        for rule in self._rules(record):
             if rule.kinds is not None and kind not in rule.kinds:
                 continue
             if rule.when is not None:
@@ -104,3 +109,10 @@ class Router:
                                    "destinations": [d.shown for d in rule.destinations]})
             chosen.update((d.id, d) for d in rule.destinations if d.id not in chosen)
         return Routed(tuple(self.destinations[i] for i in chosen), tuple(conditions))
+
+    def _rules(self, record: Mapping[str, Any]) -> tuple[NotifyRule, ...]:
+        key = str(record.get("key"))
+        site = self.sites.get(str(record.get("site_watch")))
+        if site is None or key == site.key:  # a watch's, or a site watch's page set's: by key
+            return self.rules.get(key, ())
+        return page_options(site, str(record.get("url"))).notify

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import IO, Any
 
+from ..core.site_watches import by_site_watch, site_changes
 from ..store import ChangeQuery, LogEntry
 from ..store.health import HealthStore, HistoryQuery
 from ..store.options import redact, uri_argument
 from .charts import SiteHistory
-from .page import ReportSummary, changes_header, closing, opening, sites_html, summary_html
+from .page import ReportSummary, changes_header, closing, opening, site_watch_opening, sites_html, summary_html
 from .render import change_html
 
 __all__ = ["ReportOptions", "write_report"]
@@ -86,7 +87,12 @@ def write_report(store: Any, options: ReportOptions, out: IO[str]) -> tuple[int,
     shown = newest(store.query_changes(options.query), options.limit) if summary.total else []
     out.write(changes_header(summary.total, len(shown)))
     evidence = f"changewatch evidence {{}} --store {uri_argument(options.store_uri)} -o evidence-{{}}"
-    for entry in shown:
-        out.write(change_html(entry.id, entry.spider, entry.record, evidence.format(entry.id, entry.id)))
+    for site, group in by_site_watch(shown, lambda e: e.record):  # a site watch's pages under it
+        if site is not None:
+            out.write(site_watch_opening(site_changes(site, [e.record for e in group])))
+        for entry in group:
+            out.write(change_html(entry.id, entry.spider, entry.record, evidence.format(entry.id, entry.id)))
+        if site is not None:
+            out.write("</section>")
     out.write(closing(summary.total, len(shown)))
     return summary.total, len(shown)

@@ -9,11 +9,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+from ..core.site_watches import SiteChanges
 from ..store.health import FailingWatch, OpenCondition
 from .charts import KIND_COLOURS, SiteHistory, kinds_chart, legend, noise_chart
 from .render import link, text
 
-__all__ = ["CSS", "ReportSummary", "changes_header", "closing", "opening", "sites_html", "summary_html"]
+__all__ = ["CSS", "ReportSummary", "changes_header", "closing", "opening", "site_watch_opening", "sites_html",
+           "summary_html"]
 
 CSS = """
 :root{--ink:#0f172a;--mute:#475569;--line:#e2e8f0;--bg:#f8fafc}
@@ -50,6 +52,7 @@ height:auto;display:block;margin:2px 0 8px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .more{color:var(--mute);font-style:italic}.empty{background:#fff;border:1px dashed #94a3b8;border-radius:8px;
 padding:16px;color:var(--mute)}.warn{color:#9a3412}a{color:#1d4ed8}
+.site-watch{border-left:3px solid #94a3b8;padding-left:14px;margin:18px 0}
 """ + "".join(f".kind-{k}{{border-left-color:{c}}}.badge.kind-{k}{{background:{c}}}" for k, c in KIND_COLOURS.items())
 
 #: the policy a browser enforces on the report itself: nothing loads, nothing runs, styles inline
@@ -165,6 +168,13 @@ def changes_header(total: int, shown: int) -> str:
                 "or nothing was crawled: the sites and the health warnings above say which.)</p>")
     note = f"the newest {shown:,} of {total:,}, newest first" if shown < total else f"{total:,}, newest first"
     return f'<section id="changes"><h2>Changes <span class="meta">({note})</span></h2>'
+
+
+def site_watch_opening(changes: SiteChanges) -> str:
+    """The start of a site watch's changes (its pages' gathered under it): what the shown ones say
+    of the site. Closed by ``</section>``."""
+    return (f'<section class="site-watch" id="site-watch-{escape(changes.site_watch, quote=True)}">'
+            f"<h3>{text(changes.line())}</h3>")
 
 
 def closing(total: int, shown: int) -> str:

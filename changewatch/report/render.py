@@ -97,7 +97,7 @@ def _entity_list(title: str, css: str, entities: list[Any]) -> str:
     items = []
     for entity in entities[:LIST_LIMIT]:
         entity = entity if isinstance(entity, Mapping) else {"key": entity}
-        items.append(f"<li>{link(entity.get('key'))}{_entity_fields(entity.get('fields'))}</li>")
+        items.append(f"<li>{link(entity.get('key') or entity.get('url'))}{_entity_fields(entity.get('fields'))}</li>")
     return (f'<div class="entities {css}"><h4>{escape(title)} ({len(entities)})</h4><ul>{"".join(items)}</ul>'
             f"{_more(len(entities))}</div>")
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .watch import Watch
 
 __all__ = ["DEFAULT_DEPTH", "DEFAULT_MAX_PAGES", "KEY_SEPARATOR", "PageRule", "SiteSpec", "allowed", "followed",
-           "page_key", "page_watch", "site_of_key"]
+           "page_key", "page_options", "page_watch", "site_of_key"]
 
 #: between a site watch's key and a page's canonical URL in the page's key (no watch key has one)
 KEY_SEPARATOR = "|"
@@ -112,10 +112,16 @@ def site_of_key(key: str) -> str | None:
     return site if separator else None
 
 
+def page_options(site: Watch, url: str) -> Watch:
+    """The watch whose page options the page at *url* of *site* has: the first rule's whose
+    ``match`` finds the URL, else the site watch itself (its url and key are not the page's)."""
+    return next((rule.watch for rule in site.rules if re.search(rule.match, url)), site)
+
+
 def page_watch(site: Watch, url: str) -> Watch:
     """The watch of the page at *url* of the site watch *site*: the site watch's page options,
     those of the first rule whose ``match`` finds the URL in their place; ``url`` the page's,
     ``key`` :func:`page_key`, ``site_watch`` the site watch's key."""
-    template = next((rule.watch for rule in site.rules if re.search(rule.match, url)), site)
-    return dataclasses.replace(template, url=url, key=page_key(site.key, url, site.keep_params, site.drop_params),
-                               site_watch=site.key, site=None, rules=(), canary=None)
+    key = page_key(site.key, url, site.keep_params, site.drop_params)
+    return dataclasses.replace(page_options(site, url), url=url, key=key, site_watch=site.key, site=None, rules=(),
+                               canary=None)

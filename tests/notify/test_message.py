@@ -192,3 +192,38 @@ def test_a_record_diff_capped_with_several_markers_is_counted_once() -> None:
         f"  x{i}" for i in range(30))
     assert diff_lines(build_message([pending(1, "content", diff=several)], 4000, "x").body)[-1] == \
         "… (10 more diff lines)"
+
+
+def site_page(change_id: int, kind: str, site: str, url: str, **record: Any) -> PendingNotification:
+    key = site if url == "" else f"{site}|{url}"
+    full = {"key": key, "url": url or f"https://{site}.example/sitemap.xml", "kind": kind, "site_watch": site,
+            **record}
+    return PendingNotification(change_id, "d", "watch", key, kind, f"2026-11-30T12:00:{change_id:02}Z", full, 0)
+
+
+def test_a_site_watchs_changes_are_one_message_gathered_under_the_site() -> None:
+    changes = [site_page(1, "content", "docs", "https://docs.example/a", diff="- Old.\n+ New!"),
+               pending(2, "field", changes={"p": {"old": "1", "new": "2"}}),
+               site_page(3, "error", "docs", "https://docs.example/b", error="http: HTTP 503"),
+               site_page(4, "entities", "docs", "", added=[{"url": "https://docs.example/c"}],
+                         removed=[{"url": "https://docs.example/d"}, {"url": "https://docs.example/e"}])]
+    message = build_message(changes, 4000, "x")
+    assert message.change_ids == (1, 2, 3, 4)
+    body = message.body
+    head = "== site watch docs: 1 page added, 2 pages removed, 1 page changed, 1 page failing =="
+    assert body.startswith(head + "\n[entities] https://docs.example/sitemap.xml (key docs)")
+    assert body.index("change 4") < body.index("change 1") < body.index("change 3") < body.index("change 2")
+    assert "+ https://docs.example/c" in body and "- https://docs.example/e" in body and "+ New!" in body
+    assert body.count("== site watch") == 1
+    only = build_message(changes[2:], 4000, "x")
+    assert only.title == ("changewatch: site watch docs: 1 page added, 2 pages removed, 1 page failing, "
+                          "2 changes (entities, error) from watch")
+
+
+def test_a_cut_message_counts_a_site_watchs_changes_it_left_out() -> None:
+    diff = "\n".join(f"+ line {i} of a long change" for i in range(40))
+    changes = [site_page(i, "content", "docs", f"https://docs.example/{i}", diff=diff) for i in range(1, 40)]
+    changes.insert(0, pending(50, "field", changes={"p": {"old": "1", "new": "2"}}))
+    message = build_message(changes, 3000, "x")
+    assert len(message.body) <= 3000 and "more changes not shown here (ids" in message.body
+    assert "--since 2026-11-30T12:00:" in message.body

@@ -138,3 +138,32 @@ def test_a_crossing_fires_once_a_plain_condition_whenever_it_holds() -> None:
     assert back_up == []
     again, _ = route({"offers.price": {"old": "€ 99,00", "new": "€ 75,00"}}, {"offers.price": "€ 75,00"})
     assert again == ["deals", "state"]  # a second crossing fires again
+
+
+def test_a_site_watchs_pages_are_routed_by_their_page_options() -> None:
+    from changewatch.notify.crawl import site_watches, watch_rules
+
+    [site] = parse_watchlist({"watches": [{"key": "docs", "site": {"sitemap": "https://docs.example/sitemap.xml"},
+                                           "notify": "json://all.example/x",
+                                           "rules": [{"match": "/blog/", "notify": "json://blog.example/x"},
+                                                     {"match": "/quiet/", "notify": None}]}]})
+
+    class Spider:
+        watches = (site,)
+        watchlist_fetched = True
+
+    sites = site_watches(Spider())
+    router = Router(NotifySetting()(None), watch_rules(Spider()), sites)
+
+    def route(record: dict[str, Any]) -> list[str]:
+        return [d.shown.split("//")[1].split(".")[0] for d in router.route(record, FieldValues(record, None, {}))
+                .destinations]
+
+    page = {"kind": "content", "site_watch": "docs"}
+    assert route({**page, "key": "docs", "kind": "entities"}) == ["all"]  # the page set's record
+    assert route({**page, "key": "docs|https://docs.example/guide", "url": "https://docs.example/guide"}) == ["all"]
+    assert route({**page, "key": "docs|https://docs.example/blog/1", "url": "https://docs.example/blog/1"}) == [
+        "blog"]
+    assert route({**page, "key": "docs|https://docs.example/quiet/1", "url": "https://docs.example/quiet/1"}) == []
+    assert sorted(d.shown for d in router.destinations.values()) == ["json://all.example/x", "json://blog.example/x"]
+    assert all(d.guarded for d in router.destinations.values())  # a fetched watchlist's: under the SSRF policy
