@@ -87,13 +87,18 @@ def kept_pages(previous: Collection[str], found: Collection[str], *, some_failed
 def parse_lastmod(value: str | None) -> float | None:
     """A sitemap's ``<lastmod>`` (W3C datetime: a date, or a date and time with a zone) as seconds
     since 1970; None when absent or unreadable (the page is then checked as its schedule says).
+    A date alone is the end of that day: a page edited in the afternoon of a day it was observed
+    in the morning has moved.
 
-    >>> parse_lastmod("2026-11-29"), parse_lastmod("2026-11-29T12:00:00+01:00"), parse_lastmod("soon")
-    (1795910400.0, 1795950000.0, None)
+    >>> parse_lastmod("2026-11-29T12:00:00+01:00"), parse_lastmod("2026-11-29"), parse_lastmod("soon")
+    (1795950000.0, 1795996799.0, None)
     """
     if not value:
         return None
     text = value.strip()
+    if len(text) == 10:  # YYYY-MM-DD
+        day = parse_lastmod(text + "T23:59:59Z")
+        return day
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     try:
