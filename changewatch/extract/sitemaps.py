@@ -57,8 +57,7 @@ def read_sitemap(response: Response) -> SitemapRead:
     """The sitemap (or robots.txt) in *response*; :class:`SitemapError` when it is not whole."""
     read = SitemapRead()
     if is_robots(response.url):
-        text = response.text if isinstance(response, TextResponse) else response.body.decode("utf-8", "replace")
-        for url in sitemap_urls_from_robots(text, base_url=response.url):
+        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
             _keep(read.children, read, response.url, url)
         if not read.children:
             raise SitemapError(f"empty: {response.url} names no sitemap")
@@ -94,7 +93,7 @@ def _keep(children: list[str], read: SitemapRead, base: str, url: str) -> None:
 
 def page_links(response: Response, deny: tuple[str, ...]) -> list[str]:
     """The links of an HTML page to pages on its own host that no *deny* pattern finds
-    (``LinkExtractor``: fragments dropped, duplicates once, ``rel=nofollow`` honoured)."""
+    (``LinkExtractor``: duplicates once, ``rel=nofollow`` honoured; the crawl canonicalises them)."""
     if not isinstance(response, TextResponse):
         return []
     # LinkExtractor's allow_domains does not match an address literal (a local site): the host is

@@ -82,3 +82,18 @@ def test_lastmod_trust_returns_after_a_full_check_found_it_right():
     assert not lastmod_trusted(wrong_at=1000.0, last_full_check=900.0)  # wrong during the last run
     assert not lastmod_trusted(wrong_at=1000.0, last_full_check=None)
     assert lastmod_trusted(wrong_at=1000.0, last_full_check=1100.0)  # a later run checked everything
+
+
+def test_a_page_added_to_its_set_is_a_fresh_baseline_whatever_was_stored():
+    from changewatch.core import verdict as engine
+    from changewatch.core.comparisons import Kind, load_comparisons
+    from changewatch.core.observation import Observation
+    from changewatch.core.siteset import REBASELINE
+
+    comparisons = load_comparisons()
+    old = engine.digest(Observation(key="s|u", url="https://a.example/u", fields={"price": "1.00"}), comparisons)
+    new = Observation(key="s|u", url="https://a.example/u", fields={"price": "2.00"})
+    assert engine.observe(new, old, comparisons).kind is Kind.FIELD
+    new.options[REBASELINE] = True
+    verdict = engine.observe(new, old, comparisons)
+    assert verdict.kind is Kind.BASELINE and verdict.keep is not None
