@@ -99,6 +99,13 @@ def test_sitemap_mode_reports_pages_added_removed_and_changed(tmp_path: Path, si
     # (a handful here: the share is measured on 1,000 pages in tests/core/test_siteset.py)
     assert len(fetched) < len(unmoved) / 2, (len(fetched), len(unmoved))
     assert denied not in posts_requested(site, 0)  # denied: never requested
+    # a removed page comes back, changed meanwhile: added again, with a fresh silent baseline
+    back = removed[0]
+    site.live.append(back)
+    site.edit(back, "This page came back with words it never had before.", lastmod="2026-12-03")
+    records = run(crawler, 2)
+    assert [urls(r["added"]) for r in set_records(records, "blog")] == [{canonical_url(site.base + back)}]
+    assert page_records(records, "blog") == []
 
 
 def test_sitemap_bad_inputs_never_remove_pages(tmp_path: Path, site: CorpusSite) -> None:
@@ -160,3 +167,46 @@ def test_link_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site:
     site.overrides = {"/page/2": (503, "text/html", b"busy")}
     records = run(crawler, 3)
     assert not any(r.get("removed") for r in records), records
+
+
+def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_path: Path, site: CorpusSite) -> None:
+    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
+    from changewatch.store.sqlite import SQLiteStore
+
+    site.live = list(site.pages)[:20]
+    # a page whose turn in the lastmod sample is the second run's (the site's key has one observation then)
+    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
+    if sampled is None:
+        n = next(n for n in range(1000) if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
+        sampled = f"/posts/sampled-{n}"
+        site.pages[sampled] = site.pages[site.live[0]]
+        site.live.append(sampled)
+    other = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) != 1)
+    site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
+    crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}])
+    assert run(crawler, 0) == []
+    site.edit(sampled, "The sampled page now says something entirely different about deadlines.")
+    site.edit(other, "Another page quietly changed its refund terms to sixty days.")
+    result = crawler.run("-s", f"TESTS_NOW={DAY[1]}")
+    changed = {r["url"] for r in page_records(result.records, "blog")}
+    assert changed == {canonical_url(site.base + sampled)}  # the sample found it; the other is not fetched yet
+    assert result.stats.get("changewatch/site/lastmod_wrong") == 1
+    assert "lastmod did not move" in result.stderr
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    try:
+        trust = store.read("watch", "blog|lastmod")
+    finally:
+        store.close()
+    assert trust is not None and trust.error_streak == 1 and (trust.last_error or "").startswith("health: ")
+    # untrusted: every page is checked; the other change is found
+    result = crawler.run("-s", f"TESTS_NOW={DAY[2]}")
+    assert {r["url"] for r in page_records(result.records, "blog")} == {canonical_url(site.base + other)}
+    assert result.stats.get("changewatch/site/lastmod_untrusted_runs") == 1
+    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
+    # that run found lastmod wrong again; the next one checks everything and finds it right...
+    result = crawler.run("-s", f"TESTS_NOW={DAY[3]}")
+    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live) and not result.records
+    # ... so the one after trusts it again: only the sample is checked
+    result = crawler.run("-s", f"TESTS_NOW={DAY[4]}")
+    assert result.stats.get("changewatch/site/lastmod_skipped", 0) > len(site.live) // 2
