@@ -39,5 +39,5 @@ def change_record(spider: str, obs: Observation, kind: Kind, members: dict[str, 
     if obs.options.get("site_pages"):  # a site's page set: each page added or removed by its URL
         for name in ("added", "removed"):
             if name in record:
-                record[name] = [{"key": entry["key"], "url": entry["key"]} for entry in record[name]]  # type: ignore[literal-required]
+                record[name] = [{"key": entry["key"], "url": entry["key"]} for entry in record[name]]
     return record

@@ -142,8 +142,9 @@ class SiteCrawler:
         for url in spec.start:
             run.seen.add(canonical_url(url))
             run.pending += 1
+            page = page_watch(watch, url) if allowed(spec, canonical_url(url)) else None
             yield Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
-                          meta={**common, _HOPS: 0, meta.WATCH: page_watch(watch, url) if allowed(spec, canonical_url(url)) else None})
+                          meta={**common, _HOPS: 0, meta.WATCH: page})
 
     async def _stored_set(self, key: str) -> tuple[Any, list[str] | None]:
         runtime = self.runtime
@@ -298,7 +299,7 @@ class SiteCrawler:
         try:
             return await self.crawler.engine.download_async(request)
         except Exception as exc:
-            failure = Failure(exc)
+            failure = Failure(exc)  # type: ignore[no-untyped-call]
             failure.request = request  # type: ignore[attr-defined]
             return describe_failure(failure, maxsize=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
@@ -368,19 +369,19 @@ class SiteCrawler:
         if watch is not None:
             run.watched.add(canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params))
             canonical = canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
-            for item in self.spider.parse_watch(response):
+            for obs in self.spider.parse_watch(response):
                 if run.previous is not None and canonical not in run.previous:
-                    item.options[REBASELINE] = True  # added to the set: a fresh, silent baseline
-                yield item
+                    obs.options[REBASELINE] = True  # added to the set: a fresh, silent baseline
+                yield obs
         links = page_links(response, run.spec.deny) if hops < run.spec.depth else []
         if hops == 0:
             run.start_ok = run.start_ok or bool(links) or run.spec.depth == 0
         for url in links:
-            for item in self._follow(run, url, hops + 1):
-                yield item
+            for request in self._follow(run, url, hops + 1):
+                yield request
         if run.pending == 0:
-            for item in self._link_set(run):
-                yield item
+            for last in self._link_set(run):
+                yield last
 
     def _follow(self, run: SiteRun, found: str, hops: int) -> Iterator[Request]:
         # patterns are matched against the canonical URL (tracking parameters and fragment gone)

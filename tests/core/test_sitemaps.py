@@ -24,7 +24,7 @@ def test_whole_urlset_and_index_are_read():
 @pytest.mark.parametrize("cut", [10, 100, 500, -2, -12])
 def test_truncated_sitemap_is_an_error_wherever_it_is_cut(cut):
     body = urlset(20)
-    with pytest.raises(SitemapError, match="^truncated: "):
+    with pytest.raises(SitemapError, match=r"^truncated: "):
         check_sitemap(body[:cut])
 
 
@@ -34,14 +34,14 @@ def test_truncated_sitemap_is_an_error_wherever_it_is_cut(cut):
     b"<!-- cdn --><HTML><BODY>soft 404</BODY></HTML>",
 ])
 def test_html_is_not_a_sitemap(body):
-    with pytest.raises(SitemapError, match="^not a sitemap: an HTML page"):
+    with pytest.raises(SitemapError, match=r"^not a sitemap: an HTML page"):
         check_sitemap(body)
 
 
 def test_empty_and_foreign_roots():
-    with pytest.raises(SitemapError, match="^empty: "):
+    with pytest.raises(SitemapError, match=r"^empty: "):
         check_sitemap(b"  \n")
-    with pytest.raises(SitemapError, match="^not a sitemap: its root element is <rss>"):
+    with pytest.raises(SitemapError, match=r"^not a sitemap: its root element is <rss>"):
         check_sitemap(b"<rss><channel/></rss>")
 
 
@@ -50,10 +50,10 @@ def test_xml_bomb_is_refused_before_any_parse():
             + b"".join(b'<!ENTITY lol%d "%s">' % (i, b"&lol%d;" % (i - 1) * 10 if i else b"&lol;" * 10)
                        for i in range(1, 10))
             + b"]><urlset " + NS + b"><url><loc>https://a.example/&lol9;</loc></url></urlset>")
-    with pytest.raises(SitemapError, match="^refused: .*entities"):
+    with pytest.raises(SitemapError, match=r"^refused: .*entities"):
         check_sitemap(bomb)
 
 
 def test_over_the_protocols_size_is_too_large():
-    with pytest.raises(SitemapError, match="^too large: "):
+    with pytest.raises(SitemapError, match=r"^too large: "):
         check_sitemap(urlset(50), max_bytes=1000)

@@ -177,7 +177,8 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     # a page whose turn in the lastmod sample is the second run's (the site's key has one observation then)
     sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
     if sampled is None:
-        n = next(n for n in range(1000) if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
+        n = next(n for n in range(1000)
+                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
         sampled = f"/posts/sampled-{n}"
         site.pages[sampled] = site.pages[site.live[0]]
         site.live.append(sampled)

@@ -39,15 +39,15 @@ def test_index_and_gzip_and_robots():
     robots = b"User-agent: *\nDisallow: /x\nSitemap: https://s.example/sitemap.xml\n"
     read = read_sitemap(TextResponse("https://s.example/robots.txt", body=robots, encoding="utf-8"))
     assert read.children == ["https://s.example/sitemap.xml"]
-    with pytest.raises(SitemapError, match="^empty: .* names no sitemap"):
+    with pytest.raises(SitemapError, match=r"^empty: .* names no sitemap"):
         read_sitemap(TextResponse("https://s.example/robots.txt", body=b"User-agent: *\n", encoding="utf-8"))
 
 
 def test_a_cut_off_sitemap_is_an_error_not_a_shorter_list():
     body = urlset(*(f"<url><loc>https://s.example/{i}</loc></url>" for i in range(100)))
-    with pytest.raises(SitemapError, match="^truncated: "):
+    with pytest.raises(SitemapError, match=r"^truncated: "):
         read_sitemap(XmlResponse("https://s.example/sitemap.xml", body=body[: len(body) // 2]))
-    with pytest.raises(SitemapError, match="^truncated: "):
+    with pytest.raises(SitemapError, match=r"^truncated: "):
         read_sitemap(Response("https://s.example/s.xml.gz", body=gzip.compress(body)[:200]))
 
 
