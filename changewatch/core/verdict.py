@@ -12,6 +12,7 @@ from .comparisons.noise import CALIBRATION, NOISY
 from .documents import read_document
 from .evidence import keeps_evidence
 from .observation import Observation
+from .siteset import REBASELINE
 from .snapshot import Snapshot
 
 __all__ = ["Verdict", "classify", "digest", "observe"]
@@ -161,6 +162,8 @@ def observe(obs: Observation, old: Snapshot | None, comparisons: Sequence[Compar
         return Verdict(Kind.NONE)
     if obs.error:
         return Verdict(Kind.ERROR, error=obs.error)
+    if obs.options.get(REBASELINE):  # a page just added to its site's set: compared with nothing stored
+        old = None
     try:
         document = read_document(obs)  # JSON, plain text, PDF: read here, in the worker
     except Unobservable as exc:

@@ -15,6 +15,7 @@ import re
 
 from ..core.comparisons import Kind
 from ..core.observation import Observation
+from ..core.siteset import REBASELINE
 from ..runtime.offload import Judged
 from ..store import StoredState
 
@@ -72,6 +73,8 @@ def reclassified(obs: Observation, judged: Judged, state: StoredState | None, go
         if runs == 0 or judged.error is None:
             return judged
         return dataclasses.replace(judged, error=gone_error(judged.error, runs, gone_after))
+    if judged.kind is Kind.BASELINE and obs.options.get(REBASELINE):
+        return judged  # a page just added to its site's set: a fresh, silent baseline
     if moved(obs, state):
         where = {"url": obs.moved_from, "moved_to": obs.url}
         if judged.kind.changes_page:

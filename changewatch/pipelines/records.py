@@ -38,4 +38,8 @@ def change_record(spider: str, obs: Observation, kind: Kind, members: dict[str, 
         record["error"] = error or "error"
         return record
     record.update(members)  # type: ignore[typeddict-item]
+    if obs.options.get("site_pages"):  # a site's page set: each page added or removed by its URL
+        for name in ("added", "removed"):
+            if name in record:
+                record[name] = [{"key": entry["key"], "url": entry["key"]} for entry in record[name]]
     return record

@@ -14,6 +14,7 @@ from scrapy.http import Request, Response
 from .. import meta
 from ..config import ChangewatchConfig
 from ..core.addresses import AddressPolicy
+from ..core.siteset import REBASELINE
 from ..extract.observe import moved_from
 from ..extract.page import count_undecodable_page
 from ..extract.watch import observe_page
@@ -34,6 +35,7 @@ from ..watchlist import (
     open_watchlist,
 )
 from .pacing import StartPacer
+from .site import FRESH, SiteCrawler
 
 __all__ = ["WatchSpider", "guarded_fetch", "watchlist_source"]
 
@@ -77,6 +79,7 @@ class WatchSpider(ChangewatchSpider):
     #: the watchlist came from an http(s) URL: its notify destinations go through the SSRF guard
     watchlist_fetched: bool = False
     _renders: bool = False
+    _sites: SiteCrawler | None = None
 
     def __init__(self, watchlist: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -138,16 +141,32 @@ class WatchSpider(ChangewatchSpider):
                 # request) would be queued whole before the first downloads move on.
                 await asyncio.sleep(0)
             await pacer.room()
-            request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
-                                            meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
-            if watch.every is not None:  # the ScheduleMiddleware drops it until it is due
-                request_meta[meta.EVERY] = watch.every
-            if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
-                request_meta[meta.VANTAGE] = watch.vantage
-            if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first
-                request_meta[meta.RENDER] = watch.render
-            yield scrapy.Request(watch.url, callback=self.parse_watch, errback=self.observation_failed,
-                                 dont_filter=True, meta=request_meta)
+            if watch.site is not None:  # its discovery, or its last good set's pages (spiders/site.py)
+                async for request in self.sites.start(watch):
+                    await pacer.room()
+                    yield request
+                continue
+            yield self.watch_request(watch)
+
+    @property
+    def sites(self) -> SiteCrawler:
+        """The crawl's site watches (built on first use)."""
+        if self._sites is None:
+            self._sites = SiteCrawler(self)
+        return self._sites
+
+    def watch_request(self, watch: Watch) -> Request:
+        """The request of *watch*'s page: its key, specs, schedule, vantage point and rendering in meta."""
+        request_meta: dict[str, Any] = {meta.WATCH: watch, meta.KEY: watch.key,
+                                        meta.CONDITIONAL: watch.conditional, meta.SPEC: watch.spec()}
+        if watch.every is not None:  # the ScheduleMiddleware drops it until it is due
+            request_meta[meta.EVERY] = watch.every
+        if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
+            request_meta[meta.VANTAGE] = watch.vantage
+        if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first
+            request_meta[meta.RENDER] = watch.render
+        return scrapy.Request(watch.url, callback=self.parse_watch, errback=self.observation_failed,
+                              dont_filter=True, meta=request_meta)
 
     def parse_watch(self, response: Response) -> list[Observation]:
         # A list, not a generator: for a generator callback Scrapy reads its source and parses it
@@ -159,6 +178,8 @@ class WatchSpider(ChangewatchSpider):
         # Page.observe notes it; so does any other way a watch's response is read (JSON, feeds…)
         obs.moved_from = obs.moved_from or moved_from(response)
         obs.site_watch = watch.site_watch
+        if response.meta.get(FRESH):  # a page just added to its site's set: a fresh, silent baseline
+            obs.options[REBASELINE] = True
         if page is not None:
             self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
             count_undecodable_page(self.crawler, page)

@@ -243,3 +243,29 @@ def test_moved_and_recovered_can_be_routed_and_listed() -> None:
     assert KindFilter({"item_filter_kinds": "moved,recovered"}).accepts({"kind": "moved", "key": "k"})
     assert not KindFilter({"item_filter_kinds": ["recovered"]}).accepts({"kind": "error", "key": "k"})
     assert parse_kinds(["moved", "recovered,error"]) == ("moved", "recovered", "error")
+
+
+# --- a site's pages ---------------------------------------------------------------------------------------
+
+def test_a_page_back_in_its_sites_set_is_a_silent_fresh_baseline(make_chain: Any) -> None:
+    from changewatch.core.siteset import REBASELINE
+
+    chain = make_chain()
+    out = chain.run(obs(fields={"price": "1"}), obs(error="http: HTTP 404"), obs(error="http: HTTP 404"),
+                    obs(fields={"price": "2"}, options={REBASELINE: True}), obs(fields={"price": "3"}))
+    # gone, removed from the set, back: neither "recovered" nor a change against the old page
+    assert kinds(out) == [None, "error", "error", None, "field"]
+    assert (out[4]["changes"]["price"]["old"], out[4]["changes"]["price"]["new"]) == ("2", "3")
+
+
+def test_the_page_sets_record_names_each_page_by_its_url(make_chain: Any) -> None:
+    chain = make_chain()
+    pages = [{"key": "https://s.example/a"}, {"key": "https://s.example/b"}]
+    options = {"entities_spec": "site", "site_pages": True}
+    out = chain.run(obs(key="site", entities=pages, options=options),
+                    obs(key="site", entities=[pages[0], {"key": "https://s.example/c?utm_source=x"}], options=options))
+    assert out[0] is None
+    assert out[1]["added"] == [{"key": "https://s.example/c", "url": "https://s.example/c"}]
+    assert out[1]["removed"] == [{"key": "https://s.example/b", "url": "https://s.example/b"}]
+    # every page gone at once is an error, never the removal of the whole site
+    assert kinds(chain.run(obs(key="site", entities=[], options=options))) == ["error"]

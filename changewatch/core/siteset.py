@@ -1,0 +1,168 @@
+"""A site watch's page set, decided (pure): which pages are watched, whether a discovery can be
+trusted to say which went, and which pages a sitemap's ``<lastmod>`` lets a run leave alone.
+
+The page set is an entity set of the site watch's key (each page an entity keyed by its
+canonical URL), judged by the pipeline like any other: these functions only decide what the
+crawl puts in it, so that a bad discovery never reports pages ``removed``:
+
+- :func:`bounded`: at most ``max_pages``, the first in a stable order (sorted URLs);
+- :func:`shrunk`: a sitemap that suddenly lists a small part of the last good set is confirmed
+  before its loss is believed (:func:`loss_confirmed`);
+- :func:`kept_pages`: in link mode, pages of the last good set that were not found again while
+  some page failed are kept (a page is not removed because the pages linking to it failed);
+- :func:`plan_pages`: each listed page fetched, sampled or left alone, by its lastmod.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+__all__ = ["LASTMOD_SAMPLE", "REBASELINE", "SHRINK_MIN_PAGES", "SHRINK_RATIO", "PagePlan", "bounded", "kept_pages",
+           "lastmod_trusted", "loss_confirmed", "parse_lastmod", "plan_pages", "shrunk"]
+
+#: an observation's option: the page was just added to its site's set (or came back after it was
+#: removed): its observation is a fresh, silent baseline, whatever was stored of the key before
+REBASELINE = "site_added"
+#: a sitemap listing less than this share of the last good set has shrunk suspiciously...
+SHRINK_RATIO = 0.5
+#: ... when that set had at least this many pages
+SHRINK_MIN_PAGES = 10
+#: one unchanged page in this many whose lastmod did not move is checked per run (~10%)
+LASTMOD_SAMPLE = 10
+
+
+def bounded(urls: Iterable[str], max_pages: int) -> tuple[list[str], int]:
+    """The first *max_pages* of *urls* (deduplicated) in a stable order (sorted), and how many
+    were left out.
+
+    >>> bounded(["b", "a", "c", "a"], 2)
+    (['a', 'b'], 1)
+    """
+    ordered = sorted(set(urls))
+    return ordered[:max_pages], max(0, len(ordered) - max_pages)
+
+
+def shrunk(previous: int, found: int) -> bool:
+    """Whether a discovery that found *found* pages, after a last good set of *previous*, lost
+    so much that it must be confirmed before removals are reported.
+
+    >>> shrunk(100, 60), shrunk(100, 40), shrunk(5, 1)
+    (False, True, False)
+    """
+    return previous >= SHRINK_MIN_PAGES and found < previous * SHRINK_RATIO
+
+
+def loss_confirmed(same_again: bool, sample_statuses: Sequence[int | None]) -> bool:
+    """A shrunk sitemap's loss is believed when fetching it again lists the same pages and most of
+    a sample of the missing pages are gone (404 or 410; None: the fetch failed, which proves
+    nothing). A sitemap cut short by its generator lists fewer pages than the site has: its
+    missing pages still answer.
+
+    >>> loss_confirmed(True, [404, 410, 200]), loss_confirmed(True, [200, 200, 404]), loss_confirmed(False, [404])
+    (True, False, False)
+    """
+    if not same_again:
+        return False
+    gone = sum(1 for status in sample_statuses if status in (404, 410))
+    return not sample_statuses or gone * 2 > len(sample_statuses)
+
+
+def kept_pages(previous: Collection[str], found: Collection[str], *, some_failed: bool,
+               unfinished: bool = False) -> list[str]:
+    """Link mode: the pages of the new set. Pages of the last good set not found again are
+    removed only when every page that was requested to find them answered: a failed page (or a
+    crawl left unfinished) keeps them.
+
+    >>> kept_pages(["a", "b"], ["a", "c"], some_failed=False), kept_pages(["a", "b"], ["a", "c"], some_failed=True)
+    (['a', 'c'], ['a', 'b', 'c'])
+    """
+    if some_failed or unfinished:
+        return sorted(set(previous) | set(found))
+    return sorted(set(found))
+
+
+def parse_lastmod(value: str | None) -> float | None:
+    """A sitemap's ``<lastmod>`` (W3C datetime: a date, or a date and time with a zone) as seconds
+    since 1970; None when absent or unreadable (the page is then checked as its schedule says).
+    A date alone is the end of that day: a page edited in the afternoon of a day it was observed
+    in the morning has moved.
+
+    >>> parse_lastmod("2026-11-29T12:00:00+01:00"), parse_lastmod("2026-11-29"), parse_lastmod("soon")
+    (1795950000.0, 1795996799.0, None)
+    """
+    if not value:
+        return None
+    text = value.strip()
+    if len(text) == 10:  # YYYY-MM-DD
+        day = parse_lastmod(text + "T23:59:59Z")
+        return day
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@dataclass(frozen=True, slots=True)
+class PagePlan:
+    """What a run does with the pages of a site's set, by their lastmod."""
+
+    #: lastmod moved since the page's last observation (or none yet): fetched, whatever the schedule
+    moved: list[str]
+    #: lastmod did not move, checked this run (the sample, or every one while lastmod is untrusted)
+    checked: list[str]
+    #: lastmod did not move, left alone this run
+    skipped: list[str]
+    #: no lastmod: as the page's schedule says
+    unlisted: list[str]
+
+
+def plan_pages(pages: Sequence[str], lastmods: Mapping[str, float | None], last_seen: Mapping[str, float | None],
+               *, trusted: bool, turn: int, sample: int = LASTMOD_SAMPLE) -> PagePlan:
+    """The plan for *pages* (canonical URLs): a page whose lastmod is after its last
+    observation (*last_seen*; a page never observed has none) moved; one whose lastmod is not is
+    left alone, except one in *sample* chosen by the run's *turn* (a page's turn comes every
+    *sample* runs) or every one when the site's lastmod is not *trusted*.
+
+    >>> lastmods, seen = {"a": 5.0, "b": 5.0, "c": None}, {"a": 9.0, "b": 1.0}
+    >>> plan = plan_pages(["a", "b", "c"], lastmods, seen, trusted=True, turn=0, sample=1000)
+    >>> plan.moved, plan.unlisted, len(plan.checked) + len(plan.skipped)
+    (['b'], ['c'], 1)
+    """
+    plan = PagePlan([], [], [], [])
+    for url in pages:
+        lastmod = lastmods.get(url)
+        seen = last_seen.get(url)
+        if lastmod is None:
+            plan.unlisted.append(url)
+        elif seen is None or lastmod > seen:
+            plan.moved.append(url)
+        elif not trusted or _turn_of(url, sample) == turn % sample:
+            plan.checked.append(url)
+        else:
+            plan.skipped.append(url)
+    return plan
+
+
+def _turn_of(url: str, sample: int) -> int:
+    return zlib.crc32(url.encode("utf-8", "surrogatepass")) % sample
+
+
+def lastmod_trusted(wrong_at: float | None, last_full_check: float | None) -> bool:
+    """Whether a site's lastmod is trusted: it never proved wrong (*wrong_at*: the last time a
+    page changed while its lastmod did not move), or a run that checked every page
+    (*last_full_check*: when it started) has passed since without proving it wrong.
+
+    >>> lastmod_trusted(None, None), lastmod_trusted(10.0, 5.0), lastmod_trusted(10.0, 20.0)
+    (True, False, True)
+    """
+    if wrong_at is None:
+        return True
+    return last_full_check is not None and last_full_check > wrong_at

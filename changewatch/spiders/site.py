@@ -1,0 +1,481 @@
+"""Site watches in the ``watch`` spider: a site's page set found from its sitemap or by following
+its links, judged as an ``entities`` observation of the site watch's key, and each page observed
+as an ordinary watch of its own (:func:`changewatch.watchlist.site.page_watch`).
+
+Every discovery request goes through Scrapy's downloader middlewares as any other: the SSRF
+guard, robots.txt, retries, redirects. Sitemaps are read whole or not at all
+(:mod:`changewatch.core.sitemaps`); what the crawl puts in the set, and which listed pages it
+leaves alone by their ``<lastmod>``, is decided in :mod:`changewatch.core.siteset`. A discovery
+that cannot be trusted (a sitemap that is HTML, truncated, too large, empty; a start page that is
+a block page; a loss not confirmed) is an ``error`` of the site watch's key: the set keeps its
+last good baseline and its pages are still observed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from .. import meta
+from ..core import clock
+from ..core.comparisons import Kind
+from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
+from ..core.siteset import (
+    REBASELINE,
+    bounded,
+    kept_pages,
+    lastmod_trusted,
+    loss_confirmed,
+    parse_lastmod,
+    plan_pages,
+    shrunk,
+)
+from ..core.snapshot import Snapshot, SnapshotError
+from ..core.urls import canonical_url
+from ..extract.observe import describe_failure
+from ..extract.sitemaps import page_links, read_sitemap
+from ..guard import reports_refusals
+from ..items import Observation
+from ..runtime.services import CrawlServices
+from ..runtime.stats import Stats
+from ..store import MaintainedStore, Outcome, StoreError
+from ..store.semantics import parse_time
+from ..watchlist.site import SiteSpec, allowed, followed, page_watch
+from .pacing import StartPacer
+
+if TYPE_CHECKING:
+    from ..watchlist import Watch
+    from .watch import WatchSpider
+
+__all__ = ["FRESH", "LASTMOD_KEY", "SiteCrawler", "SiteRun"]
+
+logger = logging.getLogger(__name__)
+
+#: meta: the SiteRun a discovery request belongs to (private)
+_RUN = "_changewatch_site_run"
+#: meta: the link hops from a start URL (private)
+_HOPS = "_changewatch_site_hops"
+#: meta on a page fetched though its lastmod did not move: the site watch's key (private)
+_CHECKED = "_changewatch_site_checked"
+#: meta on a page just added to the set: its first observation is a silent baseline (private)
+FRESH = "_changewatch_site_fresh"
+#: sitemaps (or missing pages) fetched at once while a sitemap tree is read
+_AT_ONCE = 8
+#: missing pages fetched to confirm a sudden loss
+_LOSS_SAMPLE = 5
+#: a site watch's key's suffix for its lastmod's trust (an error while lastmod is untrusted)
+LASTMOD_KEY = "|lastmod"
+
+
+@dataclass(slots=True)
+class SiteRun:
+    """One site watch's discovery in this crawl."""
+
+    watch: Watch
+    spec: SiteSpec
+    #: the last good page set (canonical URLs; None: no set yet, the first run)
+    previous: list[str] | None
+    #: the site's lastmod is trusted, and the run's turn of the lastmod sample
+    trusted: bool = True
+    turn: int = 0
+    error: str | None = None
+    #: link mode
+    seen: set[str] = field(default_factory=set)
+    watched: set[str] = field(default_factory=set)
+    pending: int = 0
+    some_failed: bool = False
+    unfinished: bool = False
+    start_ok: bool = False
+    wrong_said: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.watch.key
+
+
+class SiteCrawler:
+    """The site watches of one crawl of the ``watch`` spider."""
+
+    def __init__(self, spider: WatchSpider):
+        self.spider = spider
+        self.crawler = spider.crawler
+        self.stats = Stats(spider.crawler, "site")
+        self.last_seen: dict[str, float | None] | None = None
+        self.crawler.signals.connect(self._scraped, signal=signals.item_scraped)
+
+    @property
+    def runtime(self) -> CrawlServices:
+        return CrawlServices.of(self.crawler)
+
+    # -- the start ----------------------------------------------------------------------------------
+
+    async def start(self, watch: Watch) -> AsyncIterator[Request]:
+        """The requests a site watch starts with: its discovery, or, when its set is not due to be
+        discovered again (``site.every``), its last good set's pages."""
+        spec = watch.site
+        assert spec is not None
+        state, previous = await self._stored_set(watch.key)
+        run = SiteRun(watch, spec, previous)
+        since = parse_time(state.last_seen).timestamp() if state is not None and state.last_seen else None
+        run.trusted = await self._trusted(watch.key, since)
+        run.turn = sum(state.counters.values()) if state is not None else 0
+        if (spec.every is not None and previous is not None and since is not None and not self.runtime.force
+                and clock.now().timestamp() - since < spec.every):
+            self.stats.inc("discovery_not_due")
+            for url in previous:
+                yield self.page_request(run, url)
+            return
+        self.stats.inc("discovered")
+        common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False}
+        if spec.sitemap is not None:
+            yield Request(spec.sitemap, callback=self.sitemap_read, errback=self.sitemap_failed, dont_filter=True,
+                          meta={**common, "download_maxsize": MAX_SITEMAP_BYTES})
+            return
+        for url in spec.start:
+            run.seen.add(canonical_url(url))
+            run.pending += 1
+            page = page_watch(watch, url) if allowed(spec, canonical_url(url)) else None
+            yield Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
+                          meta={**common, _HOPS: 0, meta.WATCH: page})
+
+    async def _stored_set(self, key: str) -> tuple[Any, list[str] | None]:
+        runtime = self.runtime
+        await runtime.open()
+        try:
+            state = await runtime.runner.call(runtime.runner.store.read, runtime.spider, key)
+        except StoreError as exc:
+            runtime.fail(f"the store cannot be read: {exc}")
+            return None, None
+        if state is None or state.snapshot is None:
+            return state, None
+        try:
+            entities = Snapshot.decode(state.snapshot, runtime.comparisons).entities
+        except SnapshotError:
+            return state, None
+        return state, None if entities is None else list(entities)
+
+    # -- pages ----------------------------------------------------------------------------------------
+
+    def page_request(self, run: SiteRun, url: str, *, fresh: bool = False, due: bool = False,
+                     checked: bool = False) -> Request:
+        """The request of a page of *run*'s set: its own watch (:func:`page_watch`), as the
+        watch spider makes any other. *fresh*: added to the set, its first observation is a silent
+        baseline, fetched in full; *due*: its lastmod moved, fetched whatever its schedule says;
+        *checked*: its lastmod did not move, fetched to check it."""
+        request = self.spider.watch_request(page_watch(run.watch, url))
+        if fresh:
+            request.meta[meta.CONDITIONAL] = False
+            request.meta[FRESH] = True
+        if fresh or due:
+            request.meta[meta.SCHEDULE] = False
+        if checked:
+            request.meta[_CHECKED] = run.key
+        return request
+
+    def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
+        """The page set as an ``entities`` observation of the site watch's key (an error when
+        *run* has one: its last good set is kept)."""
+        options = {"entities_spec": "site", "site_watch": run.key, "site_pages": True,
+                   "keep_params": list(run.watch.keep_params), "drop_params": list(run.watch.drop_params)}
+        obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
+        if run.error is not None or pages is None:
+            obs.error = run.error or "empty: no page was found"
+            self.stats.inc("discovery_failed")
+        else:
+            obs.entities = [{"key": url, "fields": {}} for url in pages]
+            self.stats.inc("pages", len(pages))
+        return obs
+
+    async def _pages(self, run: SiteRun, pages: list[str], lastmods: dict[str, str | None]) -> AsyncIterator[Any]:
+        """The set's observation, then a request for each page the lastmod plan fetches."""
+        yield self.set_observation(run, pages if run.error is None else run.previous)
+        pacer = StartPacer(self.crawler)
+        if run.error is not None:
+            for url in run.previous or ():
+                await pacer.room()
+                yield self.page_request(run, url)
+            return
+        before = set(run.previous or ())
+        seen = await self._last_seen(run, pages)
+        plan = plan_pages(pages, {url: parse_lastmod(lastmods.get(url)) for url in pages}, seen,
+                          trusted=run.trusted, turn=run.turn)
+        self.stats.inc("lastmod_moved", len(plan.moved))
+        self.stats.inc("lastmod_checked", len(plan.checked))
+        self.stats.inc("lastmod_skipped", len(plan.skipped))
+        housekeeper = self.runtime.housekeeper
+        housekeeper.listed.update(page_watch(run.watch, url).key for url in plan.skipped)
+        checked = set(plan.checked)
+        for url in [*plan.moved, *plan.checked, *plan.unlisted]:
+            await pacer.room()
+            fresh = run.previous is not None and url not in before
+            yield self.page_request(run, url, fresh=fresh, due=url in plan.moved, checked=url in checked)
+
+    async def _last_seen(self, run: SiteRun, pages: list[str]) -> dict[str, float | None]:
+        """When each page was last observed (the store's schedule table, read once a crawl)."""
+        if self.last_seen is None:
+            store = self.runtime.runner.store
+            table = {}
+            if isinstance(store, MaintainedStore):
+                try:
+                    table = dict(await self.runtime.runner.call(store.due_table, self.runtime.spider))
+                except StoreError as exc:
+                    logger.warning("changewatch: site: the schedule cannot be read (%s): every page is fetched", exc)
+            self.last_seen = {key: entry.last_seen for key, entry in table.items()}
+        return {url: self.last_seen.get(page_watch(run.watch, url).key) for url in pages}
+
+    # -- sitemap mode ---------------------------------------------------------------------------------
+
+    async def sitemap_read(self, response: Response) -> AsyncIterator[Any]:
+        run: SiteRun = response.meta[_RUN]
+        lastmods: dict[str, str | None] = {}
+        try:
+            lastmods = await self._tree(run, response)
+        except SitemapError as exc:
+            run.error = f"{exc} ({response.url})" if response.url not in str(exc) else str(exc)
+        pages = await self._judged(run, lastmods) if run.error is None else []
+        async for item in self._pages(run, pages, lastmods):
+            yield item
+
+    @reports_refusals
+    def sitemap_failed(self, failure: Failure) -> Iterator[Any]:
+        request: Request = failure.request  # type: ignore[attr-defined]
+        run: SiteRun = request.meta[_RUN]
+        run.error = f"{self.spider.describe_failure(failure)} (the sitemap {request.url})"
+        yield self.set_observation(run, None)
+        for url in run.previous or ():
+            yield self.page_request(run, url)
+
+    async def _tree(self, run: SiteRun, response: Response) -> dict[str, str | None]:
+        """Every page a sitemap tree lists (URL → lastmod): the index's children read too, at
+        most MAX_CHILD_SITEMAPS of them, none twice (an index listing itself), MAX_INDEX_DEPTH deep."""
+        if response.status != 200:
+            raise SitemapError(f"http: HTTP {response.status} for the sitemap {response.url}")
+        read = read_sitemap(response)
+        pages, done = dict(read.pages), {canonical_url(response.url)}
+        offsite, level, children = read.offsite, 0, read.children
+        while children:
+            level += 1
+            todo = [url for url in dict.fromkeys(children) if canonical_url(url) not in done]
+            if level > MAX_INDEX_DEPTH + 1 or len(done) + len(todo) > MAX_CHILD_SITEMAPS + 1:
+                self.stats.inc("sitemaps_bounded")
+                logger.warning("changewatch: site %s: its sitemaps go more than %d levels deep or list more than %d "
+                               "sitemaps: the first ones are read", run.key, MAX_INDEX_DEPTH, MAX_CHILD_SITEMAPS)
+                todo = todo[:max(0, MAX_CHILD_SITEMAPS + 1 - len(done))] if level <= MAX_INDEX_DEPTH + 1 else []
+            done.update(canonical_url(url) for url in todo)
+            children = []
+            for start in range(0, len(todo), _AT_ONCE):
+                for child in await asyncio.gather(*(self._child(url) for url in todo[start:start + _AT_ONCE])):
+                    children.extend(child.children)
+                    offsite += child.offsite
+                    for url, lastmod in child.pages.items():
+                        pages.setdefault(url, lastmod)
+        self.stats.inc("sitemaps_read", len(done))
+        if offsite:
+            self.stats.inc("offsite", offsite)
+            logger.warning("changewatch: site %s: %d URL(s) of its sitemaps are on another host: not watched",
+                           run.key, offsite)
+        return pages
+
+    async def _child(self, url: str) -> Any:
+        request = Request(url, dont_filter=True, meta={meta.CONDITIONAL: False, "download_maxsize": MAX_SITEMAP_BYTES})
+        response = await self._download(request)
+        if isinstance(response, str):
+            raise SitemapError(f"{response} (the sitemap {url})")
+        if response.status != 200:
+            raise SitemapError(f"http: HTTP {response.status} for the sitemap {url}")
+        return read_sitemap(response)
+
+    async def _download(self, request: Request) -> Response | str:
+        """*request* through the downloader middlewares (the guard, robots.txt, retries); a
+        failure in words."""
+        try:
+            return await self.crawler.engine.download_async(request)
+        except Exception as exc:
+            failure = Failure(exc)  # type: ignore[no-untyped-call]
+            failure.request = request  # type: ignore[attr-defined]
+            return describe_failure(failure, maxsize=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
+
+    async def _judged(self, run: SiteRun, listed: dict[str, str | None]) -> list[str]:
+        """The pages of the set (canonical URLs) from what the sitemaps list; sets run.error
+        when the list cannot be trusted."""
+        keep, drop = run.watch.keep_params, run.watch.drop_params
+        canonical = {url: lastmod for url, lastmod in
+                     ((canonical_url(found, keep=keep, drop=drop), lastmod) for found, lastmod in listed.items())
+                     if allowed(run.spec, url)}
+        if not canonical:
+            run.error = (f"empty: the sitemap lists no page{' the watch allows' if listed else ''} "
+                         f"({run.spec.url})")
+            return []
+        listed.clear()
+        listed.update(canonical)
+        pages, left_out = bounded(canonical, run.spec.max_pages)
+        if left_out:
+            self._capped(run, len(canonical))
+        if run.previous is not None and shrunk(len(run.previous), len(pages)):
+            await self._confirm_loss(run, pages)
+        return pages
+
+    async def _confirm_loss(self, run: SiteRun, pages: list[str]) -> None:
+        """A sudden loss believed only when the sitemap lists the same again and most of a sample
+        of the missing pages are gone."""
+        self.stats.inc("loss_checked")
+        again: dict[str, str | None] = {}
+        response = await self._download(Request(run.spec.url, dont_filter=True, meta={
+            meta.CONDITIONAL: False, "download_maxsize": MAX_SITEMAP_BYTES}))
+        same = False
+        if not isinstance(response, str):
+            try:
+                again = await self._tree(run, response)
+                keep, drop = run.watch.keep_params, run.watch.drop_params
+                canonical = {canonical_url(u, keep=keep, drop=drop) for u in again}
+                same = bounded({u for u in canonical if allowed(run.spec, u)}, run.spec.max_pages)[0] == pages
+            except SitemapError:
+                same = False
+        missing = sorted(set(run.previous or ()) - set(pages))
+        sample = random.sample(missing, min(_LOSS_SAMPLE, len(missing)))
+        statuses: list[int | None] = []
+        for url in sample:
+            answer = await self._download(Request(url, dont_filter=True, meta={meta.CONDITIONAL: False,
+                                                                               "handle_httpstatus_all": True}))
+            statuses.append(None if isinstance(answer, str) else answer.status)
+        if loss_confirmed(same, statuses):
+            self.stats.inc("loss_confirmed")
+            return
+        self.stats.inc("loss_unconfirmed")
+        run.error = (f"partial: the sitemap lists {len(pages)} of the {len(run.previous or ())} pages it listed, and "
+                     "the loss is not confirmed (fetched again, and a sample of the missing pages): the last good "
+                     f"set is kept ({run.spec.url})")
+
+    def _capped(self, run: SiteRun, found: int) -> None:
+        self.stats.inc("capped")
+        logger.warning("changewatch: site %s: health: %d pages found, over its max_pages (%d): the first %d in URL "
+                       "order are watched", run.key, found, run.spec.max_pages, run.spec.max_pages)
+
+    # -- link mode ------------------------------------------------------------------------------------
+
+    async def link_read(self, response: Response) -> AsyncIterator[Any]:
+        run: SiteRun = response.meta[_RUN]
+        run.pending -= 1
+        hops = int(response.meta.get(_HOPS, 0))
+        watch: Watch | None = response.meta.get(meta.WATCH)
+        if watch is not None:
+            run.watched.add(canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params))
+            canonical = canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
+            for obs in self.spider.parse_watch(response):
+                if run.previous is not None and canonical not in run.previous:
+                    obs.options[REBASELINE] = True  # added to the set: a fresh, silent baseline
+                yield obs
+        links = page_links(response, run.spec.deny) if hops < run.spec.depth else []
+        if hops == 0:
+            run.start_ok = run.start_ok or bool(links) or run.spec.depth == 0
+        for url in links:
+            for request in self._follow(run, url, hops + 1):
+                yield request
+        if run.pending == 0:
+            for last in self._link_set(run):
+                yield last
+
+    def _follow(self, run: SiteRun, found: str, hops: int) -> Iterator[Request]:
+        # patterns are matched against the canonical URL (tracking parameters and fragment gone)
+        url = canonical = canonical_url(found, keep=run.watch.keep_params, drop=run.watch.drop_params)
+        if canonical in run.seen or not followed(run.spec, url):
+            return
+        watched = allowed(run.spec, url)
+        if len(run.seen) >= 2 * run.spec.max_pages or (watched and len(run.watched) + run.pending
+                                                           >= run.spec.max_pages):
+            if not run.unfinished:
+                self._capped(run, len(run.seen) + 1)
+            run.unfinished = True
+            return
+        run.seen.add(canonical)
+        run.pending += 1
+        page = page_watch(run.watch, url) if watched else None
+        request = Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
+                          meta={_RUN: run, _HOPS: hops, meta.CONDITIONAL: False, meta.SCHEDULE: False,
+                                meta.WATCH: page})
+        if page is not None:  # a failure is this page's error
+            request.meta[meta.KEY] = page.key
+        yield request
+
+    @reports_refusals
+    def link_failed(self, failure: Failure) -> Iterator[Any]:
+        request: Request = failure.request  # type: ignore[attr-defined]
+        run: SiteRun = request.meta[_RUN]
+        run.pending -= 1
+        status = getattr(getattr(failure.value, "response", None), "status", None)
+        # A page that is gone links to nothing any more; any other failure hides what it links to,
+        # and no page of the last good set is removed this run.
+        run.some_failed = run.some_failed or status not in (404, 410)
+        watch: Watch | None = request.meta.get(meta.WATCH)
+        canonical = canonical_url(request.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
+        if watch is not None and (run.previous is None or canonical in run.previous) and run.previous is not None:
+            yield from self.spider.observation_failed(failure)  # a watched page fails: its error (then gone:)
+        elif watch is not None:
+            self.stats.inc("broken_links")  # a link to a page that never answered: not watched
+        if request.meta.get(_HOPS) == 0 and run.error is None:
+            run.error = f"{self.spider.describe_failure(failure)} (the start page {request.url})"
+        if run.pending == 0:
+            yield from self._link_set(run)
+
+    def _link_set(self, run: SiteRun) -> Iterator[Any]:
+        if run.error is None and not run.start_ok:
+            run.error = (f"blocked: the start page links to no page of the site (a block page?): the last good "
+                         f"set is kept ({run.spec.url})")
+        if run.error is not None:
+            yield self.set_observation(run, None)
+            return
+        pages = kept_pages(run.previous or (), run.watched, some_failed=run.some_failed, unfinished=run.unfinished)
+        yield self.set_observation(run, bounded(pages, run.spec.max_pages)[0])
+
+    # -- lastmod's trust ------------------------------------------------------------------------------
+
+    async def _trusted(self, key: str, since: float | None) -> bool:
+        """Whether the site's lastmod is trusted: never proved wrong, or the last discovery
+        (which then checked every page) found it right. Clears the untrusted state then."""
+        runtime = self.runtime
+        try:
+            state = await runtime.runner.call(runtime.runner.store.read, runtime.spider, key + LASTMOD_KEY)
+        except StoreError:
+            return False
+        if state is None or not state.error_streak or not state.last_seen:
+            return True
+        if not lastmod_trusted(parse_time(state.last_seen).timestamp(), since):
+            self.stats.inc("lastmod_untrusted_runs")
+            return False
+        logger.info("changewatch: site %s: its sitemap's lastmod proved right again: pages whose lastmod did not "
+                    "move are sampled again", key)
+        self._commit_trust(key, state, None)
+        return True
+
+    def _scraped(self, item: Any, response: Response, spider: Any) -> None:
+        site = response.meta.get(_CHECKED) if response is not None else None
+        if site is None or not isinstance(item, dict) or item.get("kind") not in ("content", "field", "entities"):
+            return
+        self.stats.inc("lastmod_wrong")
+        logger.warning("changewatch: site %s: %s changed while its sitemap lastmod did not move: the site's lastmod "
+                       "is untrusted, every page is checked each run until it proves right", site, response.url)
+        runtime = self.runtime
+        try:
+            state = runtime.runner.call_now(runtime.runner.store.read, runtime.spider, site + LASTMOD_KEY)
+        except StoreError:
+            return
+        self._commit_trust(site, state, f"health: the sitemap's lastmod is untrusted: {response.url} changed while "
+                                        "its lastmod did not move")
+
+    def _commit_trust(self, site: str, state: Any, error: str | None) -> None:
+        runtime = self.runtime
+        now = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        outcome = Outcome(Kind.ERROR if error else Kind.NONE, site + LASTMOD_KEY, now, error=error)
+        try:
+            runtime.runner.call_now(runtime.runner.store.commit, runtime.spider, site + LASTMOD_KEY,
+                                    state.version if state is not None else None, outcome)
+        except Exception as exc:
+            logger.warning("changewatch: site %s: its lastmod's trust cannot be stored: %s", site, exc)

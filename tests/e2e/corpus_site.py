@@ -1,0 +1,135 @@
+"""A site built from ../shared/corpus's real article pages, served on 127.0.0.1, for site watches:
+a sitemap (with lastmod) and robots.txt, an index with paginated links, denied paths and a link
+trap; every load differs (tokens, clock times, "N minutes ago"); pages are added, removed and
+changed between runs, and the bad inputs of a site watch can be served instead."""
+
+from __future__ import annotations
+
+import csv
+import random
+import re
+import secrets
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from changewatch.demo.serving import ServedSite
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+#: links listed per index page (link mode: /, then /page/2, /page/3 …)
+PER_PAGE = 8
+
+
+def corpus_articles(limit: int, max_bytes: int = 160_000) -> list[tuple[str, str]]:
+    """(slug, html) of up to *limit* corpus articles under *max_bytes*, in the manifest's order."""
+    out: list[tuple[str, str]] = []
+    with (CORPUS / "MANIFEST.tsv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if row["kind"] != "article" or int(row["bytes"]) > max_bytes:
+                continue
+            raw = (CORPUS / row["file"]).read_bytes()
+            try:
+                html = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            slug = re.sub(r"[^a-z0-9]+", "-", Path(row["file"]).stem.lower()).strip("-")
+            out.append((slug, html))
+            if len(out) == limit:
+                break
+    return out
+
+
+def _noise() -> str:
+    now = datetime.now(UTC)
+    return (f'<div class="cw-noise"><p>Page generated {now:%Y-%m-%d %H:%M:%S} UTC · updated '
+            f'{random.randint(2, 59)} minutes ago · request id {secrets.token_hex(12)}</p>'
+            f'<p>Session token={secrets.token_urlsafe(24)}</p></div>')
+
+
+_BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
+
+
+class CorpusSite(ServedSite):
+    thread_name = "corpus-site"
+
+    def __init__(self, pages: list[tuple[str, str]]):
+        self.pages = {f"/posts/{slug}": html for slug, html in pages}
+        #: the pages the site has now (listed in the sitemap, linked from the index)
+        self.live: list[str] = list(self.pages)
+        #: path → the sentence inserted into its text (a change of substance)
+        self.edits: dict[str, str] = {}
+        #: path → its sitemap lastmod
+        self.lastmod: dict[str, str] = {}
+        #: path → (status, Content-Type, body) answered instead
+        self.overrides: dict[str, tuple[int, str, bytes]] = {}
+        #: pages answering 503 (a struggling site), and pages gone (404) though still listed
+        self.failing: set[str] = set()
+        self.requested: list[str] = []
+        self._lock = threading.Lock()
+
+    # -- changes between runs --------------------------------------------------------------------------
+
+    def edit(self, path: str, sentence: str, lastmod: str | None = None) -> None:
+        self.edits[path] = sentence
+        if lastmod is not None:
+            self.lastmod[path] = lastmod
+
+    # -- serving ----------------------------------------------------------------------------------------
+
+    def sitemap(self, base: str) -> bytes:
+        rows = "".join(f"<url><loc>{base}{path}</loc>"
+                       + (f"<lastmod>{self.lastmod[path]}</lastmod>" if path in self.lastmod else "") + "</url>"
+                       for path in self.live)
+        return (f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                f"{rows}</urlset>\n").encode()
+
+    def index(self, number: int) -> bytes:
+        chunk = self.live[(number - 1) * PER_PAGE:number * PER_PAGE]
+        links = "".join(f'<li><a href="{path}?utm_source=index">{path.rsplit("/", 1)[1]}</a></li>' for path in chunk)
+        more = f'<a href="/page/{number + 1}">Older posts</a>' if number * PER_PAGE < len(self.live) else ""
+        body = (f"<h1>Posts, page {number}</h1><ul>{links}</ul>{more}"
+                '<p><a href="/tag/news">news</a> <a href="/calendar?month=1">calendar</a></p>')
+        return self._html("Posts", body)
+
+    def calendar(self, query: str) -> bytes:
+        month = int(re.search(r"month=(\d+)", query).group(1)) if "month=" in query else 1  # type: ignore[union-attr]
+        return self._html("Calendar", f'<h1>Month {month}</h1><a href="/calendar?month={month + 1}">next</a>')
+
+    def post(self, path: str) -> bytes:
+        html = self.pages[path]
+        extra = _noise()
+        if path in self.edits:
+            extra = f"<p>{self.edits[path]}</p>" + extra
+        # the last <body>: a page may open one in conditional comments first
+        at = ([m.end() for m in _BODY_OPEN.finditer(html)] or [0])[-1]
+        return (html[:at] + extra + html[at:]).encode("utf-8")
+
+    @staticmethod
+    def _html(title: str, body: str) -> bytes:
+        return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
+                f"{_noise()}<main>{body}</main></body></html>").encode()
+
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        with self._lock:
+            self.requested.append(path)
+        only, _, query = path.partition("?")
+        base = f"http://{headers.get('Host', '127.0.0.1')}"
+        if only in self.overrides:
+            return self.overrides[only]
+        if only in self.failing:
+            return 503, "text/html", b"<h1>Service unavailable</h1>"
+        if only == "/robots.txt":
+            return 200, "text/plain", f"User-agent: *\nDisallow: /private/\nSitemap: {base}/sitemap.xml\n".encode()
+        if only == "/sitemap.xml":
+            return 200, "application/xml", self.sitemap(base)
+        if only == "/":
+            return 200, "text/html; charset=utf-8", self.index(1)
+        if only.startswith("/page/") and only[6:].isdigit():
+            return 200, "text/html; charset=utf-8", self.index(int(only[6:]))
+        if only == "/calendar":
+            return 200, "text/html; charset=utf-8", self.calendar(query)
+        if only.startswith("/tag/"):
+            return 200, "text/html; charset=utf-8", self._html("Tag", "<p>tagged</p>")
+        if only in self.pages and only in self.live:
+            return 200, "text/html; charset=utf-8", self.post(only)
+        return 404, "text/html", b"<h1>Not found</h1>"

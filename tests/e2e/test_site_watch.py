@@ -1,0 +1,214 @@
+"""Site watches end to end: a site built from ../shared/corpus's real pages, crawled in sitemap and
+link modes, with pages added, removed and changed between runs and noise on every load; then the
+bad inputs that must never turn into removals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from changewatch.core.urls import canonical_url
+
+from .corpus_site import CORPUS, CorpusSite, corpus_articles
+from .crawl import Crawler
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
+
+DAY = ["2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z", "2026-12-03T10:00:00Z", "2026-12-04T10:00:00Z",
+       "2026-12-05T10:00:00Z", "2026-12-06T10:00:00Z", "2026-12-07T10:00:00Z", "2026-12-08T10:00:00Z",
+       "2026-12-09T10:00:00Z", "2026-12-10T10:00:00Z"]
+
+
+def run(crawler: Crawler, day: int, *extra: str) -> list[dict[str, Any]]:
+    result = crawler.run("-s", f"TESTS_NOW={DAY[day]}", "-s", "RETRY_TIMES=0", *extra)
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    return result.records
+
+
+def set_records(records: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    return [r for r in records if r["key"] == key]
+
+
+def page_records(records: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    return [r for r in records if r["key"].startswith(key + "|")]
+
+
+def urls(entries: list[dict[str, Any]]) -> set[str]:
+    return {e["url"] for e in entries}
+
+
+def posts_requested(site: CorpusSite, since: int) -> list[str]:
+    return [p.split("?")[0] for p in site.requested[since:] if p.startswith("/posts/")]
+
+
+@pytest.fixture
+def site() -> Any:
+    served = CorpusSite(corpus_articles(26))
+    served.base = served.start()
+    yield served
+    served.stop()
+
+
+def _churn(site: CorpusSite, day: str) -> tuple[list[str], list[str], dict[str, str]]:
+    """Between two runs: 2 pages removed, 2 added, 10 changed (their lastmod moves)."""
+    removed, added = site.live[:2], [p for p in site.pages if p not in site.live][:2]
+    site.live = [p for p in site.live if p not in removed] + added
+    for path in added:
+        site.lastmod[path] = day
+    edits = {}
+    for n, path in enumerate(site.live[2:12]):
+        edits[path] = f"Quietly revised clause number {n} now requires written notice within ninety days."
+        site.edit(path, edits[path], lastmod=day)
+    return removed, added, edits
+
+
+def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, removed: list[str], added: list[str],
+                 edits: dict[str, str]) -> None:
+    base = site.base
+    (pages_set,) = set_records(records, key)
+    assert pages_set["kind"] == "entities" and pages_set["site_watch"] == key
+    assert {r.get("site_watch") for r in page_records(records, key)} <= {key}
+    assert urls(pages_set["added"]) == {canonical_url(base + p) for p in added}
+    assert urls(pages_set["removed"]) == {canonical_url(base + p) for p in removed}
+    assert "changed" not in pages_set
+    changes = {r["url"]: r for r in page_records(records, key)}
+    for path, sentence in edits.items():
+        record = changes.get(canonical_url(base + path)) or changes.get(base + path)
+        assert record is not None and record["kind"] == "content", (path, sorted(changes))
+        assert sentence in record["diff"], record["diff"][:500]
+    # an added page's first observation is its silent baseline; nothing else was reported
+    assert len(page_records(records, key)) == len(edits), sorted(changes)
+
+
+def test_sitemap_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site: CorpusSite) -> None:
+    site.live = list(site.pages)[:20]
+    site.lastmod = dict.fromkeys(site.live, "2026-11-20")
+    denied = site.live[19]
+    crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/robots.txt",
+                                                           "deny": [denied + "$"]}}])
+    assert run(crawler, 0) == []  # the first run: a silent baseline of the whole site
+    removed, added, edits = _churn(site, "2026-12-02")
+    mark = len(site.requested)
+    records = run(crawler, 1)
+    _check_churn(records, site, "blog", removed, added, edits)
+    # lastmod is accurate here: of the unchanged pages whose lastmod did not move, ~10% are checked
+    unmoved = [p for p in site.live if p not in edits and p not in added and p != denied]
+    fetched = [p for p in posts_requested(site, mark) if p in unmoved]
+    # (a handful here: the share is measured on 1,000 pages in tests/core/test_siteset.py)
+    assert len(fetched) < len(unmoved) / 2, (len(fetched), len(unmoved))
+    assert denied not in posts_requested(site, 0)  # denied: never requested
+    # a removed page comes back, changed meanwhile: added again, with a fresh silent baseline
+    back = removed[0]
+    site.live.append(back)
+    site.edit(back, "This page came back with words it never had before.", lastmod="2026-12-03")
+    records = run(crawler, 2)
+    assert [urls(r["added"]) for r in set_records(records, "blog")] == [{canonical_url(site.base + back)}]
+    assert page_records(records, "blog") == []
+
+
+def test_sitemap_bad_inputs_never_remove_pages(tmp_path: Path, site: CorpusSite) -> None:
+    site.live = list(site.pages)[:20]
+    crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}])
+    assert run(crawler, 0) == []
+    good = site.sitemap(site.base)
+    bad = {
+        "truncated": (200, "application/xml", good[:len(good) // 2]),
+        "not a sitemap": (200, "text/html", b"<!DOCTYPE html><html><body>Are you a robot?</body></html>"),
+        "empty": (200, "application/xml", b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'),
+        "refused": (200, "application/xml", b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+                                            b'<!ENTITY b "&a;&a;&a;&a;">]><urlset>&b;</urlset>'),
+        "http": (500, "text/html", b"oops"),
+    }
+    errors = []
+    for day, (name, answer) in enumerate(bad.items(), 1):
+        site.overrides["/sitemap.xml"] = answer
+        records = run(crawler, day)
+        assert not any(r.get("removed") for r in records), (name, records)
+        errors += [r["error"] for r in set_records(records, "blog") if r["kind"] == "error"]
+    assert errors and errors[0].startswith("truncated:"), errors
+    # a sitemap that suddenly lists a small part: the loss is not confirmed (the pages still answer)
+    site.overrides.clear()
+    kept = site.live
+    site.live = kept[:4]
+    site.overrides["/sitemap.xml"] = (200, "application/xml", site.sitemap(site.base))
+    site.live = kept
+    records = run(crawler, 6)
+    assert not any(r.get("removed") for r in records), records
+    # half the pages answer 503: errors of those pages, not removals
+    site.overrides.clear()
+    site.failing = set(site.live[::2])
+    records = run(crawler, 7, "-a", "force=1")
+    assert not any(r.get("removed") for r in records), records
+    # the next good run compares with the last good set: nothing came or went
+    site.failing.clear()
+    records = run(crawler, 8)
+    assert not set_records(records, "blog") or all(r["kind"] == "recovered" for r in set_records(records, "blog"))
+
+
+def test_link_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site: CorpusSite) -> None:
+    site.live = list(site.pages)[:20]
+    crawler = Crawler(tmp_path, [{"key": "posts", "site": {
+        "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "follow": [r"/page/\d+$", r"/calendar"],
+        "deny": ["/tag/"], "depth": 4}}])
+    assert run(crawler, 0) == []
+    removed, added, edits = _churn(site, "2026-12-02")
+    records = run(crawler, 1)
+    _check_churn(records, site, "posts", removed, added, edits)
+    assert not [p for p in site.requested if p.startswith("/tag/")]  # 0 requests into denied paths
+    assert sum(p.startswith("/calendar") for p in site.requested) <= 2 * 4  # a link trap, bounded by depth
+    # a captcha start page: an error of the set, which keeps its baseline
+    site.overrides["/"] = (200, "text/html", b"<html><body><h1>Are you a robot?</h1></body></html>")
+    records = run(crawler, 2)
+    assert [r["kind"] for r in set_records(records, "posts")] == ["error"]
+    assert not any(r.get("removed") for r in records)
+    # the second index page fails: the pages only it links to are not removed
+    site.overrides = {"/page/2": (503, "text/html", b"busy")}
+    records = run(crawler, 3)
+    assert not any(r.get("removed") for r in records), records
+
+
+def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_path: Path, site: CorpusSite) -> None:
+    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
+    from changewatch.store.sqlite import SQLiteStore
+
+    site.live = list(site.pages)[:20]
+    # a page whose turn in the lastmod sample is the second run's (the site's key has one observation then)
+    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
+    if sampled is None:
+        n = next(n for n in range(1000)
+                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
+        sampled = f"/posts/sampled-{n}"
+        site.pages[sampled] = site.pages[site.live[0]]
+        site.live.append(sampled)
+    other = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) != 1)
+    site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
+    crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}])
+    assert run(crawler, 0) == []
+    site.edit(sampled, "The sampled page now says something entirely different about deadlines.")
+    site.edit(other, "Another page quietly changed its refund terms to sixty days.")
+    result = crawler.run("-s", f"TESTS_NOW={DAY[1]}")
+    changed = {r["url"] for r in page_records(result.records, "blog")}
+    assert changed == {canonical_url(site.base + sampled)}  # the sample found it; the other is not fetched yet
+    assert result.stats.get("changewatch/site/lastmod_wrong") == 1
+    assert "lastmod did not move" in result.stderr
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    try:
+        trust = store.read("watch", "blog|lastmod")
+    finally:
+        store.close()
+    assert trust is not None and trust.error_streak == 1 and (trust.last_error or "").startswith("health: ")
+    # untrusted: every page is checked; the other change is found
+    result = crawler.run("-s", f"TESTS_NOW={DAY[2]}")
+    assert {r["url"] for r in page_records(result.records, "blog")} == {canonical_url(site.base + other)}
+    assert result.stats.get("changewatch/site/lastmod_untrusted_runs") == 1
+    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
+    # that run found lastmod wrong again; the next one checks everything and finds it right...
+    result = crawler.run("-s", f"TESTS_NOW={DAY[3]}")
+    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live) and not result.records
+    # ... so the one after trusts it again: only the sample is checked
+    result = crawler.run("-s", f"TESTS_NOW={DAY[4]}")
+    assert result.stats.get("changewatch/site/lastmod_skipped", 0) > len(site.live) // 2
