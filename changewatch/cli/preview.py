@@ -50,7 +50,7 @@ def _watch(args: argparse.Namespace, source: Any) -> tuple[Any, str]:
             watches = read_watchlist(args.watchlist, source)
         except WatchlistError as exc:
             raise UsageError(f"--watchlist: {exc}") from None
-        found = [w for w in watches if args.key in (w.key, w.url)]
+        found = [w for w in watches if args.key in (w.key, w.url)] or _site_page(watches, args.key)
         if not found:
             raise UsageError(f"--watchlist has no watch of key {args.key!r} ({len(watches)} watches)")
         return found[0], args.watchlist
@@ -67,6 +67,15 @@ def _watch(args: argparse.Namespace, source: Any) -> tuple[Any, str]:
         return read_watchlist(watchlist, source)[0], watchlist
     except WatchlistError as exc:
         raise UsageError(f"--watch: {exc}") from None
+
+
+def _site_page(watches: Any, key: str) -> list[Any]:
+    """A page of a site watch, by its key (``KEY|URL``): its own watch (none: not a site's page)."""
+    from ..watchlist.site import page_watch
+
+    site_key, separator, url = key.partition("|")
+    sites = [w for w in watches if separator and w.site is not None and w.key == site_key]
+    return [page_watch(sites[0], url)] if sites else []
 
 
 def _fetch_and_read(watch: Any, settings: Any, config: Any) -> tuple[Any, str, str, int]:
@@ -221,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
     settings = project_settings(args.set)
     config = project_config(settings=settings)
     watch, watchlist = _watch(args, watchlist_source(config))
+    if watch.site is not None:
+        return _preview_site(args, watch, settings, config)
     learned = _learned(args, watch.key) if args.store is not None else None
     if watch.render is not None:
         from .rendered import rendered_observation
@@ -237,6 +248,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preview_site(args: argparse.Namespace, watch: Any, settings: Any, config: Any) -> int:
+    from .preview_site import preview_site, site_json, site_lines
+
+    if args.store is not None:
+        raise UsageError(f"--store marks the noise learned of one page: preview a page of site watch {watch.key} "
+                         f"by its key ({watch.key}|URL)")
+    preview = preview_site(watch, settings, config)
+    sys.stdout.write((site_json(preview) if args.json else "\n".join(site_lines(preview))) + "\n")
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     parser = add_command(sub, NAME, __doc__, "what a watch of a URL would compare, before adding it")
     parser.add_argument("url", nargs="?", metavar="URL", help="the page to preview")
@@ -244,7 +266,8 @@ def add_parser(sub: Any) -> None:
                                                         "(e.g. '{\"region\": \"main\"}'); its url is URL")
     parser.add_argument("--watchlist", metavar="W", help="preview a watch of this watchlist (a path, an http(s) URL "
                                                          "or inline JSON) instead, with --key")
-    parser.add_argument("--key", metavar="KEY", help="the watch of --watchlist to preview (its key or URL)")
+    parser.add_argument("--key", metavar="KEY", help="the watch of --watchlist to preview (its key or URL; a site "
+                                                     "watch's key lists its pages, KEY|URL previews one of them)")
     parser.add_argument("--store", metavar="URI", help="mark the lines this store learned as noise of the key "
                                                        "(default: none are marked); never created")
     parser.add_argument("--spider", metavar="NAME", default="watch", help="the key's spider in --store (default watch)")
