@@ -212,3 +212,27 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     # ... so the one after trusts it again: only the sample is checked
     result = crawler.run("-s", f"TESTS_NOW={DAY[4]}")
     assert result.stats.get("changewatch/site/lastmod_skipped", 0) > len(site.live) // 2
+
+
+def test_sitemap_index_that_lists_itself_and_other_hosts_and_a_private_address(tmp_path: Path,
+                                                                              site: CorpusSite) -> None:
+    site.live = list(site.pages)[:6]
+    index = (f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             f"<sitemap><loc>{site.base}/index.xml</loc></sitemap>"
+             f"<sitemap><loc>{site.base}/sitemap.xml</loc></sitemap>"
+             "<sitemap><loc>http://elsewhere.invalid/sitemap.xml</loc></sitemap></sitemapindex>").encode()
+    site.overrides["/index.xml"] = (200, "application/xml", index)
+    crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/index.xml"}}])
+    result = crawler.run("-s", f"TESTS_NOW={DAY[0]}")
+    assert result.records == [] and result.stats.get("changewatch/site/pages") == 6
+    assert result.stats.get("changewatch/site/offsite") == 1
+    assert site.requested.count("/index.xml") == 1  # read once, though it lists itself
+    # the guard refuses a sitemap on a private address: an error of the set, nothing else requested
+    (tmp_path / "refused").mkdir()
+    refused = Crawler(tmp_path / "refused", [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}],
+                      allow_private=False)
+    mark = len(site.requested)
+    result = refused.run("-s", f"TESTS_NOW={DAY[0]}")
+    (record,) = result.records
+    assert record["key"] == "blog" and record["error"].startswith("refused: "), record
+    assert site.requested[mark:] == []
