@@ -34,15 +34,20 @@ SHRINK_MIN_PAGES = 10
 LASTMOD_SAMPLE = 10
 
 
-def bounded(urls: Iterable[str], max_pages: int) -> tuple[list[str], int]:
-    """The first *max_pages* of *urls* (deduplicated) in a stable order (sorted), and how many
-    were left out.
+def bounded(urls: Iterable[str], max_pages: int, previous: Collection[str] = ()) -> tuple[list[str], int]:
+    """At most *max_pages* of *urls* (deduplicated), sorted, and how many were left out. Pages of
+    the *previous* set come first, then new ones in URL order: a page already watched is never
+    pushed out (and reported ``removed``) by a new page that sorts before it.
 
     >>> bounded(["b", "a", "c", "a"], 2)
     (['a', 'b'], 1)
+    >>> bounded(["b", "a", "c"], 2, previous=["c"])
+    (['a', 'c'], 1)
     """
-    ordered = sorted(set(urls))
-    return ordered[:max_pages], max(0, len(ordered) - max_pages)
+    listed = set(urls)
+    kept = sorted(listed.intersection(previous))[:max_pages]
+    new = sorted(listed.difference(kept))[:max_pages - len(kept)]
+    return sorted(kept + new), max(0, len(listed) - max_pages)
 
 
 def shrunk(previous: int, found: int) -> bool:

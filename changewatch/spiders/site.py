@@ -183,8 +183,10 @@ class SiteCrawler:
     def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
         """The page set as an ``entities`` observation of the site watch's key (an error when
         *run* has one: its last good set is kept)."""
-        options = {"entities_spec": "site", "site_watch": run.key, "site_pages": True,
-                   "keep_params": list(run.watch.keep_params), "drop_params": list(run.watch.drop_params)}
+        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed
+        options = {"entities_spec": f"site max_pages={run.spec.max_pages}", "site_watch": run.key,
+                   "site_pages": True, "keep_params": list(run.watch.keep_params),
+                   "drop_params": list(run.watch.drop_params)}
         obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
         if run.error is not None or pages is None:
             obs.error = run.error or "empty: no page was found"
@@ -316,7 +318,7 @@ class SiteCrawler:
             return []
         listed.clear()
         listed.update(canonical)
-        pages, left_out = bounded(canonical, run.spec.max_pages)
+        pages, left_out = bounded(canonical, run.spec.max_pages, run.previous or ())
         if left_out:
             self._capped(run, len(canonical))
         if run.previous is not None and shrunk(len(run.previous), len(pages)):
@@ -336,7 +338,8 @@ class SiteCrawler:
                 again = await self._tree(run, response)
                 keep, drop = run.watch.keep_params, run.watch.drop_params
                 canonical = {canonical_url(u, keep=keep, drop=drop) for u in again}
-                same = bounded({u for u in canonical if allowed(run.spec, u)}, run.spec.max_pages)[0] == pages
+                same = bounded({u for u in canonical if allowed(run.spec, u)}, run.spec.max_pages,
+                               run.previous or ())[0] == pages
             except SitemapError:
                 same = False
         missing = sorted(set(run.previous or ()) - set(pages))
@@ -356,6 +359,8 @@ class SiteCrawler:
 
     def _capped(self, run: SiteRun, found: int) -> None:
         self.stats.inc("capped")
+        if run.previous is not None and len(run.previous) >= run.spec.max_pages:
+            return  # said when the set first reached its bound
         logger.warning("changewatch: site %s: health: %d pages found, over its max_pages (%d): the first %d in URL "
                        "order are watched", run.key, found, run.spec.max_pages, run.spec.max_pages)
 
@@ -433,7 +438,7 @@ class SiteCrawler:
             yield self.set_observation(run, None)
             return
         pages = kept_pages(run.previous or (), run.watched, some_failed=run.some_failed, unfinished=run.unfinished)
-        yield self.set_observation(run, bounded(pages, run.spec.max_pages)[0])
+        yield self.set_observation(run, bounded(pages, run.spec.max_pages, run.previous or ())[0])
 
     # -- lastmod's trust ------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ def test_bounded_keeps_the_first_pages_in_a_stable_order_whatever_the_listing_or
     again, _ = bounded(list(reversed(urls)), 10)
     assert first == again == urls[:10] and left == 40
     assert bounded(urls, 100) == (urls, 0)
+    # a new page that sorts first never pushes out (removes) a page already watched
+    assert bounded(["https://a.example/000-new", *urls[:10]], 10, previous=urls[:10]) == (urls[:10], 1)
 
 
 def test_shrink_needs_confirmation_only_for_a_big_sudden_loss():
