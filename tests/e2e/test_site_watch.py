@@ -236,3 +236,45 @@ def test_sitemap_index_that_lists_itself_and_other_hosts_and_a_private_address(t
     (record,) = result.records
     assert record["key"] == "blog" and record["error"].startswith("refused: "), record
     assert site.requested[mark:] == []
+
+
+def test_a_sites_changes_are_one_message_and_the_cli_finds_them_by_site_watch(tmp_path: Path,
+                                                                              site: CorpusSite) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from ..notify.servers import ScriptedServer, webhook
+    from .crawl import scrapy_env
+
+    receiver = ScriptedServer()
+    try:
+        site.live = list(site.pages)[:20]
+        site.lastmod = dict.fromkeys(site.live, "2026-11-20")
+        crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"},
+                                      "notify": webhook(receiver)}])
+        notify = ("-s", "CHANGEWATCH_NOTIFY_TIMEOUT=5", "-s", "CHANGEWATCH_NOTIFY_RETRIES=0")
+        assert run(crawler, 0, *notify) == [] and receiver.received == []  # the first run: silent
+        removed, added, edits = _churn(site, "2026-12-02")
+        records = run(crawler, 1, *notify)
+        _check_churn(records, site, "blog", removed, added, edits)
+        [message] = receiver.received  # one message for the site, not one per page
+        sent = message.json
+        assert sent["title"].startswith("changewatch: site watch blog: 2 pages added, 2 pages removed, "
+                                        f"{len(edits)} pages changed, {len(records)} changes"), sent["title"]
+        assert sent["message"].startswith("== site watch blog: 2 pages added")
+        for record in records:
+            assert f"change {record['change_id']}," in sent["message"]
+    finally:
+        receiver.stop()
+
+    def cli(*args: str) -> list[dict[str, Any]]:
+        done = subprocess.run([sys.executable, "-m", "changewatch.cli", *args, "--store", crawler.store],
+                              cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=120, check=True)
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    logged = cli("changes", "--site-watch", "blog")
+    assert sorted(line["id"] for line in logged) == sorted(r["change_id"] for r in records)
+    keys = [line["key"] for line in cli("status", "--site-watch", "blog", "--json")[:-1]]
+    assert keys[0] == "blog" and all(k.startswith("blog|") for k in keys[1:])
+    assert {k.split("|", 1)[1] for k in keys[1:]} >= {canonical_url(site.base + p) for p in site.live}
