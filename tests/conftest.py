@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -21,12 +23,24 @@ SERVICE_FIXTURES = frozenset({"postgresql_store_uri", "schema", "proxy", "new_po
 E2E = Path(__file__).parent / "e2e"
 
 
+#: the longest test files of the whole suite (each minutes on two busy cores), run first so that
+#: pytest-xdist's workers (``--dist loadfile``, scripts/test.sh) start them at once and never end
+#: the run waiting on one of them; the fresh environments first, each on its own worker
+LONG_FIRST = ("e2e/test_readme_own_project.py", "e2e/test_scrapyd_own_project.py", "e2e/test_scrapyd.py",
+              "e2e/test_ssrf.py", "e2e/test_distributed.py", "e2e/test_learned_noise.py", "e2e/test_summary.py",
+              "e2e/test_watch_crawl.py", "e2e/test_notify.py", "e2e/test_postgresql_outage.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Everything under tests/e2e (real ``scrapy crawl`` processes) and every test of a real service
-    is ``slow``: ``-m "not slow"`` leaves them out (README, "Contributing")."""
+    is ``slow``: ``-m "not slow"`` leaves them out (README, "Contributing"). The files of
+    :data:`LONG_FIRST` go first, in that order; every file keeps its tests together and in order."""
     for item in items:
         if item.path.is_relative_to(E2E) or SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    here = Path(__file__).parent
+    rank = {here / name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: the others keep pytest's order
 
 
 class _Site(Protocol):
@@ -48,10 +62,18 @@ def _served(site: S) -> Iterator[tuple[S, str]]:
 
 @pytest.fixture(scope="session")
 def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of this checkout (scrapy-changewatch), built once per test run (per pytest-xdist worker)."""
+    """A wheel of this checkout (scrapy-changewatch), built once per test run: the first
+    pytest-xdist worker to need it builds it in the run's shared temporary folder, the other finds it."""
     from .wheel import build_wheel
 
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nothing to share
+        return build_wheel(tmp_path_factory.mktemp("wheel"))
+    shared = tmp_path_factory.getbasetemp().parent / "checkout-wheel"
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = list(shared.glob("*.whl"))
+        return built[0] if built else build_wheel(shared)
 
 
 @pytest.fixture
