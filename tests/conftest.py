@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -62,18 +60,21 @@ def _served(site: S) -> Iterator[tuple[S, str]]:
 
 @pytest.fixture(scope="session")
 def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of this checkout (scrapy-changewatch), built once per test run: the first
-    pytest-xdist worker to need it builds it in the run's shared temporary folder, the other finds it."""
-    from .wheel import build_wheel
+    """A wheel of this checkout (scrapy-changewatch), built once per test run (tests/wheel.py)."""
+    from .wheel import run_wheel
 
-    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nothing to share
-        return build_wheel(tmp_path_factory.mktemp("wheel"))
-    shared = tmp_path_factory.getbasetemp().parent / "checkout-wheel"
-    shared.mkdir(exist_ok=True)
-    with open(shared / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        built = list(shared.glob("*.whl"))
-        return built[0] if built else build_wheel(shared)
+    return run_wheel(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def environments_ahead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Scrapyd's two environments (tests/e2e/test_scrapyd*.py: minutes, mostly waiting on the
+    package registry) start building in a background thread as soon as a run that includes their
+    tests starts, once per run, while the workers run other tests; the tests then find them built
+    (or build them, and say why they could not, themselves)."""
+    from .e2e.environments import build_ahead
+
+    build_ahead({item.path.name for item in request.session.items}, tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture
