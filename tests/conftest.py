@@ -23,10 +23,11 @@ E2E = Path(__file__).parent / "e2e"
 
 #: the longest test files of the whole suite (each minutes on two busy cores), run first so that
 #: pytest-xdist's workers (``--dist loadfile``, scripts/test.sh) start them at once and never end
-#: the run waiting on one of them; the fresh environments first, each on its own worker
-LONG_FIRST = ("e2e/test_readme_own_project.py", "e2e/test_scrapyd_own_project.py", "e2e/test_scrapyd.py",
-              "e2e/test_ssrf.py", "e2e/test_distributed.py", "e2e/test_learned_noise.py", "e2e/test_summary.py",
-              "e2e/test_watch_crawl.py", "e2e/test_notify.py", "e2e/test_postgresql_outage.py")
+#: the run waiting on one of them. The three fresh environments are built from the run's start
+#: (tests/e2e/environments.py), so their tests come after the long crawls
+LONG_FIRST = ("e2e/test_ssrf.py", "e2e/test_distributed.py", "e2e/test_learned_noise.py", "e2e/test_summary.py",
+              "e2e/test_watch_crawl.py", "e2e/test_notify.py", "e2e/test_postgresql_outage.py",
+              "e2e/test_readme_own_project.py", "e2e/test_scrapyd_own_project.py", "e2e/test_scrapyd.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -68,10 +69,9 @@ def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def environments_ahead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Scrapyd's two environments (tests/e2e/test_scrapyd*.py: minutes, mostly waiting on the
-    package registry) start building in a background thread as soon as a run that includes their
-    tests starts, once per run, while the workers run other tests; the tests then find them built
-    (or build them, and say why they could not, themselves)."""
+    """README's own-project environment and Scrapyd's two (minutes each, mostly waiting on the
+    package registry) start building in background threads as soon as a run that includes their
+    tests starts, once per run, while the workers run other tests (tests/e2e/environments.py)."""
     from .e2e.environments import build_ahead
 
     build_ahead({item.path.name for item in request.session.items}, tmp_path_factory.getbasetemp())
