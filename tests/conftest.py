@@ -70,7 +70,7 @@ def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def environments_ahead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
     """README's own-project environment and Scrapyd's two (minutes each, mostly waiting on the
-    package registry) start building in background threads as soon as a run that includes their
+    package registry) are built in a background thread as soon as a run that includes their
     tests starts, once per run, while the workers run other tests (tests/e2e/environments.py)."""
     from .e2e.environments import build_ahead
 

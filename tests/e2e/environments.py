@@ -1,7 +1,7 @@
 """Fresh environments built ahead: README's own-project environment (test_readme_own_project.py,
 made from scratch in every run) and Scrapyd's two (test_scrapyd.py and
 test_scrapyd_own_project.py, cached in .venv/) take minutes each, mostly waiting on the package
-registry. When a run that includes those tests starts, each build starts in a background thread,
+registry. When a run that includes those tests starts, they are built in a background thread,
 so that the workers run other tests meanwhile instead of waiting on the network.
 
 Once per run (the first pytest-xdist worker to start claims it), with the builders' own locks: a
@@ -34,21 +34,25 @@ def readme_folder(basetemp: Path) -> Path:
     return folder
 
 
-def build_ahead(test_files: set[str], basetemp: Path) -> list[threading.Thread]:
+def build_ahead(test_files: set[str], basetemp: Path) -> threading.Thread | None:
     """Start building the environments that the tests in *test_files* (file names) need, unless
-    another worker of this run already has; the threads."""
-    wanted = [name for name in (README, SCRAPYD, SCRAPYD_OWN) if name in test_files]
+    another worker of this run already has: one after the other, in the order their tests run
+    (the downloads share one network link, so the first is ready soonest alone); the thread."""
+    wanted = [name for name in (README, SCRAPYD_OWN, SCRAPYD) if name in test_files]
     if not wanted:
-        return []
+        return None
     try:
         os.close(os.open(shared_folder(basetemp) / "environments-ahead", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
-        return []  # another worker builds them
-    threads = [threading.Thread(target=_build, args=(name, basetemp), name=f"ahead {name}", daemon=True)
-               for name in wanted]
-    for thread in threads:
-        thread.start()
-    return threads
+        return None  # another worker builds them
+    thread = threading.Thread(target=_build_all, args=(wanted, basetemp), name="environments-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def _build_all(wanted: list[str], basetemp: Path) -> None:
+    for name in wanted:
+        _build(name, basetemp)
 
 
 def _build(name: str, basetemp: Path) -> None:
