@@ -21,12 +21,25 @@ SERVICE_FIXTURES = frozenset({"postgresql_store_uri", "schema", "proxy", "new_po
 E2E = Path(__file__).parent / "e2e"
 
 
+#: the longest test files of the whole suite (each minutes on two busy cores), run first so that
+#: pytest-xdist's workers (``--dist loadfile``, scripts/test.sh) start them at once and never end
+#: the run waiting on one of them. The three fresh environments are built from the run's start
+#: (tests/e2e/environments.py), so their tests come after the long crawls
+LONG_FIRST = ("e2e/test_ssrf.py", "e2e/test_distributed.py", "e2e/test_learned_noise.py", "e2e/test_summary.py",
+              "e2e/test_watch_crawl.py", "e2e/test_notify.py", "e2e/test_postgresql_outage.py",
+              "e2e/test_readme_own_project.py", "e2e/test_scrapyd_own_project.py", "e2e/test_scrapyd.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Everything under tests/e2e (real ``scrapy crawl`` processes) and every test of a real service
-    is ``slow``: ``-m "not slow"`` leaves them out (README, "Contributing")."""
+    is ``slow``: ``-m "not slow"`` leaves them out (README, "Contributing"). The files of
+    :data:`LONG_FIRST` go first, in that order; every file keeps its tests together and in order."""
     for item in items:
         if item.path.is_relative_to(E2E) or SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    here = Path(__file__).parent
+    rank = {here / name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: the others keep pytest's order
 
 
 class _Site(Protocol):
@@ -48,10 +61,20 @@ def _served(site: S) -> Iterator[tuple[S, str]]:
 
 @pytest.fixture(scope="session")
 def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of this checkout (scrapy-changewatch), built once per test run (per pytest-xdist worker)."""
-    from .wheel import build_wheel
+    """A wheel of this checkout (scrapy-changewatch), built once per test run (tests/wheel.py)."""
+    from .wheel import run_wheel
 
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+    return run_wheel(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def environments_ahead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """README's own-project environment and Scrapyd's two (minutes each, mostly waiting on the
+    package registry) are built in a background thread as soon as a run that includes their
+    tests starts, once per run, while the workers run other tests (tests/e2e/environments.py)."""
+    from .e2e.environments import build_ahead
+
+    build_ahead({item.path.name for item in request.session.items}, tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ changewatch the way a user does: built from a copy of the tree, so that the buil
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["build_wheel"]
+__all__ = ["build_wheel", "run_wheel"]
 
 
 def build_wheel(folder: Path) -> Path:
@@ -29,3 +31,18 @@ def build_wheel(folder: Path) -> Path:
     [wheel] = folder.glob("*.whl")
     assert wheel.name.startswith("scrapy_changewatch-"), wheel.name  # the distribution's name
     return wheel
+
+
+def run_wheel(basetemp: Path) -> Path:
+    """The wheel of this test run, built once for all its pytest-xdist workers: the first to ask
+    builds it in the run's shared temporary folder (beside *basetemp*, the worker's own), the
+    others wait for it and find it there. In one process, built in *basetemp*."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = basetemp / "checkout-wheel"
+    else:
+        folder = basetemp.parent / "checkout-wheel"
+    folder.mkdir(exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = list(folder.glob("*.whl"))
+        return built[0] if built else build_wheel(folder)

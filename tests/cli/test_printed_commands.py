@@ -2,7 +2,8 @@
 ``changewatch evidence N --store URI -o evidence-N`` for each change, and a notification's
 ``changewatch changes --store URI --since T`` for the changes it had no room for. The store URI in
 them is the one typed (``sqlite:///relative``, ``sqlite:////absolute``, options, a path with a
-space), each command is run by a shell exactly as printed, and each exits 0."""
+space), each command exits 0 as printed: one of each kind run by a shell, the report's other
+evidence commands (which differ from it only in their change) as a shell splits them."""
 
 from __future__ import annotations
 
@@ -98,7 +99,12 @@ def check_printed_commands(uri: str, cwd: Path, bin_dir: Path, receiver: Scripte
     for command in evidence_commands + changes_commands:  # the store as typed, once the shell has read it
         words = shlex.split(command)
         assert words[words.index("--store") + 1] == uri, command
-    for command in evidence_commands + changes_commands:
+    # the evidence commands differ only in their change: the last one runs through a shell as
+    # printed, the others as the shell would have split them, in this process (a process each is slow)
+    for command in evidence_commands[:-1]:
+        assert main(shlex.split(command)[1:]) == 0, (command, capsys.readouterr().err)
+        assert capsys.readouterr().out.strip(), command
+    for command in evidence_commands[-1:] + changes_commands:
         done = run_as_printed(command, cwd, bin_dir)
         assert done.returncode == 0, (command, done.stderr)
         assert done.stdout.strip(), command
@@ -130,6 +136,8 @@ def test_commands_printed_for_a_sqlite_store_run_as_printed(typed: str, tmp_path
 
 def test_commands_printed_for_a_postgresql_store_run_as_printed(tmp_path: Path, bin_dir: Path,
                                                                 receiver: ScriptedServer,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where the commands run
     for uri in store_uri_of("postgresql", tmp_path):  # its schema in the query, as typed
         check_printed_commands(uri, tmp_path, bin_dir, receiver, capsys)

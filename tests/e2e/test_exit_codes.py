@@ -33,7 +33,7 @@ def test_a_crawl_whose_watches_all_failed_exits_1(site: HostileSite, tmp_path: P
                {"url": f"http://127.0.0.1:{closed_port()}/refused", "key": "refused"},
                {"url": f"{site.base}/hang", "key": "hang"}]
     crawler = Crawler(tmp_path, failing)
-    fast = ("-s", "DOWNLOAD_TIMEOUT=2", "-s", "RETRY_TIMES=0")
+    fast = ("-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_TIMES=0")  # each run waits this long on /hang
     first = crawler.run(*fast)
     assert first.returncode == 1, first.stderr[-3000:]
     assert NOTHING_OBSERVED in first.stderr, first.stderr[-3000:]
@@ -62,14 +62,15 @@ def test_nothing_due_is_not_a_failure(site: HostileSite, tmp_path: Path) -> None
 
 def _interrupted(site: HostileSite, tmp_path: Path, signals: list[signal.Signals]) -> tuple[int, str, Path]:
     """A crawl with three good pages and two that hang, sent *signals* (half a second apart) once
-    every page has been asked for."""
+    every page has been asked for: about a second into the hanging pages' 5 s (DOWNLOAD_TIMEOUT),
+    which a clean close waits out."""
     for i in range(3):
         site.good[f"/p{i}"] = page(good_page(f"p{i}"))
     for i in range(2):
         site.good[f"/hang{i}"] = hang(site)
     watches = [{"url": f"{site.base}/p{i}", "key": f"p{i}"} for i in range(3)]
     watches += [{"url": f"{site.base}/hang{i}", "key": f"hang{i}"} for i in range(2)]
-    cmd, feed = Crawler(tmp_path, watches).command("-s", "DOWNLOAD_TIMEOUT=8", "-s", "RETRY_TIMES=0")
+    cmd, feed = Crawler(tmp_path, watches).command("-s", "DOWNLOAD_TIMEOUT=5", "-s", "RETRY_TIMES=0")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=scrapy_env(), stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not all(site.hits[f"/hang{i}"] for i in range(2)) and time.monotonic() < deadline:

@@ -4,13 +4,15 @@ removed lines the before page's, and the rotating line of a version not kept is 
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from changewatch.cli import main
 from changewatch.core.text.normalise import visible_text
 
-from .crawl import ROOT, Crawler, scrapy_env
+from .crawl import ROOT, Crawler
 from .hostile import HostileSite, page
 
 STABLE = ["Terms of service", "You may cancel at any time from your account page.",
@@ -23,24 +25,33 @@ def news(trending: str, stable: list[str] = STABLE) -> bytes:
     return ("<html><body>" + "".join(f"<p>{line}</p>" for line in lines) + "</body></html>").encode()
 
 
-def cli(crawler: Crawler, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "changewatch.cli", *args, "--store", crawler.store], cwd=ROOT,
-                          env=scrapy_env(), capture_output=True, text=True, timeout=120)
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
+    """``changewatch ARGS --store STORE`` in this process (the commands are not what is tested here,
+    the crawls are), where the crawls' environment would run it: its status and stderr."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("SCRAPY_SETTINGS_MODULE", "changewatch.settings")
+
+    def run(crawler: Crawler, *args: str) -> tuple[int, str]:
+        status = main([*args, "--store", crawler.store])
+        return status, capsys.readouterr().err
+    return run
 
 
 def stable_lines(body: bytes) -> set[str]:
     return set(visible_text(body, like_scrapy=True).stable.split("\n"))
 
 
-def test_a_diff_after_learned_noise_is_the_evidence_pages_diff(site: HostileSite, tmp_path: Path) -> None:
+def test_a_diff_after_learned_noise_is_the_evidence_pages_diff(site: HostileSite, tmp_path: Path,
+                                                               cli: Callable[..., tuple[int, str]]) -> None:
     site.good["/news"] = page(news("cats"))
     crawler = Crawler(tmp_path, [{"url": f"{site.base}/news", "key": "news"}])
     assert crawler.run().records == []
     site.good["/news"] = page(news("dogs"))
     dogs = crawler.run().records
     assert [r["kind"] for r in dogs] == ["content"], dogs
-    learned = cli(crawler, "noise", str(dogs[0]["change_id"]))
-    assert learned.returncode == 0, learned.stderr
+    status, stderr = cli(crawler, "noise", str(dogs[0]["change_id"]))
+    assert status == 0, stderr
     site.good["/news"] = page(news("cats"))
     assert crawler.run().records == []  # learned noise: nothing reported, no version kept
     edited = [*STABLE[:3], "Refunds are paid within 30 days to the card that was charged.", STABLE[4]]
@@ -50,8 +61,8 @@ def test_a_diff_after_learned_noise_is_the_evidence_pages_diff(site: HostileSite
     diff = loud[0]["diff"]
 
     out = tmp_path / "evidence"
-    shown = cli(crawler, "evidence", str(loud[0]["change_id"]), "-o", str(out))
-    assert shown.returncode == 0, shown.stderr
+    status, stderr = cli(crawler, "evidence", str(loud[0]["change_id"]), "-o", str(out))
+    assert status == 0, stderr
     before, after = (out / "before.html").read_bytes(), (out / "after.html").read_bytes()
     assert b"Trending: dogs" in before and b"Trending: birds" in after
     before_lines, after_lines = stable_lines(before), stable_lines(after)

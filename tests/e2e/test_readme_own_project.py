@@ -8,11 +8,14 @@ checks the distribution's name) instead of the repository, and the site is a fix
 README says for a site on one's own machine). Everything else runs as printed, in a shell with
 nothing of this test run (no PYTHONPATH to the checkout, no settings module).
 
-The environment is built from scratch with the package registry: a few minutes.
+The environment is built from scratch with the package registry: a few minutes, which a run that
+includes this test spends from its start in a background thread (tests/e2e/environments.py) while
+the workers run other tests; the test then takes the environment that build made, or makes it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -20,6 +23,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +31,7 @@ from changewatch.examples.site import FixtureSite
 
 from ..readme import code_blocks, section
 from ..services import require
+from .environments import readme_folder
 
 pytestmark = pytest.mark.slow
 
@@ -48,26 +53,49 @@ def sh(script: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> sub
                           timeout=timeout)
 
 
-def test_the_own_project_section_as_written(checkout_wheel: Path, tmp_path: Path) -> None:
+def readme_setup(wheel: Path) -> str:
+    """README's first block of commands (the virtual environment, the install, the project), the
+    requirement pointed at *wheel*."""
+    setup = code_blocks(section(SECTION), "sh")[0]
+    assert len(REQUIREMENT.findall(setup)) == 1, setup
+    return REQUIREMENT.sub(f'"scrapy-changewatch @ {wheel.as_uri()}"', setup)
+
+
+def set_up(folder: Path, wheel: Path) -> dict[str, Any]:
+    """README's first block run in *folder* as a user's shell runs it (once: a second call reads
+    what the first did), its exit status and output."""
+    result = folder / "setup.json"
+    with open(folder / "setup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.exists():
+            done = sh(readme_setup(wheel), folder, user_shell(), timeout=1800)
+            result.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout[-2000:],
+                                          "stderr": done.stderr[-3000:]}))
+    answer: dict[str, Any] = json.loads(result.read_text())
+    return answer
+
+
+def test_the_own_project_section_as_written(checkout_wheel: Path, tmp_path_factory: pytest.TempPathFactory
+                                            ) -> None:
     text = section(SECTION)
-    setup, commands = code_blocks(text, "sh")
+    _, commands = code_blocks(text, "sh")
     [settings] = code_blocks(text, "python")
     env = user_shell()
-    python3 = sh("python3 -c 'import sys; print(sys.version_info >= (3, 11))'", tmp_path, env)
+    workdir = readme_folder(tmp_path_factory.getbasetemp())
+    python3 = sh("python3 -c 'import sys; print(sys.version_info >= (3, 11))'", workdir, env)
     require(python3.stdout.strip() == "True", "python3 3.11 or newer on the PATH", python3.stdout + python3.stderr)
 
-    # 1. the virtual environment, the install, the project
-    assert len(REQUIREMENT.findall(setup)) == 1, setup
-    setup = REQUIREMENT.sub(f'"scrapy-changewatch @ {checkout_wheel.as_uri()}"', setup)
-    done = sh(setup, tmp_path, env, timeout=1800)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    # 1. the virtual environment, the install, the project (begun at the run's start, if the run began with it)
+    setup = readme_setup(checkout_wheel)
+    done = set_up(workdir, checkout_wheel)
+    assert done["returncode"] == 0, done["stdout"] + done["stderr"]
     venv = re.search(r"python3 -m venv (\S+)", setup)
     project = re.search(r"scrapy startproject (\w+) && cd \1", setup)
     assert venv and project, setup
-    activate = f". {shlex.quote(str(tmp_path / venv[1] / 'bin' / 'activate'))} && "
-    folder = tmp_path / project[1]
+    activate = f". {shlex.quote(str(workdir / venv[1] / 'bin' / 'activate'))} && "
+    folder = workdir / project[1]
     where = sh(activate + "python -c 'import changewatch; print(changewatch.__file__)'", folder, env)
-    assert where.stdout.startswith(str(tmp_path / venv[1])), where.stdout + where.stderr  # the installed copy
+    assert where.stdout.startswith(str(workdir / venv[1])), where.stdout + where.stderr  # the installed copy
 
     # 2. the settings lines, at the end of the project's settings.py
     assert f"{project[1]}/settings.py" in text
