@@ -241,31 +241,39 @@ def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: 
     return p2 + 1 + k_pre, q2 - k_post, p2 + 1, q2
 
 
-def _clean(slot: Slot, lines: Sequence[str]) -> bool:
-    """Whether *lines* are what *slot* is seen to hold: as many as ever for a slot of fixed size,
-    no more than twice the most for another."""
-    held = sum(1 for line in lines if line.strip())
-    return not slot.grown(lines) and (not slot.fixed or held == slot.most)
+def _count(lines: Sequence[str]) -> int:
+    return sum(1 for line in lines if line.strip())
 
 
 def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: Sequence[str],
            nsig: Sequence[str]) -> tuple[Slot, ...]:
-    """*slots*, where two stand one line apart in *old* (the one's after anchor is the other's
-    before anchor) and *new* does not hold them as *old* did, joined into one: the line between
-    them varies too (an item of a reshuffled list that stayed in place while they were learned)."""
+    """*slots*, where two stand one line apart (the one's after anchor is the other's before
+    anchor) and that line moved within them in *new* (the one holds as many lines fewer as the
+    other holds more), joined into one: the line between them varies too (an item of a
+    reshuffled list that stayed in place while they were learned); so does one replaced by a line
+    unlike it, as many lines in all. A line between two slots that is edited (a line like it is
+    there) or removed (fewer lines) is a change (:func:`loose`); one that stays put keeps them
+    apart."""
     in_old = locate_all(slots, osig)
     in_new = {loc.index: loc for loc in locate_all(slots, nsig)}
+    at_new = positions(nsig)
     out: list[Slot | None] = list(slots)
     for a, b in zip(in_old, in_old[1:], strict=False):
         first, second = out[a.index], out[b.index]
         if b.start != a.end + 1 or first is None or second is None or first.after != second.before:
             continue
+        both = Slot(first.before, second.after, first.nth, first.most + second.most + 1,
+                    max(first.varied, second.varied), first.sample, (first.labels[0], second.labels[1]),
+                    first.least + second.least + 1)
         na, nb = in_new.get(a.index), in_new.get(b.index)
-        if (na is not None and nb is not None and nb.start == na.end + 1 and _clean(first, new[na.start:na.end])
-                and _clean(second, new[nb.start:nb.end])):
-            continue
-        out[a.index] = Slot(first.before, second.after, first.nth, first.most + second.most + 1,
-                            max(first.varied, second.varied), first.sample, (first.labels[0], second.labels[1]),
-                            first.least + second.least + 1)
-        out[b.index] = None
+        if na is not None and nb is not None and nb.start == na.end + 1:
+            moved = _count(new[na.start:na.end]) - _count(old[a.start:a.end])
+            if not moved or _count(new[nb.start:nb.end]) - _count(old[b.start:b.end]) != -moved:
+                continue
+        else:  # the line between them is gone: replaced by a line unlike it, as many lines in all?
+            span = _locate(both, at_new, len(nsig))
+            if span is None or _count(new[span[0]:span[1]]) != _count(old[a.start:b.end]) or any(
+                    _similar(old[a.end], line) for line in new[span[0]:span[1]]):
+                continue
+        out[a.index], out[b.index] = both, None
     return tuple(slot for slot in out if slot is not None)
