@@ -165,3 +165,23 @@ def test_a_page_whose_every_line_varies_is_reported_noisy_once_and_fields_still_
     assert _observe(busy(9), snapshot).kind is Kind.NOISE  # said once
     field = _observe(busy(10, price="12"), snapshot)
     assert field.kind is Kind.FIELD and field.changes == {"price": field_change("10", "12")}
+
+
+def test_a_provisional_slot_that_stayed_put_is_reported_even_when_the_text_reads_as_stored() -> None:
+    from changewatch.core.learned import between_loads
+
+    lines = ["Stable one", "Stable two", "Middle a", "Middle b"]
+    first = _observe(_page(*lines, "Ad: kettles"), None).keep
+    second = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: phones"), None).keep
+    assert first is not None and second is not None and first.text and second.text
+    learned = between_loads(None, first.text, second.text)
+    assert len(learned.slots) == 2 and all(s.provisional for s in learned.slots)
+    part = second.part("content").with_learned(learned)
+    snapshot = Snapshot({**second.parts, "content": part})
+    same = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: phones"), snapshot)
+    # both stayed put (the ad showed the confirmation's text again too): both are reported
+    assert same.kind is Kind.CONTENT and "- Stable two\n+ Stable 2\n" in (same.diff or ""), same
+    other = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: trips"), snapshot)
+    assert other.kind is Kind.CONTENT and "Ad:" not in (other.diff or "") and "+ Stable 2" in (other.diff or "")
+    kept = other.keep
+    assert kept is not None and [s.provisional for s in kept.part("content").learned.slots] == [False]
