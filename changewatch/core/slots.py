@@ -189,7 +189,11 @@ def anchored(slot: Slot, lines: Sequence[str], sigs: Sequence[str], start: int, 
 
 
 def _similar(a: str, b: str) -> bool:
-    return a == b or difflib.SequenceMatcher(None, a, b).quick_ratio() >= 0.7
+    """The same line, or one edited (most of its characters kept, in order)."""
+    if a == b:
+        return True
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.real_quick_ratio() >= 0.7 and matcher.quick_ratio() >= 0.7 and matcher.ratio() >= 0.7
 
 
 def _matching(old: Sequence[str], window: Sequence[str]) -> int:
@@ -240,6 +244,14 @@ def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: 
     return p2 + 1 + k_pre, q2 - k_post, p2 + 1, q2
 
 
+def _fits_both(first: Slot, second: Slot, held: int, was: int) -> bool:
+    """Whether two slots and the line between them may hold *held* lines (they held *was*): as
+    many, for two of fixed size; else no fewer than their fewest and the line."""
+    if first.fixed and second.fixed:
+        return held == was
+    return first.least + second.least + 1 <= held <= 2 * (first.most + second.most + 1)
+
+
 def _count(lines: Sequence[str]) -> int:
     return sum(1 for line in lines if line.strip())
 
@@ -250,9 +262,9 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
     anchor) and that line moved within them in *new* (the one holds as many lines fewer as the
     other holds more), joined into one: the line between them varies too (an item of a
     reshuffled list that stayed in place while they were learned); so does one replaced by a line
-    unlike it, as many lines in all. A line between two slots that is edited (a line like it is
-    there) or removed (fewer lines) is a change (:func:`loose`); one that stays put keeps them
-    apart."""
+    unlike it, as many lines in all (for slots whose size varies: no fewer than their fewest and
+    that line). A line between two slots that is edited (a line like it is there) or removed
+    (fewer lines) is a change (:func:`loose`); one that stays put keeps them apart."""
     in_old = locate_all(slots, osig)
     in_new = {loc.index: loc for loc in locate_all(slots, nsig)}
     at_new = positions(nsig)
@@ -271,7 +283,8 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
                 continue
         else:  # the line between them is gone: replaced by a line unlike it, as many lines in all?
             span = _locate(both, at_new, len(nsig))
-            if span is None or _count(new[span[0]:span[1]]) != _count(old[a.start:b.end]) or any(
+            if span is None or not _fits_both(first, second, _count(new[span[0]:span[1]]),
+                                              _count(old[a.start:b.end])) or any(
                     _similar(old[a.end], line) for line in new[span[0]:span[1]]):
                 continue
         out[a.index], out[b.index] = both, None
