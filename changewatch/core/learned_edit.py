@@ -57,8 +57,11 @@ def learn_noise(learned: Learned | None, diff: str) -> Learned:
         if before is None or after is None:
             continue  # the diff does not show where it is
         held = [row[2:] for row in rows[start:end] if row[:2] == "+ "]
+        # of the size the diff showed, as a slot learned by calibration seen so: a line added
+        # next to it is a change
         taught.append(Slot(signature(before), signature(after), most=max(len(held), 1), varied=1,
-                           sample=sample_of(held), labels=(label_of(before), label_of(after))))
+                           sample=sample_of(held), labels=(label_of(before), label_of(after)),
+                           least=max(len(held), 1)))
     return learned.with_lines(signature(line) for line in lines).with_slots(taught)
 
 

@@ -230,11 +230,16 @@ def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: 
     if q2 is None:
         return None
     window, pre, post = new[p2 + 1:q2], old[b2 + 1:start], old[end:a2]
-    k_pre = _matching(pre, window)
-    k_post = _matching(post[::-1], window[::-1])
+    wsig = nsig[p2 + 1:q2]
+    # an anchor still there is where the slot starts or ends; only the other is guessed
+    k_pre = wsig.index(slot.before) + 1 if slot.before in wsig else None
+    k_post = len(wsig) - wsig.index(slot.after, k_pre or 0) if slot.after in wsig[k_pre or 0:] else None
+    exact = k_pre is not None, k_post is not None
+    k_pre = _matching(pre, window) if k_pre is None else k_pre
+    k_post = _matching(post[::-1], window[::-1]) if k_post is None else k_post
     over = len(window) - k_pre - k_post - slot.most if slot.most else 0
-    while over > 0 and (k_pre < len(pre) or k_post < len(post)):
-        if k_pre < len(pre):
+    while over > 0 and ((k_pre < len(pre) and not exact[0]) or (k_post < len(post) and not exact[1])):
+        if k_pre < len(pre) and not exact[0]:
             k_pre += 1
         else:
             k_post += 1

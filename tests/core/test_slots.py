@@ -137,7 +137,9 @@ def test_noise_from_a_diff_learns_a_slot_and_an_edit_elsewhere_still_shows() -> 
     diff = "  Trending now\n- Headline one\n+ Headline two\n  The library opens in May."
     old = "\n".join([*HEAD, "Headline one", *MIDDLE, *TAIL])
     learned = learn_noise(None, diff)
-    assert not judge(old, "\n".join([*HEAD, "Something new", "Another", *MIDDLE, *TAIL]), learned).remaining
+    assert not judge(old, "\n".join([*HEAD, "Something new", *MIDDLE, *TAIL]), learned).remaining
+    # as many lines as the diff showed there: a line more is a change
+    assert judge(old, "\n".join([*HEAD, "Something new", "Another", *MIDDLE, *TAIL]), learned).remaining
     edited = "\n".join([*HEAD, "Something new", MIDDLE[0], "Its reading room seats 9 people.", *TAIL])
     assert judge(old, edited, learned).remaining
 
