@@ -10,7 +10,7 @@ from changewatch.core.calibration import calibrate
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.noise import CALIBRATION
-from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, judge, learn_noise, signature
+from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, Slot, judge, learn_noise, signature
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
@@ -45,19 +45,18 @@ def test_learned_lines_are_ignored_and_a_stable_edit_still_shows() -> None:
     # shown as unchanged, the page's new one is
     assert "Trending: cats" not in loud.shown_from.split("\n")
     assert "Trending: dogs" in loud.shown_from.split("\n")
-    assert loud.ignored_regions == {"count": 1, "sample": "Trending: dogs"}
+    assert loud.ignored_regions == {"count": 1, "sample": "Trending: dogs", "slots": []}
 
 
 def test_a_removed_stable_line_is_never_ignored_even_in_a_volatile_region() -> None:
-    learned = Learned(frozenset({signature("Trending: cats")}), {f"{signature(STABLE[1])}:{signature(STABLE[2])}": ""})
+    learned = Learned(frozenset({signature("Trending: cats")}), (Slot(signature(STABLE[1]), signature(STABLE[2])),))
     old = text("Trending: cats")
     new = "\n".join([STABLE[0], STABLE[1], "Trending: new thing", STABLE[3]])  # and "founded" is gone
     assert judge(old, new, learned).remaining
 
 
 def test_a_volatile_region_covers_text_never_seen_there() -> None:
-    anchors = f"{signature(STABLE[1])}:{signature(STABLE[2])}"
-    learned = Learned(frozenset({signature("Trending: cats")}), {anchors: "Trending: cats"})
+    learned = Learned(frozenset({signature("Trending: cats")}), (Slot(signature(STABLE[1]), signature(STABLE[2])),))
     assert not judge(text("Trending: cats"), text("Trending: something new"), learned).remaining
 
 
@@ -69,9 +68,9 @@ def test_normal_runs_learn_only_what_changes_on_most_loads() -> None:
         learning = judge(text(old), text(new), learned)
         reported.append(bool(learning.remaining))
         learned = learning.learned
-    assert reported == [True, True, True, False]  # the region changed on 3 of the last 4 changes: volatile
+    assert reported == [True, True, True, False]  # the slot changed on 3 of the last 4 changes: volatile
     once = judge(text("x", stable=[*STABLE[:3], "Contact us today"]), text("x"), Learned(calibrated=1))
-    assert once.remaining and not once.learned.lines and not once.learned.regions  # text that changed once
+    assert once.remaining and not once.learned.lines and not once.learned.slots  # text that changed once
 
 
 def test_recent_variants_flip_back_quietly() -> None:
@@ -107,8 +106,10 @@ def test_learned_state_is_bounded() -> None:
 
 
 def test_noise_learns_the_lines_of_a_diff() -> None:
-    learned = learn_noise(None, "  Terms\n- Trending: cats\n+ Trending: dogs\n@@\n  Contact")
-    assert learned.lines == {signature("Trending: cats"), signature("Trending: dogs")}
+    learned = learn_noise(None, "  Terms\n- Trending: cats\n+ Trending: dogs\n  Contact\n@@\n- Old\n+ New\n@@")
+    assert learned.lines == {signature(x) for x in ("Trending: cats", "Trending: dogs", "Old", "New")}
+    # a slot where the diff shows the lines around it; none where it does not ("@@")
+    assert [(s.labels, s.most) for s in learned.slots] == [(("Terms", "Contact"), 1)]
 
 
 def test_learned_state_round_trips_through_the_snapshot() -> None:
@@ -164,3 +165,23 @@ def test_a_page_whose_every_line_varies_is_reported_noisy_once_and_fields_still_
     assert _observe(busy(9), snapshot).kind is Kind.NOISE  # said once
     field = _observe(busy(10, price="12"), snapshot)
     assert field.kind is Kind.FIELD and field.changes == {"price": field_change("10", "12")}
+
+
+def test_a_provisional_slot_that_stayed_put_is_reported_even_when_the_text_reads_as_stored() -> None:
+    from changewatch.core.learned import between_loads
+
+    lines = ["Stable one", "Stable two", "Middle a", "Middle b"]
+    first = _observe(_page(*lines, "Ad: kettles"), None).keep
+    second = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: phones"), None).keep
+    assert first is not None and second is not None and first.text and second.text
+    learned = between_loads(None, first.text, second.text)
+    assert len(learned.slots) == 2 and all(s.provisional for s in learned.slots)
+    part = second.part("content").with_learned(learned)
+    snapshot = Snapshot({**second.parts, "content": part})
+    same = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: phones"), snapshot)
+    # both stayed put (the ad showed the confirmation's text again too): both are reported
+    assert same.kind is Kind.CONTENT and "- Stable two\n+ Stable 2\n" in (same.diff or ""), same
+    other = _observe(_page(lines[0], "Stable 2", *lines[2:], "Ad: trips"), snapshot)
+    assert other.kind is Kind.CONTENT and "Ad:" not in (other.diff or "") and "+ Stable 2" in (other.diff or "")
+    kept = other.keep
+    assert kept is not None and [s.provisional for s in kept.part("content").learned.slots] == [False]
