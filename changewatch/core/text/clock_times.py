@@ -141,10 +141,10 @@ def _minute_of_day(moment: datetime) -> int:
     return moment.hour * 60 + moment.minute + round(moment.second / 60)
 
 
-def _date_before(prefix: str) -> tuple[int, re.Match[str] | None]:
-    """Where a date written right before a time starts in *prefix* (the line up to the time)."""
-    match = _DATE_BEFORE.search(prefix, max(0, len(prefix) - 40))
-    return (match.start(), match) if match else (len(prefix), None)
+def _date_before(line: str, end: int) -> tuple[int, re.Match[str] | None]:
+    """Where a date written right before a time (at *end* of *line*) starts, and the date."""
+    match = _DATE_BEFORE.search(line, max(0, end - 40), end)
+    return (match.start(), match) if match else (end, None)
 
 
 def _dates_of(match: re.Match[str]) -> list[date]:
@@ -182,11 +182,6 @@ def _offsets(clock: Clock) -> tuple[int, ...]:
 
 def _iso_tracks(match: re.Match[str], clock: Clock, clock_line: bool) -> bool:
     assert clock.fetched is not None
-    try:
-        written = datetime(int(match.group("y")), int(match.group("mo")), int(match.group("d")),
-                           int(match.group("h")), int(match.group("m")))
-    except ValueError:
-        return False
     if match.group("z"):
         offsets: tuple[int, ...] = (0,)
         limit = ZONED_MINUTES
@@ -198,6 +193,11 @@ def _iso_tracks(match: re.Match[str], clock: Clock, clock_line: bool) -> bool:
     elif clock_line:
         offsets, limit = _offsets(clock), BARE_MINUTES
     else:
+        return False  # a timestamp in no zone, outside the clock's lines: content
+    try:
+        written = datetime(int(match.group("y")), int(match.group("mo")), int(match.group("d")),
+                           int(match.group("h")), int(match.group("m")))
+    except ValueError:
         return False
     fetched = clock.fetched.astimezone(UTC).replace(tzinfo=None)
     return any(abs(written - timedelta(minutes=o) - fetched) <= timedelta(minutes=limit) for o in offsets)
@@ -215,13 +215,16 @@ def clock_fragments(line: str, clock: Clock) -> Iterator[tuple[int, int]]:
         stamps.append(match.span())
         if _iso_tracks(match, clock, clock_line):
             yield match.span()
+    stamp = 0
     for match in _TIME.finditer(line):
-        if any(start <= match.start() < end for start, end in stamps) or not (times := _times_of_day(match)):
+        while stamp < len(stamps) and stamps[stamp][1] <= match.start():
+            stamp += 1
+        if (stamp < len(stamps) and stamps[stamp][0] <= match.start()) or not (times := _times_of_day(match)):
             continue
         zone = _zone_offset(match)
         if zone is None and not clock_line:
             continue
-        start, written = _date_before(line[:match.start()])
+        start, written = _date_before(line, match.start())
         offsets = (zone,) if zone is not None else _offsets(clock)
         limit = ZONED_MINUTES if zone is not None else BARE_MINUTES
         if any(_tracks(times, fetched + timedelta(minutes=o), limit, written) for o in offsets):
