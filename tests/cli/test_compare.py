@@ -77,7 +77,8 @@ def _fetched_at(path: str, at: datetime) -> str:
     ("Application deadline: 12 March 2027.", "Application deadline: 19 March 2027."),
     ("We are open on Tuesday at 6 pm.", "We are open on Thursday at 6 pm."),
     ("Saturday: 10:00 - 16:00", "Saturday: 10:00 - 14:00"),
-    ("Roundhay Park reopened on Saturday after a year of work", "Roundhay Park reopened on Sunday after a year of work"),
+    ("Roundhay Park reopened on Saturday after a year of work",
+     "Roundhay Park reopened on Sunday after a year of work"),
 ])
 def test_a_changed_date_or_time_is_a_change_shown_as_written(write: Write, capsys: Capture, old: str, new: str) -> None:
     code, out, _ = run(capsys, write("old.html", page(header=old)), write("new.html", page(header=new)))

@@ -14,8 +14,8 @@ from ..documents import DOCUMENT_TYPES
 from ..observation import Observation
 from ..simhash import distance as hamming
 from ..text import charset
-from ..text.lxml_walker import RegionError
 from ..text.clock_times import parse_fetch_time
+from ..text.lxml_walker import RegionError
 from ..text.normalise import NORMALISER_VERSION, normalise_text, visible_text
 from ..text.options import TextOptions, TextOptionsError
 from ..text.visible import VisibleText

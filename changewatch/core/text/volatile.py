@@ -76,8 +76,8 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 # words is in a page's candidate lines is not run over them (the tests check that each removed
 # fragment contains its pattern's words). () for a pattern without such words.
 _ENGLISH_NEEDS: list[tuple[str, ...]] = [
-    ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("ago",), ("now", "ago", "day", "tomorrow"),
-    ("ago",),
+    ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("ago",),
+    ("now", "ago", "day", "tomorrow"), ("ago",),
 ]
 # The patterns are written in lower case and run over a lower-cased copy of the text (a flag to
 # ignore case made them three to ten times slower); what they match is removed from the text as
@@ -162,7 +162,8 @@ def _remove_clock(folded: str, text: str, clock: Clock) -> str:
     for i, line in enumerate(folded_lines):
         spans = list(clock_fragments(line, clock))
         if spans:
-            parts, at = [], 0
+            parts: list[str] = []
+            at = 0
             for start, end in sorted(spans):
                 if start >= at:
                     parts += (lines[i][at:start], " ")

@@ -57,7 +57,8 @@ def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.Mo
 
     page = "<html><body><h1>Kettle</h1>" + "".join(f"<p>Line {i} of the page.</p>" for i in range(40))
     comparisons = load_comparisons()
-    first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 3 minutes ago</p>"), None, comparisons)
+    first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 3 minutes ago</p>"), None,
+                    comparisons)
     assert first.kind is Kind.BASELINE and first.keep is not None
     calls: list[int] = []
     told = content_part.same_stable_text
@@ -67,5 +68,6 @@ def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.Mo
         return told(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(content_part, "same_stable_text", counted)
-    again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 2 hours ago</p>"), first.keep, comparisons)
+    again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 2 hours ago</p>"), first.keep,
+                    comparisons)
     assert again.kind is Kind.NOISE and len(calls) == 1

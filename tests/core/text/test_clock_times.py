@@ -68,7 +68,8 @@ def test_a_bare_time_is_a_clock_only_in_a_line_learned_to_be_the_clock(line: str
 
 def test_the_offset_is_learned_from_a_time_that_moved_with_the_clock() -> None:
     later = AT + timedelta(minutes=75)
-    assert learn_offset(["updated · 15:32"], AT, ["updated · 16:47"], later, None) == (60, (line_shape("updated · 1:1"),))
+    learned = learn_offset(["updated · 15:32"], AT, ["updated · 16:47"], later, None)
+    assert learned == (60, (line_shape("updated · 1:1"),))
     assert learn_offset(["updated · 9:02 am"], AT, ["updated · 10:17 am"], later, None)[0] == -330
     # a page in an offset of a quarter hour
     assert learn_offset(["updated · 20:17"], AT, ["updated · 21:32"], later, None)[0] == 345
