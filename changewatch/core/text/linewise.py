@@ -2,10 +2,12 @@
 raw text's stable text surely holds, without running the volatile patterns over all of it.
 
 The patterns never match across a line end and treat a line end as the end of the text (tests
-check it on every corpus page), so a raw line's stable line depends on that line alone: a line
-two raw texts share is the same stable line in both. Two pages that differ in a clock and a
-"5 minutes ago" differ in two raw lines, and only those two need the patterns to tell that the
-stable texts are equal; a baseline whose text is long enough to be no block page needs none.
+check it on every corpus page), so a raw line's stable line depends on that line alone (and its
+page's fetch time and learned clock: :mod:`.clock_times`): a line two raw texts share is taken
+for the same stable line in both. Two pages that differ in a clock and a "5 minutes ago" differ
+in two raw lines, and only those two need the patterns to tell that the stable texts are equal,
+and are where the page's clock is learned (a line they share did not move); a baseline whose
+text is long enough to be no block page needs none.
 """
 
 from __future__ import annotations
