@@ -186,8 +186,8 @@ def test_other_items_pass_untouched(make_chain: Any) -> None:
 def test_text_none_noise_content(make_chain: Any) -> None:
     chain = make_chain()
     edited = ARTICLE.replace("Paragraph 17: steady", "Paragraph 17: unsteady")
-    out = chain.run(obs(html=ARTICLE + "<p>at 10:31</p>"), obs(html=ARTICLE + "<p>at 10:31</p>"),
-                    obs(html=ARTICLE + "<p>at 11:45</p>"), obs(html=edited))
+    out = chain.run(obs(html=ARTICLE + "<p>3 minutes ago</p>"), obs(html=ARTICLE + "<p>3 minutes ago</p>"),
+                    obs(html=ARTICLE + "<p>2 hours ago</p>"), obs(html=edited))
     assert out[:3] == [None, None, None]
     assert out[3]["kind"] == "content"
     assert "- Paragraph 17: steady" in out[3]["diff"] and "+ Paragraph 17: unsteady" in out[3]["diff"]

@@ -2,33 +2,69 @@
 raw text's stable text surely holds, without running the volatile patterns over all of it.
 
 The patterns never match across a line end and treat a line end as the end of the text (tests
-check it on every corpus page), so a raw line's stable line depends on that line alone: a line
-two raw texts share is the same stable line in both. Two pages that differ in a clock and a
-"5 minutes ago" differ in two raw lines, and only those two need the patterns to tell that the
-stable texts are equal; a baseline whose text is long enough to be no block page needs none.
+check it on every corpus page), so a raw line's stable line depends on that line alone (and its
+page's fetch time and learned clock: :mod:`.clock_times`): a line two raw texts share is taken
+for the same stable line in both. Two pages that differ in a clock and a "5 minutes ago" differ
+in two raw lines, and only those two need the patterns to tell that the stable texts are equal,
+and are where the page's clock is learned (a line they share did not move); a baseline whose
+text is long enough to be no block page needs none.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from .clock_times import Clock, learn_offset
 from .options import VERBATIM
 from .volatile import TRIGGER, lower_same_length, stable_lines
 
-__all__ = ["keeps_a_line_whole", "same_stable_text", "stable_text_longer_than"]
+__all__ = ["keeps_a_line_whole", "learned_clock", "same_stable_text", "stable_text_longer_than"]
 
 
-def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) -> bool | None:
-    """Whether the raw texts *old_raw* and *new_raw* (VisibleText.raw) have the same stable text,
-    with the patterns run over the lines they do not share only; None when that cannot be told
-    this way (the verbatim lines of ``include``, which the stable text moves to its end).
+def _unshared(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """The lines of *old* and *new* between the first and last lines they share."""
+    start, shorter = 0, min(len(old), len(new))
+    while start < shorter and old[start] == new[start]:
+        start += 1
+    end, shorter = 0, shorter - start
+    while end < shorter and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return old[start:len(old) - end], new[start:len(new) - end]
 
-    >>> same_stable_text("Prices\\nUpdated 10:32\\nKettle 89.00", "Prices\\nUpdated 11:47\\nKettle 89.00")
+
+def learned_clock(old_raw: str, old_clock: Clock, new_raw: str, new_clock: Clock) -> Clock:
+    """*new_clock* with the page's clock (:func:`~.clock_times.learn_offset`) learned from the
+    lines two raw texts do not share (a line they share did not move), as their stable lines but
+    for the clock (a relative time beside a clock changes too), on top of what *old_clock* knew."""
+    kept = Clock(new_clock.fetched, old_clock.offset, old_clock.lines)
+    if old_clock.fetched is None or new_clock.fetched is None or old_clock.fetched == new_clock.fetched:
+        return kept
+    old, new = _unshared(old_raw.split("\n"), new_raw.split("\n"))
+    old = [line for line in old if TRIGGER.search(line)]
+    new = [line for line in new if TRIGGER.search(line)]
+    if not old or not new:
+        return kept
+    offset, lines = learn_offset(stable_lines(lower_same_length("\n".join(old))), old_clock.fetched,
+                                 stable_lines(lower_same_length("\n".join(new))), new_clock.fetched,
+                                 old_clock.offset, old_clock.lines)
+    return Clock(new_clock.fetched, offset, lines)
+
+
+def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False, old_clock: Clock | None = None,
+                     new_clock: Clock | None = None) -> bool | None:
+    """Whether the raw texts *old_raw* and *new_raw* (VisibleText.raw), fetched as *old_clock*
+    and *new_clock* say, have the same stable text, with the patterns run over the lines they do
+    not share only; None when that cannot be told this way (the verbatim lines of ``include``,
+    which the stable text moves to its end).
+
+    >>> same_stable_text("Prices\\nUpdated 3 minutes ago\\nKettle 89.00", "Prices\\nUpdated 1 hour ago\\nKettle 89.00")
     True
-    >>> same_stable_text("Prices\\nUpdated 10:32\\nKettle 89.00", "Prices\\nUpdated 11:47\\nKettle 79.00")
+    >>> same_stable_text("Prices\\nUpdated 3 minutes ago\\nKettle 89.00", "Prices\\nUpdated 1 hour ago\\nKettle 79.00")
     False
-    >>> same_stable_text("b 10:32\\na", "a\\nb 11:47", sort_lines=True)
+    >>> same_stable_text("b just now\\na", "a\\nb 5m ago", sort_lines=True)
     True
+    >>> same_stable_text("Doors open at 19:30", "Doors open at 21:00")
+    False
     """
     if VERBATIM in old_raw or VERBATIM in new_raw:
         return None
@@ -37,15 +73,10 @@ def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) ->
         old_count, new_count = Counter(old), Counter(new)
         gone = "\n".join((old_count - new_count).elements())
         came = "\n".join((new_count - old_count).elements())
-        return sorted(stable_lines(gone)) == sorted(stable_lines(came))
+        return sorted(stable_lines(gone, old_clock)) == sorted(stable_lines(came, new_clock))
     # The same sequence of stable lines: what lies between the shared first and last lines decides.
-    start, shorter = 0, min(len(old), len(new))
-    while start < shorter and old[start] == new[start]:
-        start += 1
-    end, shorter = 0, shorter - start
-    while end < shorter and old[-1 - end] == new[-1 - end]:
-        end += 1
-    return stable_lines("\n".join(old[start:len(old) - end])) == stable_lines("\n".join(new[start:len(new) - end]))
+    old, new = _unshared(old, new)
+    return stable_lines("\n".join(old), old_clock) == stable_lines("\n".join(new), new_clock)
 
 
 def stable_text_longer_than(raw: str, chars: int) -> bool:
