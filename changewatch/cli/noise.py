@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    parser = add_command(sub, NAME, __doc__, "learn a reported content, field or entities change as noise for its key")
+    parser = add_command(sub, NAME, __doc__, "learn a reported change (content, field, entities) as noise")
     add_change_id(parser)
     add_store_option(parser, "write")
     parser.set_defaults(func=run)
