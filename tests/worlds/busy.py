@@ -37,7 +37,7 @@ from changewatch.core.text.decoding import decode_page
 
 from .vocab import ad_phrase, headline_pool, related_pool
 
-__all__ = ["CORPUS", "KINDS", "NOTICES", "WorldPage", "content_paragraphs", "load", "noise_lines", "world"]
+__all__ = ["CORPUS", "KINDS", "NOTICES", "WorldPage", "content_paragraphs", "load", "noise_lines", "own_lines", "world"]
 
 #: ../shared/corpus beside the checkout (/work/wt/shared links to it)
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
@@ -223,6 +223,11 @@ def load(page: WorldPage, n: int, fetched_at: datetime) -> bytes:
     for at, fragment in sorted(inserts, key=lambda i: i[0], reverse=True):
         html = html[:at] + fragment + html[at:]
     return html.encode("utf-8", "surrogateescape")
+
+
+def own_lines(page: WorldPage) -> frozenset[str]:
+    """The lines of the page's own text (its notice too, no furniture), as the project reads them."""
+    return _lines_of(_with_notice(page))
 
 
 def noise_lines(page: WorldPage, n: int, fetched_at: datetime) -> set[str]:

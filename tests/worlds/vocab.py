@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["ad_phrase", "headline_pool", "related_pool", "sentence"]
+__all__ = ["ad_phrase", "furniture_kind", "headline_pool", "related_pool", "sentence"]
 
 _SUBJECTS = [
     "City council", "Local farmers", "Harbour workers", "The central bank", "Rail operators", "Volunteers",
@@ -87,3 +87,24 @@ def sentence(rng: random.Random, words: int = 14) -> str:
     """A plausible-looking sentence of words no busy-page furniture uses."""
     body = " ".join(rng.choice(_SENTENCE_WORDS[1:]) for _ in range(words - 1))
     return f"{_SENTENCE_WORDS[0]} {body}."
+
+
+_KINDS = (
+    (("Updated", "minutes ago"), "clock"),
+    (("readers", "Comments ("), "counter"),
+    (("Subscribe", "morning brief"), "A/B teaser"),
+    (("Live:",), "block on some loads"),
+    (("Sign up for our newsletter",), "block on some loads"),
+    (("Trending now", "Related stories", "Sponsored"), "box heading"),
+    (tuple(f"{lead} " for lead in _RELATED_LEADS), "related list"),
+    (tuple(_PRODUCTS), "ad slot"),
+    (tuple(f"{s} " for s in _SUBJECTS), "trending box"),
+)
+
+
+def furniture_kind(line: str) -> str:
+    """Which furniture a line of a busy page is ("page's own" when it is none)."""
+    for marks, kind in _KINDS:
+        if any(mark in line for mark in marks):
+            return kind
+    return "page's own"
