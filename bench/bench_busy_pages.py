@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--corpus-kind", default="article", choices=("article", "structured", "listing"))
+    parser.add_argument("--conditions", default=",".join(c[0] for c in CONDITIONS),
+                        help="the conditions to run, comma-separated (default: all)")
     parser.add_argument("--samples", action="store_true", help="print samples of false alerts and failed changes")
     args = parser.parse_args()
     busy = world(args.pages, "busy", corpus_kind=args.corpus_kind)
@@ -56,7 +58,8 @@ def main() -> None:
           f"confirmation {'available' if confirmation_available() else 'not in this core'}")
     print(f"{'condition':<34} {'obs':>5} {'alerts':>5} {'rate':>7} {'conf/100':>7} {'time':>7}  alerts by noise kind")
     kept: dict[str, list[Key]] = {}
-    for name, calibrate, confirm in CONDITIONS:
+    conditions = [c for c in CONDITIONS if c[0] in args.conditions.split(",")]
+    for name, calibrate, confirm in conditions:
         for kind in ("busy", "clock", "quiet"):
             pages = [p.as_kind(kind) for p in busy]
             keys: list[Key] = []
@@ -70,7 +73,7 @@ def main() -> None:
                 kept[name] = keys
     print()
     print(f"{'real changes':<34} " + " ".join(f"{w:>18}" for w in ("reported", "late", "diff only change")))
-    for name, _, _ in CONDITIONS:
+    for name, _, _ in conditions:
         changes = run_changes(kept[name], args.runs + 1)
         for what in changes.applied:
             applied = changes.applied[what]

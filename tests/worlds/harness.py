@@ -24,6 +24,7 @@ from changewatch.core.comparisons import BUILTIN_COMPARISONS, CompareContext, Ki
 from changewatch.core.comparisons.noise import CALIBRATION
 from changewatch.core.diff import DiffOptions
 from changewatch.core.observation import Observation
+from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import digest
 from changewatch.runtime.offload import Judged, ObserveTask, judge_in_worker
 
@@ -120,13 +121,20 @@ class Key:
 
     def _confirmed(self, page: WorldPage, obs: Observation, body: bytes, first: Judged, n: int,
                    at: datetime) -> Judged:
+        """The candidate *first* judged with its confirmation (a second load seconds later), as the
+        core judges two loads; a confirmation that cannot be judged leaves the candidate as it was."""
         module = _confirm_module()
-        if module is None:
+        if module is None or self.snapshot is None:
             return first
         self.confirmations += 1
-        second, second_body = _obs(page, _CONFIRMATION + n, at + timedelta(seconds=CONFIRM_AFTER))
-        return module.harness_confirm(obs, body, first, second, second_body, self.snapshot, _table(),
-                                      _context(second))  # the pipeline's judgement of two loads
+        second, _ = _obs(page, _CONFIRMATION + n, at + timedelta(seconds=CONFIRM_AFTER))
+        comparisons = load_comparisons(_table(), merge=False)
+        old = Snapshot.decode(self.snapshot, comparisons)
+        verdict = module.observe_loads(obs, second, old, comparisons, context=_context(second))
+        if verdict.kind is Kind.ERROR and not (verdict.error or "").startswith("noisy:"):
+            return first
+        return Judged(verdict.kind, verdict.members, verdict.error,
+                      verdict.keep.encode(comparisons) if verdict.keep is not None else None, verdict.counters)
 
 
 @dataclass
