@@ -1,26 +1,28 @@
-"""Learned noise: what of a key's stable text varies from load to load, learned per key.
+"""Learned noise: where a key's stable text varies from load to load, learned per key.
 
-The stable text is lines. Two lines are the same *signature* when they read the same with their
-numbers collapsed (``1,204 readers`` and ``1,210 readers`` are ``# readers``), so a counter is
-one line. A *region* is where a run of changed lines sits: the signatures of the nearest stable
-lines before and after it (its anchors), which survive generated class names, ids with counters
-and blocks that move, none of which are text. What is learned:
+The stable text is lines. One model, *slots* (core/slots.py): a slot is the run of lines between
+two stable lines (its anchors: the nearest lines before and after it that do not vary), and
+whatever it holds is ignored while its anchors are where they were and it holds no more than
+twice the most lines it was seen to hold. Anchors are text, so a block is found by its heading
+however its markup's class names are generated. A slot of one line that may stand anywhere is
+a volatile *line*: lines read the same with their numbers collapsed (``1,204 readers`` and
+``1,210 readers``) are one *signature*, and a volatile signature is ignored wherever it stands
+(a counter, a line that moves). What is learned:
 
-- ``lines``: signatures known to vary (a rotating box's items, an ad's text, a counter);
-- ``regions``: anchors between which the text is replaced on nearly every load;
-- ``candidates``: signatures and anchors seen changing, with the index of the observation, until
-  they changed in :data:`VOLATILE_AFTER` of the last :data:`WINDOW` changed observations
-  (normal runs: text that changed once is not volatile);
-- ``calibration``: per signature, what the calibration loads (:mod:`.calibration`) (seconds apart) saw of it: a line
-  that came and went twice, showed three texts (a counter) or moved (other lines on both sides
-  from load to load) is volatile, while a line that changed once and stayed so is a real change,
-  reported by the next run;
-- ``variants``: fingerprints of the last :data:`MAX_VARIANTS` texts without their volatile lines:
-  an A/B page flipping back to one of them is not reported again.
+- ``slots``: where the text varies, by their anchors, the most lines held and how often they varied;
+- ``lines``: signatures known to vary wherever they stand;
+- ``candidates``: signatures and anchors seen changing in normal runs, with the index of the
+  observation, until they changed in :data:`VOLATILE_AFTER` of the last :data:`WINDOW` changed
+  observations (text that changed once is not volatile);
+- ``calibration`` and ``spans``: what the calibration loads (:mod:`.calibration`) saw of each
+  signature and of each run of the baseline's lines that differed;
+- ``variants``: fingerprints of the last :data:`MAX_VARIANTS` texts without what varies: an A/B
+  page flipping back to one of them is not reported again.
 
-A hunk of the line diff is ignored when every line it removes is a volatile signature and every
-line it adds is one too, or its region is volatile. A removed stable line is never ignored, so
-an edit or a removal in stable text always shows. Nothing here imports Scrapy.
+A slot whose anchors are gone or moved, or that grew beyond twice its size, is a change: it is
+reported once, then relearned. A hunk outside the slots is ignored only when every line it
+removes and adds is a volatile signature, so an edit in stable text always shows. Nothing here
+imports Scrapy.
 """
 
 from __future__ import annotations
@@ -33,19 +35,35 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
 
-__all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting", "fingerprint",
-           "hunks", "judge", "learn_noise", "noisiness", "signature", "text_hash", "with_variants"]
+from .slots import (
+    MAX_KEPT_LINES,
+    MAX_SLOTS,
+    Located,
+    Slot,
+    anchored,
+    content_hash,
+    label_of,
+    locate_all,
+    loose,
+    positions,
+    sample_of,
+    slot_between,
+)
+
+__all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
+           "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
+           "signature", "text_hash", "with_variants"]
 
 MAX_LINES = 2000
-MAX_REGIONS = 200
 MAX_CANDIDATES = 2000
 MAX_VARIANTS = 8
 VOLATILE_AFTER = 3
 WINDOW = 4
-#: a page is always noisy when this share of its lines (of at least NOISY_MIN_LINES) is volatile
+#: hunks this few equal lines apart are learned as one slot (a reshuffled list)
+MERGE_GAP = 2
+#: a page is always noisy when this share of its lines (of at least NOISY_MIN_LINES) varies
 NOISY_SHARE = 0.9
 NOISY_MIN_LINES = 3
-_SAMPLE_CHARS = 80
 
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f]\d+)*")
 
@@ -64,9 +82,17 @@ def signature(line: str) -> str:
     return text_hash(_NUMBER.sub("#", " ".join(line.split()).casefold()))
 
 
+def signatures(lines: Sequence[str]) -> list[str]:
+    return [signature(line) if line.strip() else "" for line in lines]
+
+
 #: what a calibration load saw of one signature: (present in the last load, times it appeared or
-#: went, its texts, the signatures before it, the signatures after it); the last three ≤ 3 each
+#: went, its texts the baseline does not have, the signatures before it, the signatures after it); the last three ≤ 3 each
 Sighting = tuple[int, int, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: a run of the baseline's lines that differed in calibration loads: (start, end, the hashes of
+#: what it held (the baseline's first; ≤ 4), the last of them, times it changed, the most and the
+#: fewest lines it held (-1: not seen yet)
+Span = tuple[int, int, tuple[str, ...], str, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +100,14 @@ class Learned:
     """What is learned of one key's variation (kept in its content part; JSON-able)."""
 
     lines: frozenset[str] = frozenset()
-    #: anchors ("before:after" signatures) → a short sample of the text seen there
-    regions: Mapping[str, str] = field(default_factory=dict)
-    #: signature or "@anchors" → indices of the changed observations it changed in (≤ VOLATILE_AFTER)
+    slots: tuple[Slot, ...] = ()
+    #: signature or "@before:after:nth" → indices of the changed observations it changed in (≤ VOLATILE_AFTER)
     candidates: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     #: signature → what calibration loads saw of it (:data:`Sighting`), when it differs from the baseline
     calibration: Mapping[str, Sighting] = field(default_factory=dict)
+    #: runs of the calibration baseline's lines that differed (:data:`Span`), and that baseline's hash
+    spans: tuple[Span, ...] = ()
+    basis: str = ""
     variants: tuple[str, ...] = ()
     #: changed observations compared so far (the candidates' clock)
     changes: int = 0
@@ -89,44 +117,60 @@ class Learned:
 
     @property
     def empty(self) -> bool:
-        return not (self.lines or self.regions or self.candidates or self.calibration or self.variants
+        return not (self.lines or self.slots or self.candidates or self.calibration or self.variants
                     or self.calibrated or self.noisy)
 
+    @property
+    def provisional(self) -> bool:
+        return any(slot.provisional for slot in self.slots)
+
     def encode(self) -> dict[str, Any]:
-        return {"lines": sorted(self.lines), "regions": dict(self.regions),
+        data = {"lines": sorted(self.lines), "slots": [slot.encode() for slot in self.slots],
                 "candidates": {k: list(v) for k, v in self.candidates.items()},
                 "calibration": {k: [p, f, list(t), list(b), list(a)]
                                 for k, (p, f, t, b, a) in self.calibration.items()},
                 "variants": list(self.variants), "changes": self.changes, "calibrated": self.calibrated,
                 "noisy": self.noisy}
+        if self.spans:
+            data["spans"] = [[s, e, list(p), last, f, m, n] for s, e, p, last, f, m, n in self.spans]
+            data["basis"] = self.basis
+        return data
 
     @classmethod
     def decode(cls, data: Any) -> Learned | None:
         if not isinstance(data, dict):
             return None
         try:
-            return cls(frozenset(map(str, data.get("lines") or ())), {str(k): str(v) for k, v in
-                                                                       (data.get("regions") or {}).items()},
+            slots = [Slot.decode(s) for s in data.get("slots") or ()]
+            # what an older version learned as regions ("before:after" anchors → sample) are slots
+            slots += [Slot(*k.split(":", 1), sample=str(v)) for k, v in (data.get("regions") or {}).items()]
+            return cls(frozenset(map(str, data.get("lines") or ())), tuple(slots[:MAX_SLOTS]),
                        {str(k): tuple(int(i) for i in v) for k, v in (data.get("candidates") or {}).items()},
                        {str(k): (int(v[0]), int(v[1]), tuple(map(str, v[2])), tuple(map(str, v[3])),
                                  tuple(map(str, v[4]))) for k, v in (data.get("calibration") or {}).items()},
-                       tuple(map(str, data.get("variants") or ())), int(data.get("changes") or 0),
-                       int(data.get("calibrated") or 0), int(data.get("noisy") or 0))
+                       tuple((int(s), int(e), tuple(map(str, p)), str(last), int(f), int(m), int(n))
+                             for s, e, p, last, f, m, n in data.get("spans") or ()),
+                       str(data.get("basis") or ""), tuple(map(str, data.get("variants") or ())),
+                       int(data.get("changes") or 0), int(data.get("calibrated") or 0), int(data.get("noisy") or 0))
         except (TypeError, ValueError, IndexError, AttributeError):
             return None
 
-    def with_lines(self, lines: Iterable[str], regions: Mapping[str, str] | None = None) -> Learned:
-        """These signatures (and regions) learned as volatile too, within the caps."""
+    def with_lines(self, lines: Iterable[str]) -> Learned:
+        """These signatures learned as volatile too, within the cap."""
         merged = set(self.lines)
         for sig in lines:
             if len(merged) >= MAX_LINES:
                 break
             merged.add(sig)
-        kept = dict(self.regions)
-        for anchor, sample in (regions or {}).items():
-            if anchor in kept or len(kept) < MAX_REGIONS:
-                kept[anchor] = sample
-        return _replace(self, lines=frozenset(merged), regions=kept)
+        return _replace(self, lines=frozenset(merged))
+
+    def with_slots(self, slots: Iterable[Slot]) -> Learned:
+        """These slots learned too (one of the same anchors replaces the one known), within the cap."""
+        kept = {slot.anchors: slot for slot in self.slots}
+        for slot in slots:
+            if slot.anchors in kept or len(kept) < MAX_SLOTS:
+                kept[slot.anchors] = slot
+        return _replace(self, slots=tuple(kept.values()))
 
 
 def _replace(learned: Learned, **changes: Any) -> Learned:
@@ -142,22 +186,19 @@ class Hunk:
     removed: tuple[str, ...]
     added: tuple[str, ...]
     anchors: str
+    #: the anchors' text, for a hunk a slot held
+    labels: tuple[str, str] | None = None
 
     def signatures(self) -> set[str]:
         return {signature(line) for line in self.removed + self.added if line.strip()}
 
     def covered(self, learned: Learned) -> bool:
-        lines = learned.lines
-        region = self.anchors in learned.regions
-        # Stable text that goes is never ignored: a removed line must be volatile, or, in a volatile
-        # region, one seen changing there lately (a rotating box's last headline).
-        if not all(sig in lines or (region and sig in learned.candidates)
-                   for sig in (signature(line) for line in self.removed if line.strip())):
-            return False
-        return region or all(signature(line) in lines for line in self.added if line.strip())
+        """Every line it removes and adds is a volatile signature (stable text that goes, or text
+        never seen varying, is a change)."""
+        return self.signatures() <= learned.lines
 
     def sample(self) -> str:
-        return " / ".join(line.strip() for line in self.added or self.removed if line.strip())[:_SAMPLE_CHARS]
+        return sample_of(self.added or self.removed)
 
 
 def _anchor(lines: Sequence[str], at: int, step: int, volatile: frozenset[str]) -> str:
@@ -181,9 +222,12 @@ def hunks(old: Sequence[str], new: Sequence[str], volatile: frozenset[str] = fro
     return found
 
 
-def fingerprint(lines: Sequence[str], learned: Learned) -> str:
-    """The text without its volatile lines, hashed: what an A/B variant is remembered by."""
-    return text_hash("\n".join(line for line in lines if signature(line) not in learned.lines), 8)
+def fingerprint(lines: Sequence[str], learned: Learned, skip: Iterable[int] = ()) -> str:
+    """The text without what varies (its volatile lines, the lines at *skip*), hashed: what an A/B
+    variant is remembered by."""
+    skipped = set(skip)
+    return text_hash("\n".join(line for i, line in enumerate(lines)
+                               if i not in skipped and signature(line) not in learned.lines), 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,15 +240,18 @@ class Learning:
     learned: Learned
     #: a text recently seen (an A/B variant flipping back)
     known_variant: bool = False
-    #: the old text with the ignored hunks' new lines in their place: what the diff is shown
-    #: from, so every line it shows as unchanged is a line of the new text
+    #: the old text with what was ignored as the new text has it: what the diff is shown from,
+    #: so every line it shows as unchanged is a line of the new text
     shown_from: str = ""
-    #: every line of the page varies: reported once as ``noisy:``
+    #: nearly every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
 
     @property
     def ignored_regions(self) -> dict[str, Any]:
-        return {"count": len(self.ignored), "sample": " | ".join(h.sample() for h in self.ignored[:3])}
+        slots = [{"before": h.labels[0], "after": h.labels[1], "sample": h.sample()}
+                 for h in self.ignored if h.labels is not None]
+        return {"count": len(self.ignored), "sample": " | ".join(h.sample() for h in self.ignored[:3]),
+                "slots": slots}
 
 
 def with_variants(learned: Learned, *prints: str) -> tuple[str, ...]:
@@ -248,13 +295,107 @@ def _applied(hunk: Hunk, rest: Hunk) -> tuple[str, ...]:
     return (*kept[:at], *rest.removed, *kept[at:])
 
 
+@dataclass(slots=True)
+class _Slotted:
+    """The old text with each slot found in both texts holding what the new text holds there."""
+
+    lines: list[str]
+    sigs: list[str]
+    covered: set[int]  # positions in *lines* a slot holds
+    ignored: list[Hunk]
+    slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
+    held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
+
+
+def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
+             slots: Sequence[Slot]) -> _Slotted:
+    kept: list[Slot | None] = list(slots)
+    in_old, in_new = locate_all(slots, osig), locate_all(slots, nsig)
+    where = {loc.index: loc for loc in in_new}
+    out = _Slotted([], [], set(), [], kept)
+    at = 0
+    for loc in in_old:
+        slot, mine = slots[loc.index], where.get(loc.index)
+        out.lines.extend(old[at:loc.start])
+        out.sigs.extend(osig[at:loc.start])
+        at = loc.end
+        was = old[loc.start:loc.end]
+        if mine is None and (found := loose(slot, old, osig, loc.start, loc.end, new, nsig)) is not None:
+            # an anchor edited or removed: the edit is a change, the slot is anchored anew
+            slot = anchored(slot, new, nsig, found[0], found[1])
+            mine = Located(loc.index, found[0], found[1])
+        if mine is None:  # anchors gone or moved: a change, relearned later
+            kept[loc.index] = None
+            _put(out, was, False)
+            continue
+        now = new[mine.start:mine.end]
+        if slot.provisional:
+            if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
+                kept[loc.index] = None
+                _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                continue
+            slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
+        kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
+    out.lines.extend(old[at:])
+    out.sigs.extend(osig[at:])
+    found = {loc.index for loc in in_old} | set(where)
+    for i in range(len(slots)):
+        if i not in found:
+            kept[i] = None  # neither text has it: the page was redesigned
+    return out
+
+
+def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
+          nsig: Sequence[str], mine: Located) -> Slot:
+    """Put what *slot* holds now in the text the diff is made from; the slot after it."""
+    extra = slot.extra(now)
+    if extra and not slot.fixed:  # grown beyond twice its size: a change, then its new size
+        _put(out, was, False)
+        return slot.seen(now, True)
+    if extra:  # a slot of fixed size holding more: the lines least like its own are new text
+        at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])
+        own = now[:len(now) - extra] if at_end else now[extra:]
+        start = _put(out, own, True)
+        out.held.update(range(mine.start, mine.end - extra) if at_end else range(mine.start + extra, mine.end))
+        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(own), "", slot.labels))
+        if at_end:
+            return anchored(slot, new, nsig, mine.start, mine.end - extra).seen(own, True)
+        return anchored(slot, new, nsig, mine.start + extra, mine.end).seen(own, True)
+    changed = list(was) != list(now)
+    start = _put(out, now, True)
+    out.held.update(range(mine.start, mine.end))
+    if changed:
+        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
+    return slot.seen(now, changed)
+
+
+def _like(lines: Sequence[str], other: Sequence[str]) -> float:
+    """How alike two runs of lines look (by their lengths): higher is more alike."""
+    def mean(run: Sequence[str]) -> float:
+        kept = [len(line) for line in run if line.strip()]
+        return sum(kept) / len(kept) if kept else 0.0
+    return -abs(mean(lines) - mean(other))
+
+
+def _put(out: _Slotted, lines: Sequence[str], covered: bool) -> int:
+    start = len(out.lines)
+    out.lines.extend(lines)
+    out.sigs.extend(signatures(lines))
+    if covered:
+        out.covered.update(range(start, len(out.lines)))
+    return start
+
+
 def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
-    it learns from it (the learned state to keep). A covered hunk is ignored whole; in any other,
-    its volatile lines are ignored and the rest of it is a change."""
+    it learns from it (the learned state to keep). What a slot holds is ignored; a hunk outside
+    the slots whose lines are all volatile is ignored whole; in any other, its volatile lines are
+    ignored and the rest of it is a change."""
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
-    found = hunks(old, new, learned.lines)
+    osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
+    base = _slotted(old, osig, new, nsig, learned.slots)
+    found = hunks(base.lines, new, learned.lines)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
@@ -268,53 +409,158 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    prints = (fingerprint(old, learned), fingerprint(new, learned))
+    after = _replace(learned, slots=tuple(s for s in base.slots if s is not None))
+    prints = (fingerprint(base.lines, after, base.covered),
+              fingerprint(new, after, base.held))
     known = bool(remaining) and prints[1] in learned.variants
-    after = _counted(learned, remaining) if remaining else learned
+    if remaining:
+        after = _counted(after, remaining, base)
     after = _replace(after, variants=with_variants(after, *prints))
-    after, noisy = noisiness(after, new)
-    return Learning(tuple(remaining), tuple(ignored), after, known,
-                    _shown_from(old, found, shown) if ignored else old_text, noisy)
+    after, noisy = noisiness(after, new, nsig or None)
+    ignored = base.ignored + ignored
+    slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
+    shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy)
 
 
-def _counted(learned: Learned, remaining: Sequence[Hunk]) -> Learned:
-    """*learned* after a changed observation with these hunks: their signatures and regions count
+def _groups(found: Sequence[Hunk]) -> list[tuple[int, int]]:
+    """The runs of the old text *found* changes, those :data:`MERGE_GAP` lines apart as one."""
+    runs: list[tuple[int, int]] = []
+    for hunk in found:
+        if runs and hunk.start - runs[-1][1] <= MERGE_GAP:
+            runs[-1] = (runs[-1][0], hunk.end)
+        else:
+            runs.append((hunk.start, hunk.end))
+    return runs
+
+
+def _counted(learned: Learned, remaining: Sequence[Hunk], base: _Slotted) -> Learned:
+    """*learned* after a changed observation with these hunks: their signatures and places count
     one change more; those that changed in VOLATILE_AFTER of the last WINDOW are volatile."""
     now = learned.changes + 1
     candidates = {k: v for k, v in learned.candidates.items() if v and v[-1] > now - WINDOW}
     volatile_lines: set[str] = set()
-    volatile_regions: dict[str, str] = {}
-    for hunk in remaining:
-        for name in (*hunk.signatures(), "@" + hunk.anchors):
-            seen = (*(i for i in candidates.get(name, ()) if i > now - WINDOW and i != now), now)
-            if len(seen) >= VOLATILE_AFTER:
-                candidates.pop(name, None)
-                if name.startswith("@"):
-                    volatile_regions[name[1:]] = hunk.sample()
-                else:
-                    volatile_lines.add(name)
+    new_slots: list[Slot] = []
+    places = {}
+    sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    for start, end in _groups(remaining):
+        slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines)
+        places["@" + ":".join(map(str, slot.anchors))] = slot
+    names = [*{sig for hunk in remaining for sig in hunk.signatures()}, *places]
+    for name in names:
+        seen = (*(i for i in candidates.get(name, ()) if i > now - WINDOW and i != now), now)
+        if len(seen) >= VOLATILE_AFTER:
+            candidates.pop(name, None)
+            if name in places:
+                new_slots.append(dataclasses.replace(places[name], varied=len(seen)))
             else:
-                candidates[name] = seen[-VOLATILE_AFTER:]
+                volatile_lines.add(name)
+        else:
+            candidates[name] = seen[-VOLATILE_AFTER:]
     if len(candidates) > MAX_CANDIDATES:
         candidates = dict(sorted(candidates.items(), key=lambda kv: kv[1][-1])[-MAX_CANDIDATES:])
-    return _replace(learned, candidates=candidates, changes=now).with_lines(volatile_lines, volatile_regions)
+    return _replace(learned, candidates=candidates, changes=now).with_lines(volatile_lines).with_slots(new_slots)
 
 
-def noisiness(learned: Learned, new: Sequence[str]) -> tuple[Learned, str | None]:
+def noisiness(learned: Learned, new: Sequence[str], sigs: Sequence[str] | None = None) -> tuple[Learned, str | None]:
     """*learned* marked noisy, and why, when nearly every line of *new* varies (once)."""
     if learned.noisy:
         return learned, None
-    lines = [line for line in new if line.strip()]
-    volatile = sum(signature(line) in learned.lines for line in lines)
-    if len(lines) >= NOISY_MIN_LINES and volatile >= NOISY_SHARE * len(lines):
-        why = f"noisy: {volatile} of {len(lines)} lines of the page vary from load to load"
+    sigs = signatures(new) if sigs is None else sigs
+    held = {i for loc in locate_all(learned.slots, sigs) if not learned.slots[loc.index].provisional
+            for i in range(loc.start, loc.end)}
+    lines = [i for i, line in enumerate(new) if line.strip()]
+    varying = sum(1 for i in lines if i in held or sigs[i] in learned.lines)
+    if len(lines) >= NOISY_MIN_LINES and varying >= NOISY_SHARE * len(lines):
+        why = f"noisy: {varying} of {len(lines)} lines of the page vary from load to load"
         return _replace(learned, noisy=1), why
     return learned, None
 
 
-def learn_noise(learned: Learned | None, diff: str) -> Learned:
-    """*learned* with the lines of a reported change's diff (``-``/``+`` lines) learned as volatile:
-    the text they showed is noise from now on; another text in their place still is a change."""
+def between_loads(learned: Learned | None, first_text: str, second_text: str) -> Learned:
+    """*learned* with what differs between two loads of the same content (a confirmation) learned
+    as provisional slots: each keeps the lines the first load showed there and the hash of what
+    the second showed. Judged again later, one whose text is new again varies (it is a slot from
+    then on); one still holding the second load's text is a change, reported then."""
     learned = learned or Learned()
-    lines = [line[2:] for line in diff.split("\n") if line[:2] in ("- ", "+ ") and line[2:].strip()]
-    return learned.with_lines(signature(line) for line in lines)
+    first, second = first_text.split("\n"), second_text.split("\n")
+    fsig, ssig = signatures(first), signatures(second)
+    base = _slotted(first, fsig, second, ssig, learned.slots)
+    learned = _replace(learned, slots=tuple(s for s in base.slots if s is not None))
+    found = hunks(base.lines, second, learned.lines)
+    where = positions(ssig)
+    taught = []
+    for start, end in _groups(found):
+        slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines)
+        if any(s.anchors == slot.anchors and not s.provisional for s in learned.slots):
+            continue
+        there, here = locate_all([slot], ssig, where), locate_all([slot], base.sigs)
+        if not there or not here:
+            continue
+        now, was = second[there[0].start:there[0].end], base.lines[here[0].start:here[0].end]
+        taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES])))
+    return learned.with_slots(taught)
+
+
+def forget_slot(learned: Learned, number: int, text: str | None = None) -> Learned:
+    """*learned* without its slot numbered *number* as :func:`numbered` lists them (from 1).
+    Raises IndexError for a number it does not list."""
+    listed = numbered(learned, text)
+    if not 1 <= number <= len(listed):
+        raise IndexError(number)
+    kind, what = listed[number - 1]
+    if kind == "slot":
+        return _replace(learned, slots=tuple(s for s in learned.slots if s is not what))
+    return _replace(learned, lines=learned.lines - {what})
+
+
+def numbered(learned: Learned, text: str | None = None) -> list[tuple[str, Any]]:
+    """The slots as ``explain`` numbers them: the slots between anchors in the order learned, then
+    the volatile lines (slots of one line), those of *text* first, in its order."""
+    listed: list[tuple[str, Any]] = [("slot", slot) for slot in learned.slots]
+    shown = [signature(line) for line in (text or "").split("\n") if line.strip()]
+    ordered = [*dict.fromkeys(s for s in shown if s in learned.lines), *sorted(learned.lines - set(shown))]
+    return listed + [("line", sig) for sig in ordered]
+
+
+def learn_noise(learned: Learned | None, diff: str) -> Learned:
+    """*learned* with a reported change's diff learned as noise: the lines it showed (``-``/``+``)
+    as volatile, and each run of them as a slot between the lines shown unchanged around it, so
+    that other text there is quiet too while a change elsewhere is still reported."""
+    learned = learned or Learned()
+    rows = diff.split("\n")
+    lines = [row[2:] for row in rows if row[:2] in ("- ", "+ ") and row[2:].strip()]
+    taught = []
+    for start, end in _runs(rows):
+        before = _context(rows, start - 1, -1)
+        after = _context(rows, end, 1)
+        if before is None or after is None:
+            continue  # the diff does not show where it is
+        held = [row[2:] for row in rows[start:end] if row[:2] == "+ "]
+        taught.append(Slot(*(signature(x) if x else edge for x, edge in ((before, "^"), (after, "$"))),
+                           most=max(len(held), 1), varied=1, sample=sample_of(held),
+                           labels=(label_of(before), label_of(after))))
+    return learned.with_lines(signature(line) for line in lines).with_slots(taught)
+
+
+def _runs(rows: Sequence[str]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for i, row in enumerate(rows):
+        if row[:2] in ("- ", "+ "):
+            if runs and runs[-1][1] == i:
+                runs[-1] = (runs[-1][0], i + 1)
+            else:
+                runs.append((i, i + 1))
+    return runs
+
+
+def _context(rows: Sequence[str], at: int, step: int) -> str | None:
+    """The nearest unchanged line the diff shows from *at* on ("": the text's edge; None: not shown)."""
+    while 0 <= at < len(rows):
+        row = rows[at]
+        if row.startswith("  ") and row[2:].strip():
+            return row[2:]
+        if not row.startswith("  "):
+            return None  # "@@": lines not shown
+        at += step
+    return None

@@ -46,6 +46,8 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
     if learned.noisy:
         return _noisy(old, new, difference, learned)
     if difference.status is not Status.CHANGED:
+        if learned.provisional and difference.status is Status.NONE:
+            return _settled(old, new, difference, learned, context)
         return _with_learned(difference, new, learned)
     learning = judge(old.text, new.text, learned)
     counters = dict(difference.counters)
@@ -88,9 +90,24 @@ def _calibration(old: ContentPart, new: ContentPart, difference: Difference, lea
     (a real change during calibration is reported by the next run), with what was learned."""
     # a load that reads as the baseline counts too: a block seen gone, then back, flaps
     taught = calibrate(old.text, new.text, learned)
-    regions = len(taught.regions) - (len(learned.regions) if learned else 0)
+    known = {slot.anchors for slot in learned.slots} if learned else set()
     return Difference(Status.NONE, {}, old.with_learned(taught),
-                      {"calibration/learned_regions": max(regions, 0)})
+                      {"calibration/learned_regions": sum(1 for s in taught.slots if s.anchors not in known)})
+
+
+def _settled(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned,
+             context: CompareContext) -> Difference:
+    """A text read as the baseline, with slots learned from a confirmation to settle: one that
+    still holds what the confirmation load showed (it stayed put) is a change, shown from what
+    the first load held there; the others vary, and are slots from now on."""
+    learning = judge(old.text, new.text, learned)
+    if not learning.remaining:
+        return _with_learned(difference, new, learning.learned)
+    options = context.diff
+    diff = charset.readable(line_diff(learning.shown_from, new.text, context=options.context,
+                                      max_lines=options.max_lines, max_chars=options.max_chars))
+    return Difference(Status.CHANGED, {"distance": 0, "diff": diff}, new.with_learned(learning.learned),
+                      {**difference.counters, "learned_stayed": 1})
 
 
 def _noisy(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned) -> Difference:

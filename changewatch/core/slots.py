@@ -1,0 +1,242 @@
+"""Slots: where a key's stable text varies, as the stable lines around it (its anchors).
+
+A slot is the run of lines between two anchor lines of the text: the line before it (``before``,
+its signature, and which occurrence of that signature it is) and the first line after it with
+the ``after`` signature (``^`` and ``$``: the text's start and end). The anchors are text lines,
+so a block is found by its heading ("Trending now") and the line after it however its markup's
+class names are generated. Whatever a slot holds is ignored while its anchors are where they
+were, unless it holds more than twice the most lines it was seen to hold.
+
+A *provisional* slot was learned from one confirmation (two loads of the same content): it keeps
+the lines the first load showed there and the hash of what the second showed. Seen again with
+new text it is a slot; seen holding the second load's text still ("stayed put"), it is a change.
+Nothing here imports Scrapy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Any
+
+__all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "locate_all", "loose", "positions"]
+
+MAX_SLOTS = 200
+#: what a slot keeps of the lines the first load of a confirmation showed in it
+MAX_KEPT_LINES = 40
+_LABEL_CHARS = 60
+_SAMPLE_CHARS = 80
+
+
+def content_hash(lines: Sequence[str]) -> str:
+    """A short hash of a slot's lines (blank lines and spacing aside)."""
+    text = "\n".join(" ".join(line.split()) for line in lines if line.strip())
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def sample_of(lines: Iterable[str]) -> str:
+    return " / ".join(line.strip() for line in lines if line.strip())[:_SAMPLE_CHARS]
+
+
+def label_of(line: str) -> str:
+    return " ".join(line.split())[:_LABEL_CHARS]
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One place where the text varies (JSON-able through :meth:`encode`)."""
+
+    before: str  # the signature of the line before it, or "^"
+    after: str  # the signature of the line after it, or "$"
+    nth: int = 0  # which occurrence of *before* in the text
+    most: int = 0  # the most lines it was seen to hold (0: not known)
+    varied: int = 0  # how often it was seen varying
+    sample: str = ""
+    labels: tuple[str, str] = ("", "")  # the anchors' text, as shown
+    least: int = 0  # the fewest lines it was seen to hold
+    #: provisional: the hash of the confirmation load's lines there ("": not provisional)
+    stayed: str = ""
+    #: provisional: the lines the first load showed there
+    was: tuple[str, ...] = ()
+
+    @property
+    def anchors(self) -> tuple[str, str, int]:
+        return self.before, self.after, self.nth
+
+    @property
+    def provisional(self) -> bool:
+        return bool(self.stayed)
+
+    def encode(self) -> list[Any]:
+        data: list[Any] = [self.before, self.after, self.nth, self.most, self.varied, self.sample, list(self.labels),
+                           self.least]
+        if self.stayed:
+            data += [self.stayed, list(self.was)]
+        return data
+
+    @classmethod
+    def decode(cls, data: Any) -> Slot:
+        before, after, nth, most, varied, sample, labels = data[:7]
+        least = int(data[7]) if len(data) > 7 else 0
+        stayed, was = (str(data[8]), tuple(map(str, data[9]))) if len(data) > 9 else ("", ())
+        first, second = (list(map(str, labels)) + ["", ""])[:2]
+        return cls(str(before), str(after), int(nth), int(most), int(varied), str(sample), (first, second),
+                   least, stayed, was)
+
+    def seen(self, lines: Sequence[str], changed: bool) -> Slot:
+        """This slot after holding *lines* in an observation (*changed*: other than before)."""
+        held = sum(1 for line in lines if line.strip())
+        return dataclasses.replace(self, most=max(self.most, held), least=min(self.least, held),
+                                   varied=self.varied + int(changed),
+                                   sample=sample_of(lines) or self.sample if changed else self.sample)
+
+    @property
+    def fixed(self) -> bool:
+        """Seen holding as many lines every time (a box of five headlines, an ad's one line)."""
+        return 0 < self.least == self.most
+
+    def extra(self, lines: Sequence[str]) -> int:
+        """How many lines too many *lines* are for it: beyond twice the most it was seen to hold,
+        or, for a slot of fixed size, beyond that size (0: they fit)."""
+        held = sum(1 for line in lines if line.strip())
+        if not self.most:
+            return 0
+        if self.fixed:
+            return max(held - self.most, 0)
+        return held - self.most if held > 2 * self.most else 0
+
+
+def positions(sigs: Sequence[str]) -> dict[str, list[int]]:
+    """Where each signature stands in a text (in order)."""
+    at: dict[str, list[int]] = {}
+    for i, sig in enumerate(sigs):
+        at.setdefault(sig, []).append(i)
+    return at
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A slot found in a text: its lines are ``lines[start:end]``."""
+
+    index: int  # in the learned slots
+    start: int
+    end: int
+
+
+def _locate(slot: Slot, at: Mapping[str, list[int]], size: int) -> tuple[int, int] | None:
+    if slot.before == "^":
+        start = 0
+    else:
+        found = at.get(slot.before, ())
+        if slot.nth >= len(found):
+            return None
+        start = found[slot.nth] + 1
+    if slot.after == "$":
+        return start, size
+    for end in at.get(slot.after, ()):
+        if end >= start:
+            return start, end
+    return None
+
+
+def locate_all(slots: Sequence[Slot], sigs: Sequence[str], at: Mapping[str, list[int]] | None = None) -> list[Located]:
+    """The slots found in a text (by its lines' signatures), in the text's order, none overlapping
+    another (the first learned wins)."""
+    at = positions(sigs) if at is None else at
+    found: list[Located] = []
+    taken: list[tuple[int, int]] = []
+    for index, slot in enumerate(slots):
+        span = _locate(slot, at, len(sigs))
+        if span is None or any(s < span[1] and span[0] < e for s, e in taken):
+            continue
+        taken.append(span)
+        found.append(Located(index, *span))
+    return sorted(found, key=lambda x: x.start)
+
+
+def anchor_at(lines: Sequence[str], sigs: Sequence[str], at: int, step: int, skip: Iterable[int] | set[int],
+              volatile: frozenset[str]) -> tuple[str, int, str]:
+    """The nearest line from *at* on (by *step*) that is neither blank, volatile nor in *skip*: its
+    signature, its position (-1/len: the text's edge) and its text."""
+    skip = skip if isinstance(skip, set) else set(skip)
+    while 0 <= at < len(lines):
+        if at not in skip and lines[at].strip() and sigs[at] not in volatile:
+            return sigs[at], at, label_of(lines[at])
+        at += step
+    return ("^", -1, "") if step < 0 else ("$", len(lines), "")
+
+
+def slot_between(lines: Sequence[str], sigs: Sequence[str], start: int, end: int, skip: set[int],
+                 volatile: frozenset[str], **known: Any) -> Slot:
+    """A slot holding ``lines[start:end]`` (or more: its anchors are the nearest stable lines)."""
+    before, b, first = anchor_at(lines, sigs, start - 1, -1, skip, volatile)
+    after, a, second = anchor_at(lines, sigs, end, 1, skip, volatile)
+    nth = 0 if before == "^" else sum(1 for sig in sigs[:b] if sig == before)
+    held = lines[b + 1:a]
+    size = sum(1 for line in held if line.strip())
+    most = known.pop("most", size)
+    return Slot(before, after, nth, most, known.pop("varied", 1), known.pop("sample", sample_of(held)),
+                (first, second), known.pop("least", most), **known)
+
+
+def anchored(slot: Slot, lines: Sequence[str], sigs: Sequence[str], start: int, end: int) -> Slot:
+    """*slot* anchored anew on the lines around ``lines[start:end]`` (its anchors were edited)."""
+    before = sigs[start - 1] if start > 0 else "^"
+    after = sigs[end] if end < len(sigs) else "$"
+    nth = 0 if before == "^" else sum(1 for sig in sigs[:start - 1] if sig == before)
+    labels = (label_of(lines[start - 1]) if start > 0 else "", label_of(lines[end]) if end < len(lines) else "")
+    return dataclasses.replace(slot, before=before, after=after, nth=nth, labels=labels)
+
+
+def _similar(a: str, b: str) -> bool:
+    return a == b or difflib.SequenceMatcher(None, a, b).quick_ratio() >= 0.7
+
+
+def _matching(old: Sequence[str], window: Sequence[str]) -> int:
+    k = 0
+    while k < len(old) and k < len(window) and _similar(old[k], window[k]):
+        k += 1
+    return k
+
+
+def _outer(lines: Sequence[str], at: int, step: int) -> int:
+    at += step
+    while 0 <= at < len(lines) and not lines[at].strip():
+        at += step
+    return at
+
+
+def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: int,
+          new: Sequence[str], nsig: Sequence[str]) -> tuple[int, int, int, int] | None:
+    """Where *slot*, found at ``old[start:end]``, stands in *new* when its anchors do not (one was
+    edited or removed): between the next lines out, less the lines its anchors became (as many as
+    they were, those alike, or as many as the slot's size leaves). Its lines in *new*, and the
+    anchors' lines there (None: not found)."""
+    b2, a2 = _outer(old, start - 1, -1), _outer(old, end, 1)
+    if b2 >= 0:
+        nth = sum(1 for sig in osig[:b2] if sig == osig[b2])
+        found = [i for i, sig in enumerate(nsig) if sig == osig[b2]]
+        if nth >= len(found):
+            return None
+        p2 = found[nth]
+    else:
+        p2 = -1
+    q2 = next((i for i in range(p2 + 1, len(nsig)) if nsig[i] == osig[a2]), None) if a2 < len(old) else len(new)
+    if q2 is None:
+        return None
+    window, pre, post = new[p2 + 1:q2], old[b2 + 1:start], old[end:a2]
+    k_pre = _matching(pre, window)
+    k_post = _matching(post[::-1], window[::-1])
+    over = len(window) - k_pre - k_post - slot.most if slot.most else 0
+    while over > 0 and (k_pre < len(pre) or k_post < len(post)):
+        if k_pre < len(pre):
+            k_pre += 1
+        else:
+            k_post += 1
+        over -= 1
+    if k_pre + k_post > len(window):
+        return None
+    return p2 + 1 + k_pre, q2 - k_post, p2 + 1, q2
