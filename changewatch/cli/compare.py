@@ -1,9 +1,11 @@
 """``changewatch compare OLD.html NEW.html``: classify the change between two saved pages with the
-crawl's engine. Exit 0: none or noise; 1: a change; 2: an error."""
+crawl's engine. Each file's modification time is the time its page was fetched (a time in it that
+tracks that time is a clock's). Exit 0: none or noise; 1: a change; 2: an error."""
 
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +37,12 @@ def _snapshot(path: str, args: argparse.Namespace) -> Snapshot:
 
     # A saved file has no Content-Type: decoded here as a browser would (a BOM, its <meta>,
     # UTF-8, else windows-1252), not as Scrapy infers a response's encoding.
-    html = decode_page(Path(path).read_bytes())
-    obs = Observation(key=path, url=path, html=html, region=args.region, options={"sort_lines": args.sort_lines})
+    # Its modification time is when it was fetched: a saved page's clock shows about that time.
+    file = Path(path)
+    html = decode_page(file.read_bytes())
+    fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    obs = Observation(key=path, url=path, html=html, region=args.region, options={"sort_lines": args.sort_lines},
+                      observed_at=fetched)
     return digest(obs, load_comparisons())
 
 

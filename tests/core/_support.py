@@ -94,43 +94,43 @@ def corpus_files(kind: str | None = None) -> list[Path]:
 
 # One line per language of the corpus pages (their <html lang>), as two loads of a page would show
 # it: the date, weekday or relative time differs, the rest is kept as written.
-LANGUAGE_LINES = {
-    "en": ("Updated Monday, 30 November 2026, 10:32 PM UTC: Prices",
-           "Updated Tuesday, 1 December 2026, 9:05 AM UTC: Prices"),
+LANGUAGE_LINES = {  # two loads of one line: the same date, another relative time
+    "en": ("Updated Monday, 30 November 2026, 5 minutes ago: Prices",
+           "Updated Monday, 30 November 2026, 2 hours ago: Prices"),
     "de": ("Stand: Montag, 30. November 2026 - vor 5 Minuten: Preise",
-           "Stand: Dienstag, 1. Dezember 2026 - vor 2 Stunden: Preise"),
+           "Stand: Montag, 30. November 2026 - vor 2 Stunden: Preise"),
     "fr": ("Publié le lundi 30 novembre 2026 à 10h32 — il y a 3 heures : Prix",
-           "Publié le mardi 1 décembre 2026 à 09h05 — il y a 2 jours : Prix"),
+           "Publié le lundi 30 novembre 2026 à 10h32 — il y a 2 jours : Prix"),
     "es": ("Actualizado el lunes, 30 de noviembre de 2026 (hace 5 minutos): Precios",
-           "Actualizado el martes, 1 de diciembre de 2026 (hace 2 horas): Precios"),
+           "Actualizado el lunes, 30 de noviembre de 2026 (hace 2 horas): Precios"),
     "pt": ("Atualizado segunda-feira, 30 de novembro de 2026, há 3 horas: Preços",
-           "Atualizado terça-feira, 1 de dezembro de 2026, há 1 dia: Preços"),
+           "Atualizado segunda-feira, 30 de novembro de 2026, há 1 dia: Preços"),
     "nl": ("Bijgewerkt maandag 30 november 2026, 5 minuten geleden: Prijzen",
-           "Bijgewerkt dinsdag 1 december 2026, 2 uur geleden: Prijzen"),
+           "Bijgewerkt maandag 30 november 2026, 2 uur geleden: Prijzen"),
     "pl": ("Aktualizacja: poniedziałek, 30 listopada 2026 r., 5 minut temu: Ceny",
-           "Aktualizacja: wtorek, 1 grudnia 2026 r., 2 godziny temu: Ceny"),
+           "Aktualizacja: poniedziałek, 30 listopada 2026 r., 2 godziny temu: Ceny"),
     "cs": ("Aktualizováno pondělí 30. listopadu 2026, před 5 minutami: Ceny",
-           "Aktualizováno úterý 1. prosince 2026, před 2 hodinami: Ceny"),
+           "Aktualizováno pondělí 30. listopadu 2026, před 2 hodinami: Ceny"),
     "sk": ("Aktualizované pondelok 30. novembra 2026, pred 5 minútami: Ceny",
-           "Aktualizované utorok 1. decembra 2026, pred 2 hodinami: Ceny"),
+           "Aktualizované pondelok 30. novembra 2026, pred 2 hodinami: Ceny"),
     "ro": ("Actualizat luni, 30 noiembrie 2026, acum 5 minute: Prețuri",
-           "Actualizat marți, 1 decembrie 2026, acum 2 ore: Prețuri"),
+           "Actualizat luni, 30 noiembrie 2026, acum 2 ore: Prețuri"),
     "fi": ("Päivitetty maanantai 30. marraskuuta 2026, 5 minuuttia sitten: Hinnat",
-           "Päivitetty tiistai 1. joulukuuta 2026, 2 tuntia sitten: Hinnat"),
+           "Päivitetty maanantai 30. marraskuuta 2026, 2 tuntia sitten: Hinnat"),
     "et": ("Uuendatud esmaspäev, 30. november 2026, 5 minutit tagasi: Hinnad",
-           "Uuendatud teisipäev, 1. detsember 2026, 2 tundi tagasi: Hinnad"),
+           "Uuendatud esmaspäev, 30. november 2026, 2 tundi tagasi: Hinnad"),
     "ru": ("Обновлено понедельник, 30 ноября 2026 г., 5 минут назад: Цены",  # noqa: RUF001
-           "Обновлено вторник, 1 декабря 2026 г., 2 часа назад: Цены"),  # noqa: RUF001
+           "Обновлено понедельник, 30 ноября 2026 г., 2 часа назад: Цены"),  # noqa: RUF001
     "he": ("עודכן יום שני, 30 בנובמבר 2026, לפני 5 דקות: מחירים",
-           "עודכן יום שלישי, 1 בדצמבר 2026, לפני 2 שעות: מחירים"),
+           "עודכן יום שני, 30 בנובמבר 2026, לפני 2 שעות: מחירים"),
     "ar": ("تم التحديث الاثنين 30 نوفمبر 2026، منذ 5 دقائق: الأسعار",
-           "تم التحديث الثلاثاء 1 ديسمبر 2026، منذ 2 ساعات: الأسعار"),
+           "تم التحديث الاثنين 30 نوفمبر 2026، منذ 2 ساعات: الأسعار"),
     "bn": ("হালনাগাদ সোমবার ৩০ নভেম্বর ২০২৬, ৫ মিনিট আগে: দাম",
-           "হালনাগাদ মঙ্গলবার ১ ডিসেম্বর ২০২৬, ২ ঘণ্টা আগে: দাম"),
+           "হালনাগাদ সোমবার ৩০ নভেম্বর ২০২৬, ২ ঘণ্টা আগে: দাম"),
     "zh": ("更新于 2026年11月30日 星期一 5分钟前：价格",  # noqa: RUF001
-           "更新于 2026年12月1日 星期二 2小时前：价格"),  # noqa: RUF001
+           "更新于 2026年11月30日 星期一 2小时前：价格"),  # noqa: RUF001
     "ja": ("更新 2026年11月30日（月曜日） 3時間前：価格",  # noqa: RUF001
-           "更新 2026年12月1日（火曜日） 5分前：価格"),  # noqa: RUF001
+           "更新 2026年11月30日（月曜日） 5分前：価格"),  # noqa: RUF001
 }
 
 

@@ -15,7 +15,8 @@ from ..observation import Observation
 from ..simhash import distance as hamming
 from ..text import charset
 from ..text.lxml_walker import RegionError
-from ..text.normalise import normalise_text, visible_text
+from ..text.clock_times import parse_fetch_time
+from ..text.normalise import NORMALISER_VERSION, normalise_text, visible_text
 from ..text.options import TextOptions, TextOptionsError
 from ..text.visible import VisibleText
 from .base import CompareContext, Difference, Kind, Status, Unobservable, respecified, spec_digest
@@ -93,7 +94,8 @@ class ContentComparison:
             raise Unobservable(str(exc)) from None
         if obs.html is not None and not obs.region:
             # Read when needed (check, compare, encode): not at all when the body is the stored one's
-            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec, options, obs.url)
+            return ContentPart.of_page(obs.html, obs.encoding, sort_lines, spec, options, obs.url,
+                                       fetched=parse_fetch_time(obs.observed_at))
         try:
             visible = page_text(obs.html, obs.text, obs.region, sort_lines, obs.encoding, options, obs.url)
         except RegionError as exc:
@@ -105,7 +107,8 @@ class ContentComparison:
         if obs.region and obs.html is not None and not visible.stable:
             self._explain_empty_region(obs.html, obs.region, obs.encoding)
         reading = obs.options.get("content_type")
-        return ContentPart.of(visible, spec, reading if obs.html is None and reading in DOCUMENT_TYPES else "html")
+        return ContentPart.of(visible, spec, reading if obs.html is None and reading in DOCUMENT_TYPES else "html",
+                              fetched=parse_fetch_time(obs.observed_at))
 
     @staticmethod
     def _explain_empty_region(html: str | bytes, region: str, encoding: str | None = None) -> None:
@@ -127,7 +130,8 @@ class ContentComparison:
         # A text read another way (the watch was edited) is a new one: it did not collapse from the
         # old one, and passed no check as it. The old text still says which phrases are the page's.
         # So is a text read as another type (a server now serves the page as a PDF).
-        fresh = old is not None and (respecified(old.spec, new.spec) or old.reading != new.reading)
+        fresh = old is not None and (respecified(old.spec, new.spec) or old.reading != new.reading
+                                     or old.normaliser != NORMALISER_VERSION)
         if old is not None and _same_body(old, new):
             return None  # the last good page, byte for byte: it passed these checks
         if old is not None and old.untrusted():
@@ -162,6 +166,10 @@ class ContentComparison:
             # a new watch's would, and is kept as read now (the page is read even if its body is
             # the stored one's).
             return Difference(Status.NONE, keep=new, counters={"rebaselined": 1})
+        if old.normaliser != NORMALISER_VERSION:
+            # Read by another normaliser (which left out other fragments): the page starts afresh
+            # as read now, silently, with nothing learned of the old reading.
+            return Difference(Status.NONE, keep=new.with_learned(None), counters={"rebaselined": 1})
         if not _same_body(old, new) and old.untrusted():
             # The stored first page, kept unread, turns out empty or blocked now that it is read:
             # no baseline to compare with. This page (which passed a first page's checks) is one.
@@ -179,6 +187,7 @@ class ContentComparison:
             new.same_body_as(old)
             return Difference(Status.NONE, keep=old)
         if old.raw_hash == new.raw_hash:  # the same raw text: the same stable text, not computed
+            new.carry_clock(old)
             if old.stored_as_body:
                 return Difference(Status.NONE, keep=new)  # kept as its text from now on: read once
             return Difference(Status.NONE, keep=old)

@@ -4,21 +4,25 @@ on first use and told from the stored part with as little work as each case allo
 from __future__ import annotations
 
 import zlib
+from datetime import datetime
 from hashlib import blake2b
 from typing import Any
 
 from ..learned import Learned
 from ..simhash import simhash
+from ..text.clock_times import Clock
 from ..text.decoding import utf8_markup, valid_utf8
-from ..text.linewise import same_stable_text
-from ..text.normalise import visible_text
+from ..text.linewise import learned_clock, same_stable_text
+from ..text.normalise import NORMALISER_VERSION, visible_text
 from ..text.options import TextOptions
 from ..text.textbound import first_page_read
-from ..text.visible import VisibleText
+from ..text.visible import VisibleText, stable_text
 from .block_pages import UNREAD_MIN_CHARS, first_page_problem
 from .content_page import PageBody, body_hash, inflate
 
 __all__ = ["ContentPart", "digest_text", "raw_hash"]
+
+_NO_CLOCK = Clock(None)
 
 # Level 3: 0.19 ms for a corpus page's 13 KB of text, 39% of its size; level 6 took 0.33 ms for 37%.
 _ZLIB_LEVEL = 3
@@ -50,11 +54,16 @@ class ContentPart:
 
     *spec* says how the text was read (:func:`~.content.text_spec`): a text read another way is
     not compared with it. *reading* says what the response was read as: "html" (a page's visible
-    text) or a document's content type ("text", "json", "pdf": core/documents.py)."""
+    text) or a document's content type ("text", "json", "pdf": core/documents.py).
 
-    __slots__ = ("_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
-                 "_raw_hash", "_same_as", "_text", "_undecodable", "_untrusted", "_visible", "body_hash",
-                 "keeps_body", "learned", "reading", "sort_lines", "spec", "stored_as_body")
+    *clock* says when the page was fetched and the offset its bare times of day were learned to
+    show (core/text/clock_times.py): a time that tracks the fetch time is left out of the stable
+    text. *normaliser* is the NORMALISER_VERSION the part was read by (None: a part stored before
+    it was kept)."""
+
+    __slots__ = ("_clock_from", "_content_hash", "_fingerprint", "_length", "_page", "_raw", "_raw_compressed",
+                 "_raw_hash", "_same_as", "_text", "_undecodable", "_untrusted", "_visible", "body_hash", "clock",
+                 "keeps_body", "learned", "normaliser", "reading", "sort_lines", "spec", "stored_as_body")
 
     def __init__(self, *, raw_hash: str | None = None, content_hash: str | None = None,
                  fingerprint: int | None = None, length: int | None = None, text: str | None = None,
@@ -62,10 +71,15 @@ class ContentPart:
                  body_hash: str | None = None, spec: str | None = None,
                  reading: str | None = None, undecodable: int | None = None,
                  raw: str | None = None, raw_compressed: bytes | None = None, sort_lines: bool = False,
-                 learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False):
+                 learned: Learned | None = None, keeps_body: bool = False, stored_as_body: bool = False,
+                 clock: Clock | None = None, normaliser: int | None = NORMALISER_VERSION):
         if visible is None and page is None and (raw_hash is None or (raw is None and raw_compressed is None)):
             raise ValueError("a content part needs its raw text (as it is, compressed, visible or a page)")
         self.body_hash = body_hash
+        self.clock = clock if clock is not None else _NO_CLOCK
+        self.normaliser = normaliser
+        #: the old part this one's clock offset was learned against
+        self._clock_from: ContentPart | None = None
         #: what is learned of the page's variation (core/learned.py); None: nothing
         self.learned = learned
         #: a page that may be kept as its body while it is not read: it surely has more text than a
@@ -93,17 +107,19 @@ class ContentPart:
         self._raw_compressed = raw_compressed
 
     @classmethod
-    def of(cls, visible: VisibleText, spec: str | None = None, reading: str | None = None) -> ContentPart:
-        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec, reading=reading)
+    def of(cls, visible: VisibleText, spec: str | None = None, reading: str | None = None,
+           fetched: datetime | None = None) -> ContentPart:
+        return cls(raw_hash=raw_hash(visible), visible=visible, spec=spec, reading=reading, clock=Clock(fetched))
 
     @classmethod
     def of_page(cls, html: str | bytes, encoding: str | None, sort_lines: bool, spec: str | None = None,
-                options: TextOptions | None = None, url: str = "") -> ContentPart:
+                options: TextOptions | None = None, url: str = "", fetched: datetime | None = None) -> ContentPart:
         """A whole page's part: its body hashed now, read only if that is not the stored one.
         Reading it may raise TextOptionsError (an ignore pattern over its time budget)."""
         key = options.key(url) if options is not None else ""
         return cls(page=PageBody(html, encoding, sort_lines, options, url),
-                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec, reading="html")
+                   body_hash=body_hash(html, encoding, sort_lines, key), spec=spec, reading="html",
+                   clock=Clock(fetched))
 
     @property
     def page(self) -> PageBody | None:
@@ -202,10 +218,7 @@ class ContentPart:
     def text(self) -> str:
         """The stable text (the volatile patterns run over the raw text, when not known yet)."""
         if self._text is None:
-            if (visible := self.visible) is not None:
-                self._text = visible.stable
-            else:
-                self._text = VisibleText(self.raw, sort_lines=self.sort_lines).stable
+            self._text = stable_text(self.raw, self.sort_lines, self.clock)
         return self._text
 
     @property
@@ -247,13 +260,41 @@ class ContentPart:
         the other)."""
         if self.sort_lines != old.sort_lines:
             return None
+        self.learn_clock(old)
         if self._content_hash is not None and old._content_hash is not None:
             return self._content_hash == old._content_hash
         if self._same_as is not None and self._same_as[0] is old:
             return self._same_as[1]  # told once already (the checks, then the comparison)
-        same = same_stable_text(old.raw, self.raw, sort_lines=self.sort_lines)
+        same = same_stable_text(old.raw, self.raw, sort_lines=self.sort_lines, old_clock=old.clock,
+                                new_clock=self.clock)
         self._same_as = (old, same)
         return same
+
+    def learn_clock(self, old: ContentPart) -> None:
+        """Learn the page's clock (the offset and lines of its bare times of day) from *old* (the
+        stored part) and this one, which differ in their raw text (core/text/linewise.py), and
+        give it to both: each one's stable text is made with it from now on. Once per pair."""
+        if self._clock_from is old:
+            return
+        self._clock_from = old
+        learned = old.clock
+        if self.clock.fetched is not None and old.clock.fetched is not None:
+            learned = learned_clock(old.raw, old.clock, self.raw, self.clock)
+        self.set_clock(learned.offset, learned.lines)
+        old.set_clock(learned.offset, learned.lines)
+
+    def carry_clock(self, old: ContentPart) -> None:
+        """This part's page reads as *old*'s did: the clock learned so far holds."""
+        self.set_clock(old.clock.offset, old.clock.lines)
+
+    def set_clock(self, offset: int | None, lines: tuple[str, ...]) -> None:
+        """Make the stable text with *offset* and *lines* as the page's learned clock (what was
+        made with another is made again)."""
+        if (offset, lines) == (self.clock.offset, self.clock.lines):
+            return
+        self.clock = Clock(self.clock.fetched, offset, lines)
+        self._text = self._content_hash = self._fingerprint = self._length = None
+        self._same_as = None
 
     def blob(self) -> bytes:
         """What the store keeps of the text: the raw text, compressed."""
@@ -278,7 +319,8 @@ class ContentPart:
                            length=self._length, text=self._text, visible=self._visible, page=self._page,
                            body_hash=self.body_hash, spec=spec, reading=reading, undecodable=self._undecodable,
                            raw=self._raw, raw_compressed=self._raw_compressed, sort_lines=self.sort_lines,
-                           learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body)
+                           learned=self.learned, keeps_body=self.keeps_body, stored_as_body=self.stored_as_body,
+                           clock=self.clock, normaliser=self.normaliser)
 
     def with_learned(self, learned: Learned | None) -> ContentPart:
         """This part, with *learned* as what is learned of the page's variation."""

@@ -7,6 +7,8 @@ from typing import Any
 
 from ..evidence import COMPRESSION
 from ..learned import Learned
+from ..observation import canonical_time
+from ..text.clock_times import Clock, parse_fetch_time
 from .content_page import PageBody
 from .content_part import ContentPart
 
@@ -38,7 +40,7 @@ def encode_part(part: ContentPart) -> tuple[Any, bytes | None]:
         data["undecodable"] = part.undecodable
     if part.learned is not None:
         data["learned"] = part.learned.encode()
-    return data, part.blob()
+    return _with_clock(part, data), part.blob()
 
 
 def _encode_body(part: ContentPart) -> tuple[Any, bytes | None]:
@@ -53,7 +55,31 @@ def _encode_body(part: ContentPart) -> tuple[Any, bytes | None]:
         data["spec"] = part.spec
     if part.learned is not None:
         data["learned"] = part.learned.encode()
-    return data, page.compressed()
+    return _with_clock(part, data), page.compressed()
+
+
+def _with_clock(part: ContentPart, data: dict[str, Any]) -> dict[str, Any]:
+    # When the page was fetched (its stable text leaves out the times that track it), the offset
+    # learned for its bare times of day, and the normaliser that read it.
+    if part.clock.fetched is not None:
+        data["fetched_at"] = canonical_time(part.clock.fetched.isoformat())
+    if part.clock.offset is not None:
+        data["clock"] = {"offset": part.clock.offset, "lines": list(part.clock.lines)}
+    if part.normaliser is not None:
+        data["normaliser"] = part.normaliser
+    return data
+
+
+def _clock(data: dict[str, Any]) -> dict[str, Any]:
+    learned = data.get("clock")
+    offset = learned.get("offset") if isinstance(learned, dict) else None
+    lines = learned.get("lines") if isinstance(learned, dict) else None
+    fetched = data.get("fetched_at")
+    normaliser = data.get("normaliser")
+    return {"clock": Clock(parse_fetch_time(fetched) if isinstance(fetched, str) else None,
+                           offset if isinstance(offset, int) else None,
+                           tuple(str(line) for line in lines) if isinstance(lines, list) else ()),
+            "normaliser": normaliser if isinstance(normaliser, int) else None}
 
 
 def _decode_body(data: dict[str, Any], blob: bytes) -> ContentPart | None:
@@ -66,7 +92,7 @@ def _decode_body(data: dict[str, Any], blob: bytes) -> ContentPart | None:
                        body_hash=data["body_hash"], spec=spec if isinstance(spec, str) else None,
                        reading=data.get("reading"), undecodable=0,
                        learned=Learned.decode(data["learned"]) if "learned" in data else None,
-                       keeps_body=True, stored_as_body=True)
+                       keeps_body=True, stored_as_body=True, **_clock(data))
 
 
 def decode_part(data: Any, blob: bytes | None) -> ContentPart | None:
@@ -85,5 +111,5 @@ def decode_part(data: Any, blob: bytes | None) -> ContentPart | None:
         return None
     length = data.get("length")
     return ContentPart(**known, content_hash=data.get("content_hash"), length=None if length is None else int(length),
-                       raw_compressed=blob, sort_lines=bool(data.get("sort_lines")))
+                       raw_compressed=blob, sort_lines=bool(data.get("sort_lines")), **_clock(data))
 

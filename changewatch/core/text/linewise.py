@@ -12,16 +12,48 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .clock_times import Clock, learn_offset
 from .options import VERBATIM
 from .volatile import TRIGGER, lower_same_length, stable_lines
 
-__all__ = ["keeps_a_line_whole", "same_stable_text", "stable_text_longer_than"]
+__all__ = ["keeps_a_line_whole", "learned_clock", "same_stable_text", "stable_text_longer_than"]
 
 
-def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) -> bool | None:
-    """Whether the raw texts *old_raw* and *new_raw* (VisibleText.raw) have the same stable text,
-    with the patterns run over the lines they do not share only; None when that cannot be told
-    this way (the verbatim lines of ``include``, which the stable text moves to its end).
+def _unshared(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """The lines of *old* and *new* between the first and last lines they share."""
+    start, shorter = 0, min(len(old), len(new))
+    while start < shorter and old[start] == new[start]:
+        start += 1
+    end, shorter = 0, shorter - start
+    while end < shorter and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return old[start:len(old) - end], new[start:len(new) - end]
+
+
+def learned_clock(old_raw: str, old_clock: Clock, new_raw: str, new_clock: Clock) -> Clock:
+    """*new_clock* with the page's clock (:func:`~.clock_times.learn_offset`) learned from the
+    lines two raw texts do not share (a line they share did not move), as their stable lines but
+    for the clock (a relative time beside a clock changes too), on top of what *old_clock* knew."""
+    kept = Clock(new_clock.fetched, old_clock.offset, old_clock.lines)
+    if old_clock.fetched is None or new_clock.fetched is None or old_clock.fetched == new_clock.fetched:
+        return kept
+    old, new = _unshared(old_raw.split("\n"), new_raw.split("\n"))
+    old = [line for line in old if TRIGGER.search(line)]
+    new = [line for line in new if TRIGGER.search(line)]
+    if not old or not new:
+        return kept
+    offset, lines = learn_offset(stable_lines(lower_same_length("\n".join(old))), old_clock.fetched,
+                                 stable_lines(lower_same_length("\n".join(new))), new_clock.fetched,
+                                 old_clock.offset, old_clock.lines)
+    return Clock(new_clock.fetched, offset, lines)
+
+
+def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False, old_clock: Clock | None = None,
+                     new_clock: Clock | None = None) -> bool | None:
+    """Whether the raw texts *old_raw* and *new_raw* (VisibleText.raw), fetched as *old_clock*
+    and *new_clock* say, have the same stable text, with the patterns run over the lines they do
+    not share only; None when that cannot be told this way (the verbatim lines of ``include``,
+    which the stable text moves to its end).
 
     >>> same_stable_text("Prices\\nUpdated 10:32\\nKettle 89.00", "Prices\\nUpdated 11:47\\nKettle 89.00")
     True
@@ -37,15 +69,10 @@ def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False) ->
         old_count, new_count = Counter(old), Counter(new)
         gone = "\n".join((old_count - new_count).elements())
         came = "\n".join((new_count - old_count).elements())
-        return sorted(stable_lines(gone)) == sorted(stable_lines(came))
+        return sorted(stable_lines(gone, old_clock)) == sorted(stable_lines(came, new_clock))
     # The same sequence of stable lines: what lies between the shared first and last lines decides.
-    start, shorter = 0, min(len(old), len(new))
-    while start < shorter and old[start] == new[start]:
-        start += 1
-    end, shorter = 0, shorter - start
-    while end < shorter and old[-1 - end] == new[-1 - end]:
-        end += 1
-    return stable_lines("\n".join(old[start:len(old) - end])) == stable_lines("\n".join(new[start:len(new) - end]))
+    old, new = _unshared(old, new)
+    return stable_lines("\n".join(old), old_clock) == stable_lines("\n".join(new), new_clock)
 
 
 def stable_text_longer_than(raw: str, chars: int) -> bool:

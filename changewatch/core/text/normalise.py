@@ -22,7 +22,7 @@ __all__ = ["NORMALISER_VERSION", "normalise", "normalise_text", "visible_text"]
 #: Bumped whenever the same bytes can normalise to another text (a new volatile pattern, another
 #: parser): a body hash of another normaliser then never matches, the page is read again, and a
 #: watch's spec changes, so its first comparison sees the page, not a 304.
-NORMALISER_VERSION = 3
+NORMALISER_VERSION = 4
 
 
 def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False,

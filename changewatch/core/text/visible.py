@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 
 from . import charset
+from .clock_times import Clock
 from .options import VERBATIM
 from .volatile import stable_lines
 
 __all__ = ["BLOCKS", "BLOCK_MARK", "DROPPED", "VISIBLE_IN_TEXT", "VisibleText", "collapse_marked", "counted", "finish",
-           "split_collapsed"]
+           "split_collapsed", "stable_text"]
 
 # Elements whose content is never visible text.
 DROPPED = frozenset(
@@ -30,17 +31,36 @@ VISIBLE_IN_TEXT = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ue000\ufffe\uffff]")
 _SPLIT_INVISIBLE = "\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
+def stable_text(raw: str, sort_lines: bool = False, clock: Clock | None = None) -> str:
+    """The stable text of the raw text *raw*: volatile fragments removed (and the times that
+    track *clock*'s fetch time), include's verbatim lines moved to the end as written, and
+    sorted when *sort_lines*."""
+    if VERBATIM in raw:  # include: URL lines, compared as written (core/text/options.py)
+        verbatim = [line for line in raw.split("\n") if line.startswith(VERBATIM)]
+        text = "\n".join(line for line in raw.split("\n") if not line.startswith(VERBATIM))
+        lines = stable_lines(text, clock) if text else []
+        lines += [line.removeprefix(VERBATIM) for line in verbatim]
+    else:
+        lines = stable_lines(raw, clock)
+    if sort_lines:
+        lines.sort()
+    return "\n".join(lines)
+
+
 class VisibleText:
     """Text of a page as lines: ``raw`` is collapsed (case and punctuation as written); ``stable``
     has volatile fragments removed too (and is sorted when *sort_lines*). ``stable`` is a function
-    of ``raw`` and *sort_lines* alone, computed on first use: a page whose raw text is the one
-    already stored needs no more than ``raw``."""
+    of ``raw``, *sort_lines* and *clock* (when the page was fetched: :mod:`.clock_times`) alone,
+    computed on first use: a page whose raw text is the one already stored needs no more than
+    ``raw``."""
 
-    __slots__ = ("_stable", "raw", "sort_lines", "undecodable")
+    __slots__ = ("_stable", "clock", "raw", "sort_lines", "undecodable")
 
-    def __init__(self, raw: str, stable: str | None = None, *, sort_lines: bool = False, undecodable: int = 0):
+    def __init__(self, raw: str, stable: str | None = None, *, sort_lines: bool = False, undecodable: int = 0,
+                 clock: Clock | None = None):
         self.raw = raw
         self.sort_lines = sort_lines
+        self.clock = clock
         self._stable = stable
         #: Bytes of the page that did not decode in its charset (see core/text/charset.py); counted
         #: only when its visible text showed some.
@@ -49,17 +69,7 @@ class VisibleText:
     @property
     def stable(self) -> str:
         if self._stable is None:
-            raw = self.raw
-            if VERBATIM in raw:  # include: URL lines, compared as written (core/text/options.py)
-                verbatim = [line for line in raw.split("\n") if line.startswith(VERBATIM)]
-                text = "\n".join(line for line in raw.split("\n") if not line.startswith(VERBATIM))
-                lines = stable_lines(text) if text else []
-                lines += [line.removeprefix(VERBATIM) for line in verbatim]
-            else:
-                lines = stable_lines(raw)
-            if self.sort_lines:
-                lines.sort()
-            self._stable = "\n".join(lines)
+            self._stable = stable_text(self.raw, self.sort_lines, self.clock)
         return self._stable
 
     def __eq__(self, other: object) -> bool:

@@ -1,35 +1,36 @@
-"""The volatile patterns: what changes between two fetches of an unchanged page (clock times,
-dates, relative times, tokens, long ids), removed from its raw text to make its stable text.
-Case and punctuation are kept as the page wrote them; the patterns match in any case. Other
-languages' words are in :mod:`.volatile_languages`.
+"""The volatile fragments: what changes between two fetches of an unchanged page, removed from its
+raw text to make its stable text. Case and punctuation are kept as the page wrote them; the
+patterns match in any case. Other languages' words are in :mod:`.volatile_languages`.
+
+A pattern is kept only where what it matches cannot be the page's content:
+
+- **relative times** ("3 minutes ago", "5m ago", "just now", "yesterday", "vor 5 Minuten"): they
+  change as the clock moves while the page stays the same, and what they say ("posted a while
+  ago") is not what anyone watches a page for;
+- **secrets and session ids echoed with their key** ("token=…", "csrf: …", "sid=…"), only with a
+  value of 8 characters or more that holds a digit, as generated values do ("Session: Morning",
+  "Auth: OAuth 2" are content and kept);
+- **UUIDs, hexadecimal ids of 16 digits or more, and base64-like blobs**: request ids, nonces,
+  cache busters and build hashes that a page prints afresh on every render. Such an id is what
+  a machine reads, never the words a page says (a page whose only change is a new commit hash
+  in its text is not reported: a known loss).
+
+Dates, weekdays and times of day are content: "Doors open at 19:30", "Deadline: 12 March 2027",
+"Saturday: 10:00 - 16:00" are compared and shown as written. A time that tracks the fetch time is
+a clock's, and is left out when a :class:`~.clock_times.Clock` says when the page was fetched
+(:mod:`.clock_times`). No counter pattern is kept: "1,204 readers" is a number like a price,
+which only the page's own variation (learned noise) can tell from content.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
-from .volatile_languages import (
-    DAY_FIRST,
-    OTHER_LANGUAGES,
-    OTHER_LANGUAGES_NEEDS,
-    name_starts,
-    words_before_numbers,
-)
+from .clock_times import Clock, clock_fragments
+from .volatile_languages import OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS
 
 __all__ = ["TRIGGER", "lower_same_length", "stable_lines"]
-
-_MONTHS = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-# "sat", "sun", "wed", "mon" are words too: an abbreviation only goes in front of a date or time.
-_WEEKDAY_ABBRS = r"(?:mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
-# Zone abbreviations spelled out: "[a-z]{2,4}t" also took "most", "next", "first", "best"…
-_ZONES = r"(?:utc|gmt|[ecmpa][sd]t|bst|jst|kst|hkt|sgt|msk|cet|cest|eet|eest|aest|aedt|acst|acdt|awst|nzst|nzdt)"
-_ORD = r"(?:st|nd|rd|th)?"
-
 
 def _without_leading_boundary(pattern: str) -> str:
     # Not for the key=value pattern: "[a-z_]*token" without its boundary retries inside every word.
@@ -53,25 +54,12 @@ def _digit_first(pattern: str) -> str:
 
 
 _ENGLISH_VOLATILE = (
-    # key=value secrets and session ids in visible text or echoed URLs
+    # key=value secrets and session ids in visible text or echoed URLs, with a generated value
     r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
-    r"\s*[=:]\s*[^\s&\"'<>]+",
-    # UUIDs, long hex ids, base64-ish blobs (must contain a digit to spare long words)
+    r"\s*[=:]\s*(?=[^\s&\"'<>]*\d)[^\s&\"'<>]{8,}",
+    # UUIDs, long hex ids (base64-ish blobs: _BLOB)
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
     r"\b[0-9a-f]{16,}\b",
-    # ISO 8601 timestamps and dates
-    r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?\b",
-    # numeric dates 30/11/2026, 11.30.26
-    r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
-    # written dates: "mon, 30 nov 2026", "november 30th, 2026", "30 november", "nov 30"
-    rf"\b{_WEEKDAYS}\b\.?,?",
-    rf"\b{_WEEKDAY_ABBRS}\b\.?,?(?=\s*(?:\d|{_MONTHS}\b))",
-    rf"\b\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}})?",
-    rf"\b{_MONTHS}\b\.?\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
-    rf"\b{_MONTHS}\b\.?\s+\d{{4}}\b",
-    # clock times with optional seconds, am/pm and zone
-    rf"\b\d{{1,2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?:\s*{_ZONES}\b)?",
-    r"\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
     # relative times
     r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
     r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
@@ -83,26 +71,18 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(_digit_first(_without_leading_boundary(pattern.replace(r"[^\s", r"[^ \n").replace(r"\s", " "))))
 
 
-_MONTH_STEMS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # What every match of each pattern above contains, one of (in order): a pattern none of whose
 # words is in a page's candidate lines is not run over them (the tests check that each removed
 # fragment contains its pattern's words). () for a pattern without such words.
-_ENGLISH_NEEDS: list[tuple[str, ...] | frozenset[str]] = [
-    ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("-",), ("/", ".", "-"), ("day",),
-    ("mon", "tue", "wed", "thu", "fri", "sat", "sun"), _MONTH_STEMS, _MONTH_STEMS, _MONTH_STEMS,
-    (":",), ("am", "pm", "a.m", "p.m"), ("ago",), ("now", "ago", "day", "tomorrow"), ("ago",),
+_ENGLISH_NEEDS: list[tuple[str, ...]] = [
+    ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("ago",), ("now", "ago", "day", "tomorrow"),
+    ("ago",),
 ]
 # The patterns are written in lower case and run over a lower-cased copy of the text (a flag to
 # ignore case made them three to ten times slower); what they match is removed from the text as
-# written, at the same places (_remove_volatile). The other languages' weekdays and dates that
-# start with the day go before the English written dates, which would otherwise take "November
-# 2026" out of "30. November 2026"; the rest after them ("November 2026" is Dutch too, and would
-# leave "30th" of "30th November 2026").
-_ENGLISH = [_compiled(p) for p in _ENGLISH_VOLATILE]
-_OTHER = [_compiled(p) for p in OTHER_LANGUAGES]
-_VOLATILE = _ENGLISH[:5] + _OTHER[:DAY_FIRST] + _ENGLISH[5:] + _OTHER[DAY_FIRST:]
-_NEEDS = (_ENGLISH_NEEDS[:5] + list(OTHER_LANGUAGES_NEEDS[:DAY_FIRST]) + _ENGLISH_NEEDS[5:]
-          + list(OTHER_LANGUAGES_NEEDS[DAY_FIRST:]))
+# written, at the same places (_remove_volatile).
+_VOLATILE = [_compiled(p) for p in (*_ENGLISH_VOLATILE, *OTHER_LANGUAGES)]
+_NEEDS = [*_ENGLISH_NEEDS, *OTHER_LANGUAGES_NEEDS]
 
 
 # Base64-ish blobs: 24+ characters with a digit and a letter. Hyphenated prose such as
@@ -140,7 +120,7 @@ _WITHOUT_SPACES = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\uf
 
 # Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
 # lines without any are left alone, which spares most of a page's text the scans.
-TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow|星期|曜日")
+TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
 
 
 def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bool], folded: str,
@@ -164,34 +144,30 @@ def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bo
     return "".join(folded_parts), "".join(text_parts)
 
 
-def _anchored(pattern: re.Pattern[str], starts: Iterable[int], folded: str) -> Iterator[re.Match[str]]:
-    """The matches of *pattern* that start at one of *starts* (in order), none overlapping."""
-    end = 0
-    for start in starts:
-        if start >= end and (match := pattern.match(folded, start)):
-            end = match.end()
-            yield match
-
-
-def _remove_volatile(folded: str, text: str) -> str:
-    """*text* without its volatile fragments, found in *folded* (its lower-case twin). A pattern
-    whose words are a frozenset runs only when one of them is the word before a number."""
-    before_numbers: set[str] | None = None
+def _remove_volatile(folded: str, text: str) -> tuple[str, str]:
+    """*folded* and *text* without their volatile fragments, found in *folded* (the lower-case twin
+    of *text*)."""
     for pattern, words in zip(_VOLATILE, _NEEDS, strict=True):
-        matches: Iterable[re.Match[str]]
-        if isinstance(words, frozenset):
-            if before_numbers is None:
-                before_numbers = words_before_numbers(folded)
-            if words.isdisjoint(before_numbers):
-                continue
-            matches = _anchored(pattern, name_starts(folded, words), folded)
-        elif words and not any(word in folded for word in words):
+        if words and not any(word in folded for word in words):
             continue
-        else:
-            matches = pattern.finditer(folded)
-        folded, text = _remove(matches, _not_at_word_start, folded, text)
-    folded, text = _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
-    return _SPACES.sub(" ", text)
+        folded, text = _remove(pattern.finditer(folded), _not_at_word_start, folded, text)
+    return _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
+
+
+def _remove_clock(folded: str, text: str, clock: Clock) -> str:
+    """*text* without the times in it that track *clock*'s fetch time, found line by line in
+    *folded* (its lower-case twin)."""
+    folded_lines, lines = folded.split("\n"), text.split("\n")
+    for i, line in enumerate(folded_lines):
+        spans = list(clock_fragments(line, clock))
+        if spans:
+            parts, at = [], 0
+            for start, end in sorted(spans):
+                if start >= at:
+                    parts += (lines[i][at:start], " ")
+                    at = end
+            lines[i] = "".join(parts) + lines[i][at:]
+    return "\n".join(lines)
 
 
 def lower_same_length(text: str) -> str:
@@ -202,8 +178,9 @@ def lower_same_length(text: str) -> str:
     return "".join(c if len(low := c.lower()) != 1 else low for c in text)
 
 
-def stable_lines(raw: str) -> list[str]:
-    """Stable lines of *raw* (collapsed lines joined by newlines). The patterns run once each
+def stable_lines(raw: str, clock: Clock | None = None) -> list[str]:
+    """Stable lines of *raw* (collapsed lines joined by newlines), fetched as *clock* says (None:
+    not known, no time is a clock's). The patterns run once each
     over the candidate lines joined together: a call per line and pattern costs more than the
     matching, and no pattern matches a newline, so lines map back one to one. A line that a
     fragment was removed from the end (or start) of loses the separators left there ("Updated:
@@ -212,8 +189,11 @@ def stable_lines(raw: str) -> list[str]:
     folded_lines = lower_same_length(raw).split("\n")
     candidates = [i for i, line in enumerate(folded_lines) if TRIGGER.search(line)]
     if candidates:
-        text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
-                                "\n".join([lines[i] for i in candidates]))
+        folded, text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
+                                        "\n".join([lines[i] for i in candidates]))
+        if clock is not None and clock.fetched is not None:
+            text = _remove_clock(folded, text, clock)
+        text = _SPACES.sub(" ", text)
         for i, line in zip(candidates, text.split("\n"), strict=True):
             # A removed fragment leaves a space where it was (the raw lines have none at their
             # ends): only such an end loses its separators.

