@@ -49,8 +49,15 @@ def main() -> None:
     parser.add_argument("--corpus-kind", default="article", choices=("article", "structured", "listing"))
     parser.add_argument("--conditions", default=",".join(c[0] for c in CONDITIONS),
                         help="the conditions to run, comma-separated (default: all)")
+    parser.add_argument("--slots-between-loads", action="store_true",
+                        help="confirmation learns between loads with core.learned.between_loads (provisional slots)")
     parser.add_argument("--samples", action="store_true", help="print samples of false alerts and failed changes")
     args = parser.parse_args()
+    if args.slots_between_loads:
+        import changewatch.core.confirm as confirm
+        from changewatch.core.learned import between_loads
+
+        confirm.between_loads = between_loads
     busy = world(args.pages, "busy", corpus_kind=args.corpus_kind)
     if not busy:
         sys.exit("the real-page corpus is not found (../shared/corpus)")
