@@ -26,6 +26,7 @@ from changewatch.core.diff import DiffOptions
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import digest
+from changewatch.runtime import offload
 from changewatch.runtime.offload import Judged, ObserveTask, judge_in_worker
 
 from .busy import WorldPage, load, own_lines
@@ -121,20 +122,27 @@ class Key:
 
     def _confirmed(self, page: WorldPage, obs: Observation, body: bytes, first: Judged, n: int,
                    at: datetime) -> Judged:
-        """The candidate *first* judged with its confirmation (a second load seconds later), as the
-        core judges two loads; a confirmation that cannot be judged leaves the candidate as it was."""
+        """The candidate *first* judged with its confirmation (a second load seconds later) as the
+        pipeline has a worker judge them (a ConfirmTask; before the pipeline had one, the core's
+        observe_loads); a confirmation that cannot be judged leaves the candidate as it was."""
         module = _confirm_module()
         if module is None or self.snapshot is None:
             return first
         self.confirmations += 1
-        second, _ = _obs(page, _CONFIRMATION + n, at + timedelta(seconds=CONFIRM_AFTER))
-        comparisons = load_comparisons(_table(), merge=False)
-        old = Snapshot.decode(self.snapshot, comparisons)
-        verdict = module.observe_loads(obs, second, old, comparisons, context=_context(second))
-        if verdict.kind is Kind.ERROR and not (verdict.error or "").startswith("noisy:"):
+        second, second_body = _obs(page, _CONFIRMATION + n, at + timedelta(seconds=CONFIRM_AFTER))
+        task_type = getattr(offload, "ConfirmTask", None)
+        if task_type is not None:
+            task = task_type(obs, second, self.snapshot, _table(), _context(second), second_body)
+            judged: Judged = pickle.loads(judge_in_worker(pickle.dumps(task, protocol=5)))
+        else:
+            comparisons = load_comparisons(_table(), merge=False)
+            verdict = module.observe_loads(obs, second, Snapshot.decode(self.snapshot, comparisons), comparisons,
+                                           context=_context(second))
+            judged = Judged(verdict.kind, verdict.members, verdict.error,
+                            verdict.keep.encode(comparisons) if verdict.keep is not None else None, verdict.counters)
+        if judged.kind is Kind.ERROR and not (judged.error or "").startswith("noisy:"):
             return first
-        return Judged(verdict.kind, verdict.members, verdict.error,
-                      verdict.keep.encode(comparisons) if verdict.keep is not None else None, verdict.counters)
+        return judged
 
 
 @dataclass
