@@ -5,8 +5,8 @@ calibration loads):
 
 - each signature's sightings: a line that came and went twice or showed two new texts (a counter)
   is volatile wherever it stands;
-- each *span*, a run of the baseline's lines that differed in some load (runs a few lines apart
-  are one: a reshuffled list), with the hashes of what the loads showed there: a span that held
+- each *span*, a run of the baseline's lines that differed in some load (runs that touch are
+  one: a reshuffled list), with the hashes of what the loads showed there: a span that held
   two texts other than the baseline's, or went back to the baseline's, is a slot, anchored on
   the nearest lines around it that never differed.
 
@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 
 from .learned import (
     MAX_CANDIDATES,
-    MERGE_GAP,
     Learned,
     Sighting,
     Span,
@@ -88,12 +87,12 @@ def _lines_learned(learned: Learned, old: Sequence[str], osig: Sequence[str], ne
 
 
 def _spans(known: Sequence[Span], changed: Sequence[tuple[int, int]]) -> list[Span]:
-    """*known* spans and the runs *changed* in this load, those that touch merged (what they held
-    merged too)."""
+    """*known* spans and the runs *changed* in this load, those that overlap or touch merged (what
+    they held merged too): a reshuffled list is one span once each of its lines moved in a load."""
     runs = sorted([*known, *((s, e, (), "", 0, 0, -1) for s, e in changed)], key=lambda x: x[0])
     out: list[Span] = []
     for span in runs:
-        if out and span[0] - out[-1][1] <= MERGE_GAP:
+        if out and span[0] <= out[-1][1]:
             s, e, prints, last, flips, most, least = out[-1]
             out[-1] = (s, max(e, span[1]), tuple(dict.fromkeys((*prints, *span[2])))[:_PRINTS], last or span[3],
                        max(flips, span[4]), max(most, span[5]), -1)  # its size: from here on

@@ -42,6 +42,7 @@ from .slots import (
     Slot,
     anchored,
     content_hash,
+    joined,
     label_of,
     locate_all,
     loose,
@@ -59,8 +60,9 @@ MAX_CANDIDATES = 2000
 MAX_VARIANTS = 8
 VOLATILE_AFTER = 3
 WINDOW = 4
-#: hunks this few equal lines apart are learned as one slot (a reshuffled list)
-MERGE_GAP = 2
+#: hunks this few equal lines apart are learned as one slot in normal runs (a reshuffled list
+#: whose one item stayed in place)
+MERGE_GAP = 1
 #: a page is always noisy when this share of its lines (of at least NOISY_MIN_LINES) varies
 NOISY_SHARE = 0.9
 NOISY_MIN_LINES = 3
@@ -309,10 +311,13 @@ class _Slotted:
 
 def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
              slots: Sequence[Slot]) -> _Slotted:
+    if len(slots) > 1:
+        slots = joined(slots, old, osig, new, nsig)
     kept: list[Slot | None] = list(slots)
     in_old, in_new = locate_all(slots, osig), locate_all(slots, nsig)
     where = {loc.index: loc for loc in in_new}
     out = _Slotted([], [], set(), [], kept)
+    held = {i for loc in in_old for i in range(loc.start, loc.end)}
     at = 0
     for loc in in_old:
         slot, mine = slots[loc.index], where.get(loc.index)
@@ -320,7 +325,7 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         out.sigs.extend(osig[at:loc.start])
         at = loc.end
         was = old[loc.start:loc.end]
-        if mine is None and (found := loose(slot, old, osig, loc.start, loc.end, new, nsig)) is not None:
+        if mine is None and (found := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None:
             # an anchor edited or removed: the edit is a change, the slot is anchored anew
             slot = anchored(slot, new, nsig, found[0], found[1])
             mine = Located(loc.index, found[0], found[1])
@@ -348,11 +353,11 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
 def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
           nsig: Sequence[str], mine: Located) -> Slot:
     """Put what *slot* holds now in the text the diff is made from; the slot after it."""
-    extra = slot.extra(now)
-    if extra and not slot.fixed:  # grown beyond twice its size: a change, then its new size
+    if slot.grown(now):  # beyond twice its size: a change, then its new size
         _put(out, was, False)
         return slot.seen(now, True)
-    if extra:  # a slot of fixed size holding more: the lines least like its own are new text
+    extra = slot.extra(now)
+    if extra:  # a slot of fixed size holding a few more: the lines least like its own are new text
         at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])
         own = now[:len(now) - extra] if at_end else now[extra:]
         start = _put(out, own, True)

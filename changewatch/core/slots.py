@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any
 
-__all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "locate_all", "loose", "positions"]
+__all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose", "positions"]
 
 MAX_SLOTS = 200
 #: what a slot keeps of the lines the first load of a confirmation showed in it
@@ -98,15 +98,13 @@ class Slot:
         """Seen holding as many lines every time (a box of five headlines, an ad's one line)."""
         return 0 < self.least == self.most
 
+    def grown(self, lines: Sequence[str]) -> bool:
+        """Whether *lines* are more than twice the most it was seen to hold."""
+        return bool(self.most) and sum(1 for line in lines if line.strip()) > 2 * self.most
+
     def extra(self, lines: Sequence[str]) -> int:
-        """How many lines too many *lines* are for it: beyond twice the most it was seen to hold,
-        or, for a slot of fixed size, beyond that size (0: they fit)."""
-        held = sum(1 for line in lines if line.strip())
-        if not self.most:
-            return 0
-        if self.fixed:
-            return max(held - self.most, 0)
-        return held - self.most if held > 2 * self.most else 0
+        """How many lines more than its size *lines* are, for a slot of fixed size (else 0)."""
+        return max(sum(1 for line in lines if line.strip()) - self.most, 0) if self.fixed else 0
 
 
 def positions(sigs: Sequence[str]) -> dict[str, list[int]]:
@@ -202,20 +200,21 @@ def _matching(old: Sequence[str], window: Sequence[str]) -> int:
     return k
 
 
-def _outer(lines: Sequence[str], at: int, step: int) -> int:
+def _outer(lines: Sequence[str], at: int, step: int, skip: set[int]) -> int:
     at += step
-    while 0 <= at < len(lines) and not lines[at].strip():
+    while 0 <= at < len(lines) and (at in skip or not lines[at].strip()):
         at += step
     return at
 
 
 def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: int,
-          new: Sequence[str], nsig: Sequence[str]) -> tuple[int, int, int, int] | None:
+          new: Sequence[str], nsig: Sequence[str], skip: set[int]) -> tuple[int, int, int, int] | None:
     """Where *slot*, found at ``old[start:end]``, stands in *new* when its anchors do not (one was
     edited or removed): between the next lines out, less the lines its anchors became (as many as
-    they were, those alike, or as many as the slot's size leaves). Its lines in *new*, and the
-    anchors' lines there (None: not found)."""
-    b2, a2 = _outer(old, start - 1, -1), _outer(old, end, 1)
+    they were, those alike, or as many as the slot's size leaves). The next lines out are not
+    lines of other slots (*skip*: their positions in *old*). Its lines in *new*, and the lines
+    between the next lines out there (None: not found)."""
+    b2, a2 = _outer(old, start - 1, -1, skip), _outer(old, end, 1, skip)
     if b2 >= 0:
         nth = sum(1 for sig in osig[:b2] if sig == osig[b2])
         found = [i for i, sig in enumerate(nsig) if sig == osig[b2]]
@@ -240,3 +239,41 @@ def loose(slot: Slot, old: Sequence[str], osig: Sequence[str], start: int, end: 
     if k_pre + k_post > len(window):
         return None
     return p2 + 1 + k_pre, q2 - k_post, p2 + 1, q2
+
+
+def _count(lines: Sequence[str]) -> int:
+    return sum(1 for line in lines if line.strip())
+
+
+def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: Sequence[str],
+           nsig: Sequence[str]) -> tuple[Slot, ...]:
+    """*slots*, where two stand one line apart (the one's after anchor is the other's before
+    anchor) and that line moved within them in *new* (the one holds as many lines fewer as the
+    other holds more), joined into one: the line between them varies too (an item of a
+    reshuffled list that stayed in place while they were learned); so does one replaced by a line
+    unlike it, as many lines in all. A line between two slots that is edited (a line like it is
+    there) or removed (fewer lines) is a change (:func:`loose`); one that stays put keeps them
+    apart."""
+    in_old = locate_all(slots, osig)
+    in_new = {loc.index: loc for loc in locate_all(slots, nsig)}
+    at_new = positions(nsig)
+    out: list[Slot | None] = list(slots)
+    for a, b in zip(in_old, in_old[1:], strict=False):
+        first, second = out[a.index], out[b.index]
+        if b.start != a.end + 1 or first is None or second is None or first.after != second.before:
+            continue
+        both = Slot(first.before, second.after, first.nth, first.most + second.most + 1,
+                    max(first.varied, second.varied), first.sample, (first.labels[0], second.labels[1]),
+                    first.least + second.least + 1)
+        na, nb = in_new.get(a.index), in_new.get(b.index)
+        if na is not None and nb is not None and nb.start == na.end + 1:
+            moved = _count(new[na.start:na.end]) - _count(old[a.start:a.end])
+            if not moved or _count(new[nb.start:nb.end]) - _count(old[b.start:b.end]) != -moved:
+                continue
+        else:  # the line between them is gone: replaced by a line unlike it, as many lines in all?
+            span = _locate(both, at_new, len(nsig))
+            if span is None or _count(new[span[0]:span[1]]) != _count(old[a.start:b.end]) or any(
+                    _similar(old[a.end], line) for line in new[span[0]:span[1]]):
+                continue
+        out[a.index], out[b.index] = both, None
+    return tuple(slot for slot in out if slot is not None)

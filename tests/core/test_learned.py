@@ -10,7 +10,7 @@ from changewatch.core.calibration import calibrate
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.content_part import ContentPart
 from changewatch.core.comparisons.noise import CALIBRATION
-from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, judge, learn_noise, signature
+from changewatch.core.learned import MAX_LINES, MAX_VARIANTS, Learned, Slot, judge, learn_noise, signature
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import Verdict, observe
@@ -45,19 +45,18 @@ def test_learned_lines_are_ignored_and_a_stable_edit_still_shows() -> None:
     # shown as unchanged, the page's new one is
     assert "Trending: cats" not in loud.shown_from.split("\n")
     assert "Trending: dogs" in loud.shown_from.split("\n")
-    assert loud.ignored_regions == {"count": 1, "sample": "Trending: dogs"}
+    assert loud.ignored_regions == {"count": 1, "sample": "Trending: dogs", "slots": []}
 
 
 def test_a_removed_stable_line_is_never_ignored_even_in_a_volatile_region() -> None:
-    learned = Learned(frozenset({signature("Trending: cats")}), {f"{signature(STABLE[1])}:{signature(STABLE[2])}": ""})
+    learned = Learned(frozenset({signature("Trending: cats")}), (Slot(signature(STABLE[1]), signature(STABLE[2])),))
     old = text("Trending: cats")
     new = "\n".join([STABLE[0], STABLE[1], "Trending: new thing", STABLE[3]])  # and "founded" is gone
     assert judge(old, new, learned).remaining
 
 
 def test_a_volatile_region_covers_text_never_seen_there() -> None:
-    anchors = f"{signature(STABLE[1])}:{signature(STABLE[2])}"
-    learned = Learned(frozenset({signature("Trending: cats")}), {anchors: "Trending: cats"})
+    learned = Learned(frozenset({signature("Trending: cats")}), (Slot(signature(STABLE[1]), signature(STABLE[2])),))
     assert not judge(text("Trending: cats"), text("Trending: something new"), learned).remaining
 
 
@@ -69,9 +68,9 @@ def test_normal_runs_learn_only_what_changes_on_most_loads() -> None:
         learning = judge(text(old), text(new), learned)
         reported.append(bool(learning.remaining))
         learned = learning.learned
-    assert reported == [True, True, True, False]  # the region changed on 3 of the last 4 changes: volatile
+    assert reported == [True, True, True, False]  # the slot changed on 3 of the last 4 changes: volatile
     once = judge(text("x", stable=[*STABLE[:3], "Contact us today"]), text("x"), Learned(calibrated=1))
-    assert once.remaining and not once.learned.lines and not once.learned.regions  # text that changed once
+    assert once.remaining and not once.learned.lines and not once.learned.slots  # text that changed once
 
 
 def test_recent_variants_flip_back_quietly() -> None:
@@ -107,8 +106,10 @@ def test_learned_state_is_bounded() -> None:
 
 
 def test_noise_learns_the_lines_of_a_diff() -> None:
-    learned = learn_noise(None, "  Terms\n- Trending: cats\n+ Trending: dogs\n@@\n  Contact")
-    assert learned.lines == {signature("Trending: cats"), signature("Trending: dogs")}
+    learned = learn_noise(None, "  Terms\n- Trending: cats\n+ Trending: dogs\n  Contact\n@@\n- Old\n+ New\n@@")
+    assert learned.lines == {signature(x) for x in ("Trending: cats", "Trending: dogs", "Old", "New")}
+    # a slot where the diff shows the lines around it; none where it does not ("@@")
+    assert [(s.labels, s.most) for s in learned.slots] == [(("Terms", "Contact"), 1)]
 
 
 def test_learned_state_round_trips_through_the_snapshot() -> None:
