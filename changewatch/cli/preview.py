@@ -136,13 +136,14 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def text_lines(raw: str, learned: Any) -> Iterator[tuple[str, str, str]]:
+def text_lines(raw: str, learned: Any, clock: Any = None) -> Iterator[tuple[str, str, str]]:
     """Each line of the raw text as (mark, line shown, state): volatile fragments that the stable
     text leaves out shown [~so~] (state ``volatile``; ``ignored`` when nothing is left of the
-    line), lines learned as noise marked ``~`` (state ``learned``), others as they are.
+    line), lines learned as noise marked ``~`` (state ``learned``), others as they are. *clock*:
+    when the page was fetched (core/text/clock_times.py), so that a time tracking it is marked.
 
-    >>> [m + s for m, s, _ in text_lines("Terms of sale\\nUpdated: 10:32 today\\n10:32", None)]
-    ['  Terms of sale', '  Updated[~: 10:32 today~]', '~ [~10:32~]']
+    >>> [m + s for m, s, _ in text_lines("Terms of sale\\nUpdated: 10:32 today\\n3 minutes ago", None)]
+    ['  Terms of sale', '  Updated: 10:32[~ today~]', '~ [~3 minutes ago~]']
     """
     from ..core.learned import signature
     from ..core.text.volatile import stable_lines
@@ -152,7 +153,7 @@ def text_lines(raw: str, learned: Any) -> Iterator[tuple[str, str, str]]:
     for line in raw.split("\n"):
         if not line.strip():
             continue
-        stable = "\n".join(stable_lines(line))
+        stable = "\n".join(stable_lines(line, clock))
         if not stable:
             yield "~ ", f"[~{line}~]", "ignored"
             continue
@@ -190,7 +191,7 @@ def _print(preview: Preview) -> Iterator[str]:
             yield f"  … and {len(entities.entities) - _SHOWN} more"
     content = snapshot.part("content")
     if content is not None:
-        lines = list(text_lines(content.raw, preview.learned))
+        lines = list(text_lines(content.raw, preview.learned, content.clock))
         count = {state: sum(1 for _, _, s in lines if s == state) for state in ("volatile", "ignored", "learned")}
         yield (f"text ({len(lines)} lines): {count['volatile']} with volatile fragments left out [~so~], "
                f"{count['ignored']} left out whole, {count['learned']} learned as noise (~)")
@@ -208,7 +209,8 @@ def _json(preview: Preview) -> str:
         "entities": None if entities is None else [{"key": k, "fields": e.fields, "normalised": e.norm}
                                                    for k, e in entities.entities.items()],
         "text": None if content is None else [{"line": line, "state": state}
-                                              for _, line, state in text_lines(content.raw, preview.learned)],
+                                              for _, line, state in text_lines(content.raw, preview.learned,
+                                                                                               content.clock)],
     })
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -58,11 +60,52 @@ def test_identical_pages_exit_0_none(write: Write, capsys: Capture) -> None:
 
 
 def test_volatile_only_changes_exit_0_noise(write: Write, capsys: Capture) -> None:
-    old = write("old.html", page(header="Updated 10:32 PM, 2026-11-30, token=abc123"))
-    new = write("new.html", page(header="Updated 11:58 AM, 2026-12-01, token=ffe9d2"))
+    old = write("old.html", page(header="Updated 3 minutes ago, token=abc123"))
+    new = write("new.html", page(header="Updated 2 hours ago, token=ffe9d2"))
     code, out, _ = run(capsys, old, new)
     assert code == 0
     assert out.strip() == "noise"
+
+
+def _fetched_at(path: str, at: datetime) -> str:
+    os.utime(path, (at.timestamp(), at.timestamp()))
+    return path
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Doors open at 19:30.", "Doors open at 21:00."),
+    ("Application deadline: 12 March 2027.", "Application deadline: 19 March 2027."),
+    ("We are open on Tuesday at 6 pm.", "We are open on Thursday at 6 pm."),
+    ("Saturday: 10:00 - 16:00", "Saturday: 10:00 - 14:00"),
+    ("Roundhay Park reopened on Saturday after a year of work", "Roundhay Park reopened on Sunday after a year of work"),
+])
+def test_a_changed_date_or_time_is_a_change_shown_as_written(write: Write, capsys: Capture, old: str, new: str) -> None:
+    code, out, _ = run(capsys, write("old.html", page(header=old)), write("new.html", page(header=new)))
+    assert code == 1 and out.startswith("content ")
+    assert f"- {old}" in out and f"+ {new}" in out
+
+
+def test_the_files_modification_times_are_their_fetch_times(write: Write, capsys: Capture) -> None:
+    at = datetime(2026, 12, 5, 14, 32, 20, tzinfo=UTC)
+    later = at + timedelta(hours=2, minutes=13)
+    # a stamp in its own zone that shows each file's fetch time is a clock
+    old = _fetched_at(write("old.html", page(header=f"Generated {at:%Y-%m-%d %H:%M} UTC")), at)
+    new = _fetched_at(write("new.html", page(header=f"Generated {later:%Y-%m-%d %H:%M} UTC")), later)
+    code, out, _ = run(capsys, old, new)
+    assert (code, out.strip()) == (0, "noise")
+    # the same stamps in files fetched at other times are the pages' words
+    _fetched_at(old, at - timedelta(days=3))
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and f"- Generated {at:%Y-%m-%d %H:%M} UTC" in out
+    # a bare time of day that moved as the clock did between the two fetches is a clock's
+    old = _fetched_at(write("old.html", page(header=f"Updated · {at + timedelta(hours=1):%H:%M}")), at)
+    new = _fetched_at(write("new.html", page(header=f"Updated · {later + timedelta(hours=1):%H:%M}")), later)
+    code, out, _ = run(capsys, old, new)
+    assert (code, out.strip()) == (0, "noise")
+    # and never assumed to be in some zone where it would match: moved otherwise, it is content
+    _fetched_at(new, later + timedelta(minutes=40))
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and f"+ Updated · {later + timedelta(hours=1):%H:%M}" in out
 
 
 def test_content_change_exit_1_with_distance_and_diff(write: Write, capsys: Capture) -> None:

@@ -210,13 +210,13 @@ def clock_fragments(line: str, clock: Clock) -> Iterator[tuple[int, int]]:
         return
     fetched = clock.fetched.astimezone(UTC)
     clock_line = clock.offset is not None and line_shape(line) in clock.lines
-    taken = -1
+    stamps = []  # a time of an ISO timestamp is judged with its date, as the timestamp
     for match in _ISO.finditer(line):
+        stamps.append(match.span())
         if _iso_tracks(match, clock, clock_line):
-            yield match.start(), match.end()
-            taken = match.end()
+            yield match.span()
     for match in _TIME.finditer(line):
-        if match.start() < taken or not (times := _times_of_day(match)):
+        if any(start <= match.start() < end for start, end in stamps) or not (times := _times_of_day(match)):
             continue
         zone = _zone_offset(match)
         if zone is None and not clock_line:

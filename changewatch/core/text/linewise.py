@@ -55,12 +55,14 @@ def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False, ol
     not share only; None when that cannot be told this way (the verbatim lines of ``include``,
     which the stable text moves to its end).
 
-    >>> same_stable_text("Prices\\nUpdated 10:32\\nKettle 89.00", "Prices\\nUpdated 11:47\\nKettle 89.00")
+    >>> same_stable_text("Prices\\nUpdated 3 minutes ago\\nKettle 89.00", "Prices\\nUpdated 1 hour ago\\nKettle 89.00")
     True
-    >>> same_stable_text("Prices\\nUpdated 10:32\\nKettle 89.00", "Prices\\nUpdated 11:47\\nKettle 79.00")
+    >>> same_stable_text("Prices\\nUpdated 3 minutes ago\\nKettle 89.00", "Prices\\nUpdated 1 hour ago\\nKettle 79.00")
     False
-    >>> same_stable_text("b 10:32\\na", "a\\nb 11:47", sort_lines=True)
+    >>> same_stable_text("b just now\\na", "a\\nb 5m ago", sort_lines=True)
     True
+    >>> same_stable_text("Doors open at 19:30", "Doors open at 21:00")
+    False
     """
     if VERBATIM in old_raw or VERBATIM in new_raw:
         return None

@@ -1,8 +1,10 @@
 """Visible-text extraction and normalisation: the entry points.
 
 ``normalise`` turns an HTML page into the text a reader sees, one block-level element per line,
-whitespace collapsed and volatile fragments (clock times, dates, relative times, tokens, long ids)
-removed, so that two fetches of an unchanged page give the same string. Case and punctuation are
+whitespace collapsed and volatile fragments (relative times, tokens, long ids: :mod:`.volatile`)
+removed, so that two fetches of an unchanged page give the same string. Dates and times are the
+page's words; a time that tracks the fetch time is left out only when the fetch time is known
+(a content part's :class:`~.clock_times.Clock`), which ``normalise`` does not know. Case and punctuation are
 kept as the page wrote them: "SIMDJSON" is not "simdjson", and a diff shows the page's own words.
 
 Two parsers, picked by measurement: a whole page is read by lexbor (:mod:`.lexbor_walker`); a
@@ -21,7 +23,8 @@ __all__ = ["NORMALISER_VERSION", "normalise", "normalise_text", "visible_text"]
 
 #: Bumped whenever the same bytes can normalise to another text (a new volatile pattern, another
 #: parser): a body hash of another normaliser then never matches, the page is read again, and a
-#: watch's spec changes, so its first comparison sees the page, not a 304.
+#: watch's spec changes, so its first comparison sees the page, not a 304. A content part keeps
+#: the version that read it: one read by another version re-baselines silently.
 NORMALISER_VERSION = 4
 
 
@@ -57,8 +60,8 @@ def normalise(html: str | bytes, region: str | None = None, *, sort_lines: bool 
     """Normalised visible text of an HTML page: the string that change detection compares.
     Raises :class:`RegionError` for an invalid *region* only (see :func:`visible_text`).
 
-    >>> normalise("<p>Updated 10:32 PM</p><script>x=1</script><p>Price  <b>89</b></p>")
-    'Updated\\nPrice 89'
+    >>> normalise("<p>Updated 3 minutes ago</p><script>x=1</script><p>Price  <b>89</b> from 10:32 PM</p>")
+    'Updated\\nPrice 89 from 10:32 PM'
     """
     return visible_text(html, region, sort_lines=sort_lines).stable
 

@@ -7,9 +7,9 @@ A pattern is kept only where what it matches cannot be the page's content:
 - **relative times** ("3 minutes ago", "5m ago", "just now", "yesterday", "vor 5 Minuten"): they
   change as the clock moves while the page stays the same, and what they say ("posted a while
   ago") is not what anyone watches a page for;
-- **secrets and session ids echoed with their key** ("token=…", "csrf: …", "sid=…"), only with a
-  value of 8 characters or more that holds a digit, as generated values do ("Session: Morning",
-  "Auth: OAuth 2" are content and kept);
+- **secrets and session ids echoed with their key** as a URL writes them ("token=…", "sid=…"), or
+  after a colon with a generated value, 8 characters or more with a digit ("csrf: 8f14e45f…"):
+  "Session: Morning", "Auth: OAuth 2" are content and kept;
 - **UUIDs, hexadecimal ids of 16 digits or more, and base64-like blobs**: request ids, nonces,
   cache busters and build hashes that a page prints afresh on every render. Such an id is what
   a machine reads, never the words a page says (a page whose only change is a new commit hash
@@ -54,9 +54,10 @@ def _digit_first(pattern: str) -> str:
 
 
 _ENGLISH_VOLATILE = (
-    # key=value secrets and session ids in visible text or echoed URLs, with a generated value
+    # key=value secrets and session ids in visible text or echoed URLs; "key: value" only with a
+    # generated value (8 characters or more, a digit among them)
     r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
-    r"\s*[=:]\s*(?=[^\s&\"'<>]*\d)[^\s&\"'<>]{8,}",
+    r"(?:\s*=\s*[^\s&\"'<>]+|\s*:\s*(?=[^\s&\"'<>]*\d)[^\s&\"'<>]{8,})",
     # UUIDs, long hex ids (base64-ish blobs: _BLOB)
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
     r"\b[0-9a-f]{16,}\b",

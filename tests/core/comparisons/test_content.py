@@ -35,15 +35,15 @@ def test_a_baseline_and_its_noise_are_kept_without_their_stable_text_computed() 
 
     paragraphs = prose_paragraphs(3000)
     page = lambda stamp, edit="": article_html([f"Updated {stamp}", *paragraphs[:20], edit, *paragraphs[20:]])  # noqa: E731
-    baseline, stored = _judged(page("10:32").encode(), None)
+    baseline, stored = _judged(page("3 minutes ago").encode(), None)
     assert baseline.kind is Kind.BASELINE and stored is not None  # type: ignore[attr-defined]
     data = _content_data(stored)
     assert data["body"] == "zstd" and "raw_hash" not in data  # surely long: kept unread, as its body
-    noise, kept = _judged(page("11:47").encode(), stored)
+    noise, kept = _judged(page("2 hours ago").encode(), stored)
     assert noise.kind is Kind.NOISE and kept is not None  # type: ignore[attr-defined]
     data = _content_data(kept)  # read once the body differed, and kept as its raw text from then on
     assert data["raw"] is True and data["content_hash"] is None  # told from the one line that differs
-    edit, _ = _judged(page("12:05", "A sentence added to the terms.").encode(), kept)
+    edit, _ = _judged(page("just now", "A sentence added to the terms.").encode(), kept)
     assert edit.kind is Kind.CONTENT  # type: ignore[attr-defined]
     assert "+ A sentence added to the terms." in edit.diff  # type: ignore[attr-defined]
 
@@ -57,7 +57,7 @@ def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.Mo
 
     page = "<html><body><h1>Kettle</h1>" + "".join(f"<p>Line {i} of the page.</p>" for i in range(40))
     comparisons = load_comparisons()
-    first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 10:32</p>"), None, comparisons)
+    first = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 3 minutes ago</p>"), None, comparisons)
     assert first.kind is Kind.BASELINE and first.keep is not None
     calls: list[int] = []
     told = content_part.same_stable_text
@@ -67,5 +67,5 @@ def test_a_noise_page_is_told_against_the_stored_one_once(monkeypatch: pytest.Mo
         return told(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(content_part, "same_stable_text", counted)
-    again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 11:47</p>"), first.keep, comparisons)
+    again = observe(Observation("k", "https://x.example/", html=page + "<p>Updated 2 hours ago</p>"), first.keep, comparisons)
     assert again.kind is Kind.NOISE and len(calls) == 1

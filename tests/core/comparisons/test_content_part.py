@@ -43,7 +43,7 @@ def _content_data(snapshot: bytes) -> dict[str, object]:
     return dict(json.loads(snapshot[8:8 + size])["content"]["data"])
 
 
-def _page(*, stamp: str = "10:32", edit: str = "", token: str = "a1") -> bytes:
+def _page(*, stamp: str = "3 minutes ago", edit: str = "", token: str = "a1") -> bytes:
     paragraphs = prose_paragraphs(3000)
     body = article_html([f"Updated {stamp}", *paragraphs[:20], edit, *paragraphs[20:]])
     return body.replace("</body>", f"<script>var csrf = '{token}';</script></body>").encode()
@@ -72,7 +72,7 @@ def test_a_long_first_page_is_kept_as_its_body_and_not_read_while_it_comes_back_
 
 
 def test_an_edit_of_an_unread_baseline_is_reported_as_from_a_read_one() -> None:
-    edited = _page(stamp="11:47", edit="A Sentence, added to the TERMS.")
+    edited = _page(stamp="2 hours ago", edit="A Sentence, added to the TERMS.")
     from_unread = _observe(edited, _stored(_observe(_page(), None)))
     from_read = _observe(edited, _read_baseline(_page()))
     assert from_unread.kind is from_read.kind is Kind.CONTENT
@@ -82,11 +82,11 @@ def test_an_edit_of_an_unread_baseline_is_reported_as_from_a_read_one() -> None:
 
 def test_other_bytes_with_the_same_text_read_the_baseline_once_and_keep_it_as_its_text() -> None:
     stored = _stored(_observe(_page(), None))
-    verdict = _observe(_page(token="b2", stamp="11:47"), stored)  # a new token, a new clock: noise
+    verdict = _observe(_page(token="b2", stamp="2 hours ago"), stored)  # a new token, a new relative time: noise
     assert verdict.kind in (Kind.NONE, Kind.NOISE)
     kept = _stored(verdict)  # rewritten as its text: the next differing body does not read it again
     assert _content_data(kept).get("raw") is True and "body" not in _content_data(kept)
-    later = _observe(_page(token="c3", stamp="12:05"), kept)
+    later = _observe(_page(token="c3", stamp="just now"), kept)
     assert later.kind in (Kind.NONE, Kind.NOISE)
 
 
@@ -162,7 +162,7 @@ def test_a_page_read_against_an_unread_block_baseline_is_checked_as_a_first_page
 
 def test_learned_and_calibrated_state_survive_an_unread_baseline() -> None:
     stored = _stored(_observe(_page(), None))
-    obs = Observation(key="k", url="https://example.com/", html=_page(stamp="11:47", token="zz"),
+    obs = Observation(key="k", url="https://example.com/", html=_page(stamp="2 hours ago", token="zz"),
                       encoding="utf-8", options={"calibration": True})
     verdict = observe(obs, Snapshot.decode(stored, COMPARISONS), COMPARISONS,
                       context=CompareContext(options={"calibration": True}))
