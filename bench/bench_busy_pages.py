@@ -73,6 +73,8 @@ def main() -> None:
             started = time.perf_counter()
             tally = run_noise(pages, args.runs, calibrate=calibrate, confirm=confirm, keys=keys)
             print(_row(f"{kind}, {name}", tally, time.perf_counter() - started), flush=True)
+            if tally.alerts:
+                print(f"{'':<34} alert rate by runs: {tally.windows()}")
             if args.samples:
                 for sample in tally.samples[:3]:
                     print("    " + sample[:400].replace("\n", "\n    "))

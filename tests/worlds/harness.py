@@ -156,9 +156,18 @@ class Tally:
     #: noise kind (the furniture a false alert's diff shows) → alerts
     by_noise: Counter[str] = field(default_factory=Counter)
     samples: list[str] = field(default_factory=list)
+    #: alerts and observations per window of runs (runs 1-5, 6-10, 11-15, 16 on): how fast a key learns
+    window_alerts: Counter[int] = field(default_factory=Counter)
+    window_observations: Counter[int] = field(default_factory=Counter)
 
     def rate(self) -> float:
         return self.alerts / self.observations if self.observations else 0.0
+
+    def windows(self) -> str:
+        """The alert rate of each window of runs ("1-5 40%, 6-10 12%, …")."""
+        names = ("1-5", "6-10", "11-15", "16-")
+        return ", ".join(f"{names[w]} {100 * self.window_alerts[w] / seen:.0f}%"
+                         for w, seen in sorted(self.window_observations.items()))
 
 
 def _noise_kinds(diff: str) -> set[str]:
@@ -183,8 +192,11 @@ def run_noise(pages: Iterable[WorldPage], runs: int, *, calibrate: int, confirm:
         key.observations = key.confirmations = 0
         for n in range(1, runs + 1):
             judged = key.run(n, T0 + timedelta(hours=RUN_EVERY * n))
+            window = min((n - 1) // 5, 3)
+            tally.window_observations[window] += 1
             if judged.kind.reported:
                 tally.alerts += 1
+                tally.window_alerts[window] += 1
                 what = judged.error or str(judged.members.get("diff") or "")
                 tally.by_noise.update(_noise_kinds(what) if not judged.error else {judged.error.split(":")[0]})
                 if len(tally.samples) < 12:

@@ -20,6 +20,7 @@ from ..e2e.crawl import Crawler, CrawlResult
 from .busy import CORPUS, WorldPage, load, world
 from .edits import edit
 from .harness import changed_lines, confirmation_available
+from .vocab import furniture_kind
 
 pytestmark = pytest.mark.slow
 NOISE_RUNS = 4
@@ -58,7 +59,12 @@ def world_site() -> Iterator[tuple[WorldSite, LocalServer]]:
 
 
 def _alerts(result: CrawlResult) -> list[str]:
-    return [f"{r['key']}: {r['kind']} {r.get('error') or ''}{r.get('diff', '')[:300]}" for r in result.records]
+    """Each record as "key: kind [the furniture its changed lines show] diff"."""
+    out = []
+    for r in result.records:
+        kinds = sorted({furniture_kind(line[1:]) for line in changed_lines(r.get("diff", ""))})
+        out.append(f"{r['key']}: {r['kind']} {kinds} {r.get('error') or ''}{r.get('diff', '')[:300]}")
+    return out
 
 
 @pytest.mark.xfail(not confirmation_available(), strict=True,
@@ -87,6 +93,8 @@ def test_busy_pages_crawled_stay_quiet_and_a_word_edit_is_reported(world_site: t
         per_kind = {kind: sum(a.startswith(kind) for a in found) for kind in ("busy", "clock", "quiet")}
         print(f"busy-crawl {name}: {observations} noise-only observations, alerts {per_kind}, "
               f"{100 * sent[name] / observations:.1f} confirmations per 100 observations")
+        for alert in found:
+            print("    " + alert[:200].replace("\n", " | "))
     assert alerts == {name: [] for name in crawlers}, alerts
 
     change = edit(site.pages["busy-1"], "word")

@@ -91,8 +91,8 @@ def sentence(rng: random.Random, words: int = 14) -> str:
 
 _KINDS = (
     (("Updated", "minutes ago"), "clock"),
-    (("readers", "Comments ("), "counter"),
     (("Subscribe", "morning brief"), "A/B teaser"),
+    (("readers", "Comments ("), "counter"),
     (("Live:",), "block on some loads"),
     (("Sign up for our newsletter",), "block on some loads"),
     (("Trending now", "Related stories", "Sponsored"), "box heading"),
