@@ -34,8 +34,8 @@ The private keys (leading underscore) are changewatch's own bookkeeping between 
 
 from __future__ import annotations
 
-__all__ = ["CALIBRATION", "CONDITIONAL", "CONFIRM", "CONFIRMATION", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE",
-           "WATCH"]
+__all__ = ["CALIBRATION", "CONDITIONAL", "CONFIRM", "CONFIRMATION", "EVERY", "KEY", "NOT_MODIFIED", "RENDER",
+           "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"

@@ -159,15 +159,16 @@ class ChangewatchPipeline:
             used, used_origin, used_response, confirmed["last"] = obs, origin, response, None
             if request is not None and self.confirmation.wanted(obs, request, judged.kind):
                 loaded = await self.confirmation.load(item, obs, request)
-                pair = None if loaded.obs is None else await self._judge_loads(obs, loaded, state)
-                if pair is not None and (pair.kind is not Kind.ERROR or (pair.error or "").startswith("noisy:")):
+                pair = await self._judge_loads(obs, loaded, state)
+                confirmed["last"] = pair is not None and loaded.obs is not None
+                if pair is None or loaded.obs is None:
+                    judged.members["confirmed"] = False  # reported as one load showed it
+                    logger.info("changewatch: %s: the change could not be confirmed (%s): reported as one load "
+                                "showed it", obs.key, loaded.failure or "the second page was refused")
+                else:
                     judged, used, used_origin, used_response = pair, loaded.obs, loaded.origin, loaded.response
-                confirmed["last"] = used is not obs
-                if used is not obs and judged.kind.changes_page:
-                    judged.members["confirmed"] = True
-                elif used is obs:
-                    judged.members["confirmed"] = False
-            assert used is not None
+                    if judged.kind.changes_page:
+                        judged.members["confirmed"] = True
             judged = self.reclassified(used, judged, state)
             judgement["last"], seen["last"] = judged, used
             return self._outcome(used, judged, state, used_origin, used_response)
@@ -208,7 +209,8 @@ class ChangewatchPipeline:
 
     async def _judge_loads(self, first: Observation, loaded: Loaded, state: StoredState | None) -> Judged | None:
         """A candidate (*first*) and its confirmation judged together against the stored snapshot
-        (in a worker); an ``error`` when the confirmation confirms nothing (a block page)."""
+        (in a worker); None when the confirmation failed or confirms nothing (a block page: an
+        error, but a ``noisy:`` one, which says the page varies in every line)."""
         if loaded.obs is None or state is None or state.snapshot is None:
             return None
         comparisons = self.comparisons_for(loaded.obs)
@@ -217,7 +219,11 @@ class ChangewatchPipeline:
         response = loaded.response
         body = response.body if response is not None else None
         task = ConfirmTask(first, loaded.obs, state.snapshot, table, self.compare_context(loaded.obs), body)
-        return await judge(self.runtime.pool, task)
+        judged = await judge(self.runtime.pool, task)
+        if judged.kind is Kind.ERROR and not (judged.error or "").startswith("noisy:"):
+            logger.debug("changewatch: %s: the confirmation confirms nothing: %s", first.key, judged.error)
+            return None
+        return judged
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,
                  origin: HttpValidators | None, response: Response | None) -> Outcome:
