@@ -82,21 +82,28 @@ def main() -> None:
                 kept[name] = keys
     print()
     print(f"{'real changes':<34} " + " ".join(f"{w:>18}" for w in ("reported", "late", "diff only change")))
-    for name, _, _ in conditions:
-        changes = run_changes(kept[name], args.runs + 1)
-        for what in changes.applied:
-            applied = changes.applied[what]
-            print(f"{name + ': ' + what:<34} {changes.reported[what]:>10}/{applied:<3} "
-                  f"{100 * changes.reported[what] / applied:>4.0f}% {changes.late[what]:>12}     "
-                  f"{changes.clean[what]:>10}/{applied:<3} {100 * changes.clean[what] / applied:>4.0f}%")
-        total = sum(changes.applied.values())
-        print(f"{name + ': all':<34} {sum(changes.reported.values()):>10}/{total:<3} "
-              f"{100 * sum(changes.reported.values()) / total:>4.0f}% {sum(changes.late.values()):>12}     "
-              f"{sum(changes.clean.values()):>10}/{total:<3} {100 * sum(changes.clean.values()) / total:>4.0f}%",
-              flush=True)
-        if args.samples:
-            for failure in changes.failures[:8]:
-                print("    " + failure[:300])
+    for name, calibrate, confirm in conditions:
+        _changes(name, kept[name], args.runs + 1, args.samples)
+        early: list[Key] = []  # the same, at run 3: before the key has learned its furniture
+        run_noise(busy, 2, calibrate=calibrate, confirm=confirm, keys=early)
+        _changes(f"{name}, at run 3", early, 3, args.samples)
+
+
+def _changes(name: str, keys: list[Key], start: int, samples: bool) -> None:
+    changes = run_changes(keys, start)
+    for what in changes.applied:
+        applied = changes.applied[what]
+        print(f"{name + ': ' + what:<34} {changes.reported[what]:>10}/{applied:<3} "
+              f"{100 * changes.reported[what] / applied:>4.0f}% {changes.late[what]:>12}     "
+              f"{changes.clean[what]:>10}/{applied:<3} {100 * changes.clean[what] / applied:>4.0f}%")
+    total = sum(changes.applied.values())
+    print(f"{name + ': all':<34} {sum(changes.reported.values()):>10}/{total:<3} "
+          f"{100 * sum(changes.reported.values()) / total:>4.0f}% {sum(changes.late.values()):>12}     "
+          f"{sum(changes.clean.values()):>10}/{total:<3} {100 * sum(changes.clean.values()) / total:>4.0f}%",
+          flush=True)
+    if samples:
+        for failure in changes.failures[:8]:
+            print("    " + failure[:300])
 
 
 if __name__ == "__main__":

@@ -28,6 +28,11 @@ needs_corpus = pytest.mark.skipif(not PAGES, reason=f"real-page corpus not found
 #: before confirmation and slots are in the core, busy pages alert: these are the acceptance tests
 not_yet = pytest.mark.xfail(not confirmation_available(), strict=True,
                             reason="busy pages need confirmation (changewatch.core.confirm) and learned slots")
+#: measured on the test web (bench/bench_busy_pages.py): confirmation alone still lets through values
+#: both loads happen to show alike (an A/B teaser, a block present on some loads, a related item back
+#: in the list) while a key has not learned its furniture yet, most in its first ten runs
+LEARNING = ("confirmation alone: 13-17% of a busy page's noise-only observations alert, most in its first ten runs "
+            "(blocks on some loads, A/B teasers, related items both loads show alike)")
 
 
 def _within(tally: Tally, share: float) -> bool:
@@ -72,7 +77,7 @@ def test_busy_pages_after_calibrate_5_alert_on_at_most_2_percent_and_report_real
 
 
 @needs_corpus
-@not_yet
+@pytest.mark.xfail(strict=True, reason=LEARNING)
 def test_busy_pages_without_calibration_alert_on_at_most_5_percent_and_report_real_changes() -> None:
     tally, keys = _busy(PAGES, 8, calibrate=0, confirm=True)
     assert _within(tally, 0.05), _report(tally)
@@ -91,15 +96,22 @@ def test_real_changes_of_quiet_pages_are_all_reported_with_only_their_words() ->
 
 @pytest.mark.slow
 @needs_corpus
-@not_yet
-def test_the_whole_test_web_meets_the_targets() -> None:
+@pytest.mark.parametrize("calibrate, share", [
+    pytest.param(5, 0.02, marks=not_yet),
+    pytest.param(0, 0.05, marks=pytest.mark.xfail(strict=True, reason=LEARNING)),
+])
+def test_the_whole_test_web_meets_the_targets(calibrate: int, share: float) -> None:
     pages = world(20)
-    for calibrate, share in ((5, 0.02), (0, 0.05)):
-        tally, keys = _busy(pages, 30, calibrate=calibrate, confirm=True)
-        assert tally.observations >= 500
-        assert tally.alerts <= share * tally.observations, (calibrate, _report(tally))
-        ok, why = _changes_ok(run_changes(keys, 31))
-        assert ok, (calibrate, why)
-    for kind in ("quiet", "clock"):
-        tally = run_noise([p.as_kind(kind) for p in pages], 10, calibrate=0, confirm=True)
-        assert tally.alerts == 0, (kind, _report(tally))
+    tally, keys = _busy(pages, 30, calibrate=calibrate, confirm=True)
+    assert tally.observations >= 500
+    assert tally.alerts <= share * tally.observations, _report(tally)
+    ok, why = _changes_ok(run_changes(keys, 31))
+    assert ok, why
+
+
+@pytest.mark.slow
+@needs_corpus
+@pytest.mark.parametrize("kind", ["quiet", "clock"])
+def test_the_whole_test_webs_quiet_and_clock_pages_never_alert(kind: str) -> None:
+    tally = run_noise([p.as_kind(kind) for p in world(20)], 10, calibrate=0, confirm=True)
+    assert tally.alerts == 0, _report(tally)
