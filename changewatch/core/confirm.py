@@ -11,7 +11,8 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
   varies between loads (a rotating box, an ad slot): it is not a change.
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
-teaches itself from its first candidate. The verdict is the confirmation's: the snapshot kept is
+teaches itself from its first candidate: the judgement is the stored model's, what the two loads
+taught is kept for the loads after them. The verdict is the confirmation's: the snapshot kept is
 the second load's, with the part of each comparison whose change was not confirmed kept as the
 stored one (what was not confirmed stays a difference to the baseline: a real edit that landed
 between the two loads is reported by the next run, late but not lost).
@@ -129,16 +130,18 @@ class Loads:
     second: Snapshot
 
 
-def _learned_between(loads: Loads) -> tuple[Snapshot, Learned | None]:
-    """*loads.old* with what differs between the two loads learned into its text's part."""
-    old, one, two = (s.part(_CONTENT) for s in (loads.old, loads.first, loads.second))
-    if not all(isinstance(p, ContentPart) for p in (old, one, two)):
-        return loads.old, None
-    assert isinstance(old, ContentPart) and isinstance(one, ContentPart) and isinstance(two, ContentPart)
-    if one.raw_hash == two.raw_hash or one.text == two.text:
-        return loads.old, old.learned
-    learned = between_loads(old.learned, one.text, two.text)
-    return Snapshot({**loads.old.parts, _CONTENT: old.with_learned(learned)}, loads.old.foreign), learned
+def _taught(verdict: Verdict, loads: Loads) -> Verdict:
+    """*verdict* with what differs between the two loads learned into the text's part it keeps:
+    the judgement is the stored model's; what the two loads teach is for the next ones."""
+    one, two = loads.first.part(_CONTENT), loads.second.part(_CONTENT)
+    keep = verdict.keep if verdict.keep is not None else loads.old
+    part = keep.part(_CONTENT)
+    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)) \
+            or one.raw_hash == two.raw_hash or one.text == two.text:
+        return verdict
+    learned = between_loads(part.learned, one.text, two.text)
+    verdict.keep = Snapshot({**keep.parts, _CONTENT: part.with_learned(learned)}, keep.foreign)
+    return verdict
 
 
 def _content(old: ContentPart, first: ContentPart, second: ContentPart, members: Mapping[str, Any],
@@ -162,17 +165,16 @@ _MEMBERS = {"fields": ("changes", "error"), "entities": ("added", "removed", "ch
 _UNCHANGED = "unchanged"
 
 
-def _confirmed(comparison: Comparison, parts: tuple[Any, Any, Any, Any], learned: Learned | None,
+def _confirmed(comparison: Comparison, parts: tuple[Any, Any, Any],
                context: CompareContext) -> dict[str, Any] | str | None:
     """The members of *comparison*'s change that both loads show; None when the confirmation's
     change is not confirmed; ``"unchanged"`` when the confirmation shows no change of its part.
-    *parts*: the stored part, as stored and with what the two loads taught, then each load's."""
-    stored, old, first, second = parts
+    *parts*: the stored part, then each load's."""
+    old, first, second = parts
     two = comparison.compare(old, second, context)
     if two.status is not Status.CHANGED:
         return _UNCHANGED
-    # as the candidate was judged: what the two loads taught knows the first load's text already
-    one = comparison.compare(stored, first, context)
+    one = comparison.compare(old, first, context)
     if one.status is not Status.CHANGED:
         return None
     if comparison.name == "fields":
@@ -181,7 +183,7 @@ def _confirmed(comparison: Comparison, parts: tuple[Any, Any, Any, Any], learned
         return _entities(one.members, two.members)
     if comparison.name == _CONTENT and isinstance(old, ContentPart) and isinstance(first, ContentPart) \
             and isinstance(second, ContentPart):
-        return _content(old, first, second, two.members, learned, context)
+        return _content(old, first, second, two.members, old.learned, context)
     return dict(two.members) if _same(one.members) == _same(two.members) else None
 
 
@@ -201,15 +203,15 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
     context = context or CompareContext()
     if problem := _problem(loads.old, loads.second, comparisons):
         return Verdict(Kind.ERROR, error=problem)
-    old, learned = _learned_between(loads)
+    old = loads.old
     parts = dict(loads.second.parts)
     confirmed: dict[str, dict[str, Any]] = {}
     for comparison in comparisons:
         name = comparison.name
-        stored, before, one, two = loads.old.part(name), old.part(name), loads.first.part(name), parts.get(name)
+        before, one, two = old.part(name), loads.first.part(name), parts.get(name)
         if before is None or one is None or two is None:
             continue
-        members = _confirmed(comparison, (stored, before, one, two), learned, context)
+        members = _confirmed(comparison, (before, one, two), context)
         if members is None:
             parts[name] = before  # not confirmed: the stored part stays what the next load is judged against
         elif isinstance(members, dict):
@@ -220,7 +222,7 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
             verdict.members.pop(member, None)
     for comparison in sorted(comparisons, key=lambda c: c.rank):  # in the order classify merges them
         verdict.members.update(confirmed.get(comparison.name, {}))
-    return verdict
+    return _taught(verdict, loads)
 
 
 def _snapshot(obs: Observation, comparisons: Sequence[Comparison], counters: dict[str, int]) -> Snapshot | str:
