@@ -1,7 +1,8 @@
-"""``changewatch explain KEY``: what is learned of a key's normal variation (calibration loads,
-volatile lines and regions, whether the page is always noisy) and which lines of its stored text
-are ignored when they change (docs/architecture.md, "Learned noise"). ``changewatch noise``
-teaches it more."""
+"""``changewatch explain KEY``: what is learned of a key's normal variation (docs/architecture.md,
+"Learned noise"): its slots (where the page varies, between the stable lines around them, and
+its volatile lines, slots of one line), numbered, with how often they varied and a sample;
+calibration loads, recent variants, whether the page is always noisy. ``--forget-slot N``
+forgets one slot; ``changewatch noise`` teaches more."""
 
 from __future__ import annotations
 
@@ -9,58 +10,78 @@ import argparse
 from typing import Any
 
 from ..core import load_comparisons
-from ..core.learned import Learned, signature
+from ..core.learned import Learned, numbered, signature, without
 from ..core.snapshot import Snapshot, SnapshotError
 from ..store import ChangeLogStore, StoreError
-from .common import CommandError, add_command, add_store_option, error, json_line, open_store
+from .common import CommandError, UsageError, add_command, add_store_option, error, json_line, open_store
 
 __all__ = ["add_parser", "describe"]
 
 NAME = "explain"
 
-_SHOWN_LINES = 20
+_SHOWN = 20
+
+
+def _listed(learned: Learned, text: str | None) -> list[dict[str, Any]]:
+    """The slots as ``explain`` lists them, numbered from 1."""
+    lines = {signature(line): line.strip() for line in (text or "").split("\n") if line.strip()}
+    out: list[dict[str, Any]] = []
+    for number, (kind, what) in enumerate(numbered(learned, text), 1):
+        if kind == "slot":
+            out.append({"number": number, "kind": "slot", "before": what.labels[0], "after": what.labels[1],
+                        "varied": what.varied, "most_lines": what.most, "sample": what.sample,
+                        "provisional": what.provisional})
+        else:
+            out.append({"number": number, "kind": "line", "before": "", "after": "", "varied": None,
+                        "most_lines": 1, "sample": lines.get(what, ""), "provisional": False})
+    return out
 
 
 def describe(learned: Learned | None, text: str | None) -> dict[str, Any]:
-    """What is learned, as ``explain`` prints it: counts, region samples, and the lines of the
+    """What is learned, as ``explain`` prints it: counts, the numbered slots, and the lines of the
     stored text that are learned to vary."""
     learned = learned or Learned()
     lines = [line for line in (text or "").split("\n") if line.strip()]
     volatile = [line for line in lines if signature(line) in learned.lines]
     return {"calibration_loads": learned.calibrated, "volatile_lines": len(learned.lines),
-            "volatile_regions": len(learned.regions), "regions": sorted(s for s in learned.regions.values() if s),
-            "candidates": len(learned.candidates), "recent_variants": len(learned.variants),
+            "slots": _listed(learned, text), "candidates": len(learned.candidates),
+            "recent_variants": len(learned.variants),
             "noisy": {0: False, 1: "found, not reported yet", 2: "reported"}[min(learned.noisy, 2)],
             "stored_lines": len(lines), "stored_volatile_lines": volatile}
 
 
+def _anchor(label: str, edge: str) -> str:
+    return f"“{label}”" if label else edge
+
+
 def _print(key: str, spider: str, found: dict[str, Any]) -> None:
+    slots = [s for s in found["slots"] if s["kind"] == "slot"]
     print(f"{spider} {key}: {found['calibration_loads']} calibration loads learned from; "
-          f"{found['volatile_lines']} volatile line signatures, {found['volatile_regions']} volatile regions, "
-          f"{found['candidates']} lines or regions seen changing (not volatile yet), "
+          f"{len(slots)} slots, {found['volatile_lines']} volatile lines, "
+          f"{found['candidates']} lines or places seen changing (not volatile yet), "
           f"{found['recent_variants']} recent variants remembered")
     if found["noisy"]:
-        print(f"always noisy: every line of the page varies ({found['noisy']})")
+        print(f"always noisy: nearly every line of the page varies ({found['noisy']})")
+    for slot in found["slots"][:_SHOWN]:
+        if slot["kind"] == "slot":
+            print(f"  {slot['number']}. between {_anchor(slot['before'], 'the start')} and "
+                  f"{_anchor(slot['after'], 'the end')}: varied {slot['varied']} times, up to {slot['most_lines']} "
+                  f"lines{' (provisional)' if slot['provisional'] else ''}, e.g. {slot['sample']}")
+        else:
+            print(f"  {slot['number']}. the line {_anchor(slot['sample'], '(not in the stored text)')}, anywhere")
+    if len(found["slots"]) > _SHOWN:
+        print(f"  … and {len(found['slots']) - _SHOWN} more")
     volatile = found["stored_volatile_lines"]
-    print(f"{len(volatile)} of the stored text's {found['stored_lines']} lines are ignored when they change:")
-    for line in volatile[:_SHOWN_LINES]:
+    print(f"{len(volatile)} of the stored text's {found['stored_lines']} lines vary wherever they stand:")
+    for line in volatile[:_SHOWN]:
         print(f"  ~ {line}")
-    if len(volatile) > _SHOWN_LINES:
-        print(f"  … and {len(volatile) - _SHOWN_LINES} more")
-    for sample in found["regions"][:_SHOWN_LINES]:
-        print(f"  region, seen holding: {sample}")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Exit 0: printed; 1: no such key (or no text stored for it); 2: a store that cannot be opened."""
-    store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore, purpose="explain what is learned")
+def _read(args: argparse.Namespace, store: Any) -> Any:
     try:
         state = store.read(args.spider, args.key)
     except StoreError as exc:
-        error(NAME, str(exc))
-        return 2
-    finally:
-        store.close()
+        raise CommandError(str(exc), 2) from None
     if state is None or state.snapshot is None:
         raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored observation", 1)
     try:
@@ -69,7 +90,44 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"key {args.key!r}: {exc}", 1) from None
     if part is None:
         raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored text: nothing is learned for "
-                           "fields and entities", 1)
+                           "its fields and entities", 1)
+    return part
+
+
+def _forget(args: argparse.Namespace, store: Any, part: Any) -> int:
+    from ..runtime.learning import LearningError, rewrite_learned
+
+    listed = numbered(part.learned or Learned(), part.text)
+    if not 1 <= args.forget_slot <= len(listed):
+        raise CommandError(f"key {args.key!r} has no slot {args.forget_slot} (it has {len(listed)})", 1)
+    item = listed[args.forget_slot - 1]
+    shown = _listed(part.learned or Learned(), part.text)[args.forget_slot - 1]
+    try:
+        rewrite_learned(store, args.spider, args.key, lambda was: without(was, item), load_comparisons())
+    except (LearningError, StoreError) as exc:
+        error(NAME, f"{exc}; nothing was forgotten")
+        return 1
+    where = (f"between {_anchor(shown['before'], 'the start')} and {_anchor(shown['after'], 'the end')}"
+             if shown["kind"] == "slot" else f"the line {_anchor(shown['sample'], '(not in the stored text)')}")
+    print(f"{args.spider} {args.key}: slot {args.forget_slot} forgotten ({where}); what it holds is compared again")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0: printed (or forgotten); 1: no such key, no text stored for it, or no such slot;
+    2: a store that cannot be opened."""
+    writing = args.forget_slot is not None
+    if writing and args.forget_slot < 1:
+        raise UsageError(f"--forget-slot takes a slot's number as explain lists them (1 or more), "
+                         f"not {args.forget_slot}")
+    store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore,
+                            purpose="forget a slot" if writing else "explain what is learned")
+    try:
+        part = _read(args, store)
+        if writing:
+            return _forget(args, store, part)
+    finally:
+        store.close()
     found = describe(part.learned, part.text)
     if args.json:
         print(json_line({"key": args.key, "spider": args.spider, **found}))
@@ -84,4 +142,6 @@ def add_parser(sub: Any) -> None:
     add_store_option(parser)
     parser.add_argument("--spider", metavar="NAME", default="watch", help="the key's spider (default watch)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--forget-slot", metavar="N", type=int, default=None,
+                        help="forget slot N (as explain lists them): what it holds is compared again")
     parser.set_defaults(func=run)

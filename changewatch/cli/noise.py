@@ -1,7 +1,9 @@
-"""``changewatch noise CHANGE_ID``: teach a key that a reported content change was noise. The
-lines its diff showed are learned as volatile, so that the same variation is quiet from now on,
-while other text in their place is still a change; ``changewatch explain KEY`` shows what is
-learned."""
+"""``changewatch noise CHANGE_ID``: teach a key that a reported change was noise. Of a content
+change, each run of lines its diff showed is learned as a slot (between the lines shown unchanged
+around it) and its lines as volatile, so other text there is quiet from now on while an edit
+elsewhere is still a change; of a field change, its fields are volatile; of an entities change,
+the fields its entities changed are volatile and where entities came and went their churn is
+noise. ``changewatch explain KEY`` shows what is learned."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from ..core import load_comparisons
 from ..core.learned import learn_noise
+from ..core.learned_parts import learn_entities, learn_fields
 from ..store import ChangeLogStore, LoggedChange, StoreError
 from .common import CommandError, add_change_id, add_command, add_store_option, error, open_store, valid_change_id
 
@@ -24,10 +27,35 @@ def _change(store: Any, change_id: int) -> LoggedChange | None:
     return None
 
 
+def _learn(store: Any, change: LoggedChange) -> str:
+    """Learn *change* as noise; what is learned now, as the command says it."""
+    from ..runtime.learning import LearningError, rewrite_learned, rewrite_part
+
+    record, comparisons = change.record, load_comparisons()
+    if change.kind == "content":
+        diff = record.get("diff")
+        if not isinstance(diff, str):
+            raise LearningError(f"change {change.id} has no diff to learn from")
+        learned = rewrite_learned(store, change.spider, change.key, lambda was: learn_noise(was, diff), comparisons)
+        slots = len(learned.slots) if learned else 0
+        return (f"{slots} slot{'s' if slots != 1 else ''}, "
+                f"{len(learned.lines) if learned else 0} volatile line signatures now")
+    if change.kind == "field":
+        part = rewrite_part(store, change.spider, change.key, "fields", lambda p: learn_fields(p, record), comparisons)
+        return f"volatile fields now: {', '.join(sorted(part.volatile))}"
+    if change.kind == "entities":
+        part = rewrite_part(store, change.spider, change.key, "entities", lambda p: learn_entities(p, record),
+                            comparisons)
+        return (f"entities come and go as noise under: {', '.join(part.churn) or 'nowhere'}; "
+                f"volatile entity fields: {', '.join(sorted(part.volatile)) or 'none'}")
+    raise LearningError(f"change {change.id} is of kind {change.kind}: only a content, field or entities change "
+                        "can be learned as noise")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Exit 0: learned; 1: no such change, not a content change, or its key has no stored text;
-    2: a bad argument or a store that cannot be opened."""
-    from ..runtime.learning import LearningError, rewrite_learned
+    """Exit 0: learned; 1: no such change, a change of another kind, or its key no longer has
+    the part it changed; 2: a bad argument or a store that cannot be opened."""
+    from ..runtime.learning import LearningError
 
     wanted = valid_change_id(args)
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore, purpose="learn a change as noise")
@@ -35,12 +63,7 @@ def run(args: argparse.Namespace) -> int:
         change = _change(store, wanted)
         if change is None:
             raise CommandError(f"no change {wanted} in the store", 1)
-        diff = change.record.get("diff")
-        if change.kind != "content" or not isinstance(diff, str):
-            raise CommandError(f"change {wanted} is of kind {change.kind}: only a content change (with its diff) "
-                               "can be learned as noise", 1)
-        learned = rewrite_learned(store, change.spider, change.key, lambda was: learn_noise(was, diff),
-                                  load_comparisons())
+        said = _learn(store, change)
     except LearningError as exc:
         error(NAME, str(exc))
         return 1
@@ -49,13 +72,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         store.close()
-    print(f"{change.spider} {change.key}: change {wanted} learned as noise "
-          f"({len(learned.lines) if learned else 0} volatile line signatures now)")
+    print(f"{change.spider} {change.key}: change {wanted} learned as noise ({said})")
     return 0
 
 
 def add_parser(sub: Any) -> None:
-    parser = add_command(sub, NAME, __doc__, "learn a reported content change as noise for its key")
+    parser = add_command(sub, NAME, __doc__, "learn a reported content, field or entities change as noise for its key")
     add_change_id(parser)
     add_store_option(parser, "write")
     parser.set_defaults(func=run)

@@ -20,17 +20,8 @@ import dataclasses
 import difflib
 from collections.abc import Iterable, Sequence
 
-from .learned import (
-    MAX_CANDIDATES,
-    Learned,
-    Sighting,
-    Span,
-    fingerprint,
-    noisiness,
-    signatures,
-    text_hash,
-    with_variants,
-)
+from .learned import fingerprint, noisiness, with_variants
+from .learned_state import MAX_CANDIDATES, Learned, Sighting, Span, signatures, text_hash
 from .slots import MAX_SLOTS, Slot, content_hash, locate_all, sample_of, slot_between
 
 __all__ = ["calibrate"]
@@ -93,7 +84,7 @@ def _spans(known: Sequence[Span], changed: Sequence[tuple[int, int]]) -> list[Sp
     out: list[Span] = []
     for span in runs:
         if out and span[0] <= out[-1][1]:
-            s, e, prints, last, flips, most, least = out[-1]
+            s, e, prints, last, flips, most, _ = out[-1]
             out[-1] = (s, max(e, span[1]), tuple(dict.fromkeys((*prints, *span[2])))[:_PRINTS], last or span[3],
                        max(flips, span[4]), max(most, span[5]), -1)  # its size: from here on
         else:

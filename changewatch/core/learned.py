@@ -29,12 +29,27 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from typing import Any
 
+from .learned_edit import forget_slot, learn_noise, numbered, without
+from .learned_state import (
+    MAX_CANDIDATES,
+    MAX_LINES,
+    MAX_VARIANTS,
+    MERGE_GAP,
+    NOISY_MIN_LINES,
+    NOISY_SHARE,
+    VOLATILE_AFTER,
+    WINDOW,
+    Learned,
+    Sighting,
+    replaced,
+    signature,
+    signatures,
+    text_hash,
+)
 from .slots import (
     MAX_KEPT_LINES,
     MAX_SLOTS,
@@ -43,7 +58,6 @@ from .slots import (
     anchored,
     content_hash,
     joined,
-    label_of,
     locate_all,
     loose,
     positions,
@@ -53,130 +67,7 @@ from .slots import (
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
            "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
-           "signature", "text_hash", "with_variants"]
-
-MAX_LINES = 2000
-MAX_CANDIDATES = 2000
-MAX_VARIANTS = 8
-VOLATILE_AFTER = 3
-WINDOW = 4
-#: hunks this few equal lines apart are learned as one slot in normal runs (a reshuffled list
-#: whose one item stayed in place)
-MERGE_GAP = 1
-#: a page is always noisy when this share of its lines (of at least NOISY_MIN_LINES) varies
-NOISY_SHARE = 0.9
-NOISY_MIN_LINES = 3
-
-_NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f]\d+)*")
-
-
-def text_hash(text: str, size: int = 6) -> str:
-    """A short hash of *text* (*size* bytes, in hex)."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=size).hexdigest()
-
-
-def signature(line: str) -> str:
-    """A line as learned: case, spacing and numbers collapsed, hashed.
-
-    >>> signature("1,204 readers") == signature("12 Readers") != signature("12 writers")
-    True
-    """
-    return text_hash(_NUMBER.sub("#", " ".join(line.split()).casefold()))
-
-
-def signatures(lines: Sequence[str]) -> list[str]:
-    return [signature(line) if line.strip() else "" for line in lines]
-
-
-#: what a calibration load saw of one signature: (present in the last load, times it appeared or
-#: went, its texts the baseline does not have, the signatures before it, the signatures after it); the last three ≤ 3 each
-Sighting = tuple[int, int, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-#: a run of the baseline's lines that differed in calibration loads: (start, end, the hashes of
-#: what it held (the baseline's first; ≤ 4), the last of them, times it changed, the most and the
-#: fewest lines it held (-1: not seen yet)
-Span = tuple[int, int, tuple[str, ...], str, int, int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Learned:
-    """What is learned of one key's variation (kept in its content part; JSON-able)."""
-
-    lines: frozenset[str] = frozenset()
-    slots: tuple[Slot, ...] = ()
-    #: signature or "@before:after:nth" → indices of the changed observations it changed in (≤ VOLATILE_AFTER)
-    candidates: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    #: signature → what calibration loads saw of it (:data:`Sighting`), when it differs from the baseline
-    calibration: Mapping[str, Sighting] = field(default_factory=dict)
-    #: runs of the calibration baseline's lines that differed (:data:`Span`), and that baseline's hash
-    spans: tuple[Span, ...] = ()
-    basis: str = ""
-    variants: tuple[str, ...] = ()
-    #: changed observations compared so far (the candidates' clock)
-    changes: int = 0
-    calibrated: int = 0
-    #: 0: no; 1: every line varies, not reported yet; 2: reported
-    noisy: int = 0
-
-    @property
-    def empty(self) -> bool:
-        return not (self.lines or self.slots or self.candidates or self.calibration or self.variants
-                    or self.calibrated or self.noisy)
-
-    @property
-    def provisional(self) -> bool:
-        return any(slot.provisional for slot in self.slots)
-
-    def encode(self) -> dict[str, Any]:
-        data = {"lines": sorted(self.lines), "slots": [slot.encode() for slot in self.slots],
-                "candidates": {k: list(v) for k, v in self.candidates.items()},
-                "calibration": {k: [p, f, list(t), list(b), list(a)]
-                                for k, (p, f, t, b, a) in self.calibration.items()},
-                "variants": list(self.variants), "changes": self.changes, "calibrated": self.calibrated,
-                "noisy": self.noisy}
-        if self.spans:
-            data["spans"] = [[s, e, list(p), last, f, m, n] for s, e, p, last, f, m, n in self.spans]
-            data["basis"] = self.basis
-        return data
-
-    @classmethod
-    def decode(cls, data: Any) -> Learned | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            slots = [Slot.decode(s) for s in data.get("slots") or ()]
-            # what an older version learned as regions ("before:after" anchors → sample) are slots
-            slots += [Slot(*k.split(":", 1), sample=str(v)) for k, v in (data.get("regions") or {}).items()]
-            return cls(frozenset(map(str, data.get("lines") or ())), tuple(slots[:MAX_SLOTS]),
-                       {str(k): tuple(int(i) for i in v) for k, v in (data.get("candidates") or {}).items()},
-                       {str(k): (int(v[0]), int(v[1]), tuple(map(str, v[2])), tuple(map(str, v[3])),
-                                 tuple(map(str, v[4]))) for k, v in (data.get("calibration") or {}).items()},
-                       tuple((int(s), int(e), tuple(map(str, p)), str(last), int(f), int(m), int(n))
-                             for s, e, p, last, f, m, n in data.get("spans") or ()),
-                       str(data.get("basis") or ""), tuple(map(str, data.get("variants") or ())),
-                       int(data.get("changes") or 0), int(data.get("calibrated") or 0), int(data.get("noisy") or 0))
-        except (TypeError, ValueError, IndexError, AttributeError):
-            return None
-
-    def with_lines(self, lines: Iterable[str]) -> Learned:
-        """These signatures learned as volatile too, within the cap."""
-        merged = set(self.lines)
-        for sig in lines:
-            if len(merged) >= MAX_LINES:
-                break
-            merged.add(sig)
-        return _replace(self, lines=frozenset(merged))
-
-    def with_slots(self, slots: Iterable[Slot]) -> Learned:
-        """These slots learned too (one of the same anchors replaces the one known), within the cap."""
-        kept = {slot.anchors: slot for slot in self.slots}
-        for slot in slots:
-            if slot.anchors in kept or len(kept) < MAX_SLOTS:
-                kept[slot.anchors] = slot
-        return _replace(self, slots=tuple(kept.values()))
-
-
-def _replace(learned: Learned, **changes: Any) -> Learned:
-    return dataclasses.replace(learned, **changes)
+           "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,10 +216,10 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         out.sigs.extend(osig[at:loc.start])
         at = loc.end
         was = old[loc.start:loc.end]
-        if mine is None and (found := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None:
+        if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None:
             # an anchor edited or removed: the edit is a change, the slot is anchored anew
-            slot = anchored(slot, new, nsig, found[0], found[1])
-            mine = Located(loc.index, found[0], found[1])
+            slot = anchored(slot, new, nsig, there[0], there[1])
+            mine = Located(loc.index, there[0], there[1])
         if mine is None:  # anchors gone or moved: a change, relearned later
             kept[loc.index] = None
             _put(out, was, False)
@@ -414,13 +305,13 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    after = _replace(learned, slots=tuple(s for s in base.slots if s is not None))
+    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
     prints = (fingerprint(base.lines, after, base.covered),
               fingerprint(new, after, base.held))
     known = bool(remaining) and prints[1] in learned.variants
     if remaining:
         after = _counted(after, remaining, base)
-    after = _replace(after, variants=with_variants(after, *prints))
+    after = replaced(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new, nsig or None)
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
@@ -464,7 +355,7 @@ def _counted(learned: Learned, remaining: Sequence[Hunk], base: _Slotted) -> Lea
             candidates[name] = seen[-VOLATILE_AFTER:]
     if len(candidates) > MAX_CANDIDATES:
         candidates = dict(sorted(candidates.items(), key=lambda kv: kv[1][-1])[-MAX_CANDIDATES:])
-    return _replace(learned, candidates=candidates, changes=now).with_lines(volatile_lines).with_slots(new_slots)
+    return replaced(learned, candidates=candidates, changes=now).with_lines(volatile_lines).with_slots(new_slots)
 
 
 def noisiness(learned: Learned, new: Sequence[str], sigs: Sequence[str] | None = None) -> tuple[Learned, str | None]:
@@ -478,7 +369,7 @@ def noisiness(learned: Learned, new: Sequence[str], sigs: Sequence[str] | None =
     varying = sum(1 for i in lines if i in held or sigs[i] in learned.lines)
     if len(lines) >= NOISY_MIN_LINES and varying >= NOISY_SHARE * len(lines):
         why = f"noisy: {varying} of {len(lines)} lines of the page vary from load to load"
-        return _replace(learned, noisy=1), why
+        return replaced(learned, noisy=1), why
     return learned, None
 
 
@@ -491,7 +382,7 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
     first, second = first_text.split("\n"), second_text.split("\n")
     fsig, ssig = signatures(first), signatures(second)
     base = _slotted(first, fsig, second, ssig, learned.slots)
-    learned = _replace(learned, slots=tuple(s for s in base.slots if s is not None))
+    learned = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
     found = hunks(base.lines, second, learned.lines)
     where = positions(ssig)
     taught = []
@@ -505,67 +396,3 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
         now, was = second[there[0].start:there[0].end], base.lines[here[0].start:here[0].end]
         taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES])))
     return learned.with_slots(taught)
-
-
-def forget_slot(learned: Learned, number: int, text: str | None = None) -> Learned:
-    """*learned* without its slot numbered *number* as :func:`numbered` lists them (from 1).
-    Raises IndexError for a number it does not list."""
-    listed = numbered(learned, text)
-    if not 1 <= number <= len(listed):
-        raise IndexError(number)
-    kind, what = listed[number - 1]
-    if kind == "slot":
-        return _replace(learned, slots=tuple(s for s in learned.slots if s is not what))
-    return _replace(learned, lines=learned.lines - {what})
-
-
-def numbered(learned: Learned, text: str | None = None) -> list[tuple[str, Any]]:
-    """The slots as ``explain`` numbers them: the slots between anchors in the order learned, then
-    the volatile lines (slots of one line), those of *text* first, in its order."""
-    listed: list[tuple[str, Any]] = [("slot", slot) for slot in learned.slots]
-    shown = [signature(line) for line in (text or "").split("\n") if line.strip()]
-    ordered = [*dict.fromkeys(s for s in shown if s in learned.lines), *sorted(learned.lines - set(shown))]
-    return listed + [("line", sig) for sig in ordered]
-
-
-def learn_noise(learned: Learned | None, diff: str) -> Learned:
-    """*learned* with a reported change's diff learned as noise: the lines it showed (``-``/``+``)
-    as volatile, and each run of them as a slot between the lines shown unchanged around it, so
-    that other text there is quiet too while a change elsewhere is still reported."""
-    learned = learned or Learned()
-    rows = diff.split("\n")
-    lines = [row[2:] for row in rows if row[:2] in ("- ", "+ ") and row[2:].strip()]
-    taught = []
-    for start, end in _runs(rows):
-        before = _context(rows, start - 1, -1)
-        after = _context(rows, end, 1)
-        if before is None or after is None:
-            continue  # the diff does not show where it is
-        held = [row[2:] for row in rows[start:end] if row[:2] == "+ "]
-        taught.append(Slot(*(signature(x) if x else edge for x, edge in ((before, "^"), (after, "$"))),
-                           most=max(len(held), 1), varied=1, sample=sample_of(held),
-                           labels=(label_of(before), label_of(after))))
-    return learned.with_lines(signature(line) for line in lines).with_slots(taught)
-
-
-def _runs(rows: Sequence[str]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for i, row in enumerate(rows):
-        if row[:2] in ("- ", "+ "):
-            if runs and runs[-1][1] == i:
-                runs[-1] = (runs[-1][0], i + 1)
-            else:
-                runs.append((i, i + 1))
-    return runs
-
-
-def _context(rows: Sequence[str], at: int, step: int) -> str | None:
-    """The nearest unchanged line the diff shows from *at* on ("": the text's edge; None: not shown)."""
-    while 0 <= at < len(rows):
-        row = rows[at]
-        if row.startswith("  ") and row[2:].strip():
-            return row[2:]
-        if not row.startswith("  "):
-            return None  # "@@": lines not shown
-        at += step
-    return None

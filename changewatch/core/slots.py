@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any
 
-__all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose", "positions"]
+__all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose",
+           "positions", "slot_between"]
 
 MAX_SLOTS = 200
 #: what a slot keeps of the lines the first load of a confirmation showed in it
@@ -82,7 +84,7 @@ class Slot:
         before, after, nth, most, varied, sample, labels = data[:7]
         least = int(data[7]) if len(data) > 7 else 0
         stayed, was = (str(data[8]), tuple(map(str, data[9]))) if len(data) > 9 else ("", ())
-        first, second = (list(map(str, labels)) + ["", ""])[:2]
+        first, second = [*map(str, labels), "", ""][:2]
         return cls(str(before), str(after), int(nth), int(most), int(varied), str(sample), (first, second),
                    least, stayed, was)
 
@@ -142,16 +144,13 @@ def _locate(slot: Slot, at: Mapping[str, list[int]], size: int) -> tuple[int, in
 
 def locate_all(slots: Sequence[Slot], sigs: Sequence[str], at: Mapping[str, list[int]] | None = None) -> list[Located]:
     """The slots found in a text (by its lines' signatures), in the text's order, none overlapping
-    another (the first learned wins)."""
+    another (the widest wins: a slot learned inside another is the other's)."""
     at = positions(sigs) if at is None else at
+    spans = [(index, span) for index, slot in enumerate(slots) if (span := _locate(slot, at, len(sigs))) is not None]
     found: list[Located] = []
-    taken: list[tuple[int, int]] = []
-    for index, slot in enumerate(slots):
-        span = _locate(slot, at, len(sigs))
-        if span is None or any(s < span[1] and span[0] < e for s, e in taken):
-            continue
-        taken.append(span)
-        found.append(Located(index, *span))
+    for index, (start, end) in sorted(spans, key=lambda x: x[1][0] - x[1][1]):
+        if not any((loc.start < end and start < loc.end) or (loc.start <= start and end <= loc.end) for loc in found):
+            found.append(Located(index, start, end))
     return sorted(found, key=lambda x: x.start)
 
 
@@ -258,7 +257,7 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
     in_new = {loc.index: loc for loc in locate_all(slots, nsig)}
     at_new = positions(nsig)
     out: list[Slot | None] = list(slots)
-    for a, b in zip(in_old, in_old[1:], strict=False):
+    for a, b in itertools.pairwise(in_old):
         first, second = out[a.index], out[b.index]
         if b.start != a.end + 1 or first is None or second is None or first.after != second.before:
             continue

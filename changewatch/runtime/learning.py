@@ -2,8 +2,9 @@
 ``-a calibrate=N`` and ``-a forget=KEY``, and rewriting a key's learned state in its stored
 snapshot (``forget``, ``changewatch noise``) with the version check of a commit.
 
-The learned state lives in the key's content part (core/learned.py), so it is written atomically
-with the observation that taught it, on every store, with no table of its own.
+The learned state lives in the key's parts (its text's in the content part, core/learned.py; its
+fields' and entity set's in theirs, core/learned_parts.py), so it is written atomically with the
+observation that taught it, on every store, with no table of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..core.learned import Learned
 from ..core.snapshot import Snapshot
 from ..store import SnapshotStore, Store, StoreError, VersionConflict
 
-__all__ = ["MAX_CALIBRATE", "LearningError", "parse_calibrate", "parse_forget", "rewrite_learned"]
+__all__ = ["MAX_CALIBRATE", "LearningError", "parse_calibrate", "parse_forget", "rewrite_learned", "rewrite_part"]
 
 MAX_CALIBRATE = 100
 
@@ -59,9 +60,19 @@ def parse_forget(value: Any) -> frozenset[str]:
 
 def rewrite_learned(store: Store, spider: str, key: str, change: Callable[[Learned | None], Learned | None],
                     comparisons: Iterable[Comparison], attempts: int = 20) -> Learned | None:
-    """Rewrite what is learned of *key* as ``change(learned)`` says, in its stored snapshot, if
-    nothing committed the key meanwhile (else read it again). The learned state after it.
-    Raises LearningError for a key without a stored text, StoreError."""
+    """Rewrite what is learned of *key*'s text as ``change(learned)`` says, in its stored
+    snapshot, if nothing committed the key meanwhile (else read it again). The learned state
+    after it. Raises LearningError for a key without a stored text, StoreError."""
+    part = rewrite_part(store, spider, key, "content", lambda p: p.with_learned(change(p.learned)), comparisons,
+                        attempts, "nothing is learned for fields and entities here")
+    return part.learned  # type: ignore[no-any-return]
+
+
+def rewrite_part(store: Store, spider: str, key: str, name: str, change: Callable[[Any], Any],
+                 comparisons: Iterable[Comparison], attempts: int = 20, missing: str = "") -> Any:
+    """Rewrite the part *name* of *key*'s stored snapshot as ``change(part)`` says, with the
+    version check of a commit (another writer first: read it again). The part after it.
+    Raises LearningError for a key without that part, StoreError."""
     if not isinstance(store, SnapshotStore):
         raise LearningError(f"the store {store!r} cannot rewrite snapshots")
     comparisons = tuple(comparisons)
@@ -70,15 +81,16 @@ def rewrite_learned(store: Store, spider: str, key: str, change: Callable[[Learn
         if state is None or state.snapshot is None:
             raise LearningError(f"key {key!r} of spider {spider!r} has no stored observation")
         snapshot = Snapshot.decode(state.snapshot, comparisons)
-        part = snapshot.part("content")
+        part = snapshot.part(name)
         if part is None:
-            raise LearningError(f"key {key!r} of spider {spider!r} has no stored text (nothing is learned for "
-                                "fields and entities)")
-        changed = part.with_learned(change(part.learned))
-        data = Snapshot({**snapshot.parts, "content": changed}, snapshot.foreign).encode(comparisons)
+            what = {"content": "text", "fields": "fields", "entities": "entity set"}.get(name, name)
+            raise LearningError(f"key {key!r} of spider {spider!r} has no stored {what}"
+                                + (f" ({missing})" if missing else ""))
+        changed = change(part)
+        data = Snapshot({**snapshot.parts, name: changed}, snapshot.foreign).encode(comparisons)
         try:
             store.replace_snapshot(spider, key, state.version, data)
         except VersionConflict:
             continue
-        return changed.learned  # type: ignore[no-any-return]
+        return changed
     raise StoreError(f"key {key!r} of spider {spider!r}: another writer committed it first {attempts} times")

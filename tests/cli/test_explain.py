@@ -57,3 +57,20 @@ def test_a_missing_store_is_not_created(tmp_path: Path, capsys: Capture) -> None
     missing = tmp_path / "none.db"
     assert run(capsys, "explain", "k", "--store", f"sqlite:///{missing}")[0] == 2
     assert not missing.exists()
+
+
+def test_explain_lists_slots_and_forget_slot_removes_one(store: Store, store_uri: str, capsys: Capture) -> None:
+    calibrated(store)
+    code, out, _ = run(capsys, "explain", "terms", "--store", store_uri, "--json")
+    slots = json.loads(out)["slots"]
+    assert code == 0 and slots[0]["kind"] == "slot" and slots[0]["number"] == 1
+    assert (slots[0]["before"], slots[0]["after"]) == ("You may cancel at any time.", "Contact us")
+    assert slots[0]["varied"] >= 2 and slots[0]["sample"].startswith("Ad: ")
+    code, out, _ = run(capsys, "explain", "terms", "--store", store_uri)
+    assert "1. between “You may cancel at any time.” and “Contact us”: varied" in out
+    assert run(capsys, "explain", "terms", "--store", store_uri, "--forget-slot", "99")[0] == 1
+    code, out, err = run(capsys, "explain", "terms", "--store", store_uri, "--forget-slot", "1")
+    assert (code, err) == (0, "") and "slot 1 forgotten (between “You may cancel at any time.”" in out
+    learned = stored(store).part("content").learned
+    assert learned is not None and not learned.slots
+    assert run(capsys, "explain", "terms", "--store", store_uri, "--forget-slot", "0")[0] == 2

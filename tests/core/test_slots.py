@@ -46,7 +46,8 @@ def test_a_one_word_edit_outside_the_slots_shows_alone() -> None:
     learned = calibrated()
     edited = page(70, [MIDDLE[0], "Its reading room seats 150 people."])
     learning = judge(page(0), edited, learned)
-    assert [(h.removed, h.added) for h in learning.remaining] == [((MIDDLE[1],), ("Its reading room seats 150 people.",))]
+    edit = ((MIDDLE[1],), ("Its reading room seats 150 people.",))
+    assert [(h.removed, h.added) for h in learning.remaining] == [edit]
     assert learning.ignored_regions["slots"][0]["before"] == "Trending now"
     # the diff is shown from the old text with the slots as they are now
     shown = learning.shown_from.split("\n")

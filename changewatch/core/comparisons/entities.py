@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -21,6 +22,10 @@ class EntitiesPart:
     spec: str | None = None
     #: entities of the page that repeated an earlier one (its key and its fields); not stored
     duplicates: int = field(default=0, compare=False)
+    #: learned by ``changewatch noise`` of an entities change: where entities come and go (key
+    #: prefixes: their churn is noise) and which of their fields vary (never a change)
+    churn: tuple[str, ...] = ()
+    volatile: frozenset[str] = frozenset()
 
 
 class EntitiesComparison:
@@ -52,17 +57,30 @@ class EntitiesComparison:
         if respecified(old.spec, new.spec):  # the watch reads the set another way: it starts afresh
             return Difference(Status.NONE, counters={"rebaselined": 1})
         added, removed, changed = compare_entities(old.entities, new.entities)
+        keep = dataclasses.replace(new, churn=old.churn, volatile=old.volatile) if old.churn or old.volatile else None
         if not (added or removed or changed):
-            return Difference(Status.NONE)
+            return Difference(Status.NONE, keep=keep)
+        if keep is not None:
+            kept = _unlearned(old, added, removed, changed)
+            if kept != (added, removed, changed):
+                added, removed, changed = kept
+                if not (added or removed or changed):
+                    return Difference(Status.NOISE, keep=keep, counters={"learned_ignored": 1})
         members = {name: value for name, value in (("added", added), ("removed", removed), ("changed", changed))
                    if value}
-        return Difference(Status.CHANGED, members)
+        return Difference(Status.CHANGED, members, keep=keep)
 
     def counters(self, part: EntitiesPart) -> Mapping[str, int]:
         return {"duplicates": part.duplicates} if part.duplicates else {}
 
     def encode(self, part: EntitiesPart) -> tuple[Any, bytes | None]:
-        return {"spec": part.spec, "entities": {key: entity.to_json() for key, entity in part.entities.items()}}, None
+        data: dict[str, Any] = {"spec": part.spec,
+                                "entities": {key: entity.to_json() for key, entity in part.entities.items()}}
+        if part.churn:
+            data["churn"] = list(part.churn)
+        if part.volatile:
+            data["volatile"] = sorted(part.volatile)
+        return data, None
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> EntitiesPart | None:
         if version != self.part_version or not isinstance(data, dict):
@@ -70,8 +88,29 @@ class EntitiesComparison:
         spec, entities = data.get("spec"), data.get("entities")
         if not isinstance(entities, dict):
             return None
+        churn, volatile = data.get("churn"), data.get("volatile")
         return EntitiesPart({key: Entity.from_json(key, value) for key, value in entities.items()},
-                            spec if isinstance(spec, str) else None)
+                            spec if isinstance(spec, str) else None,
+                            churn=tuple(map(str, churn)) if isinstance(churn, list) else (),
+                            volatile=frozenset(map(str, volatile)) if isinstance(volatile, list) else frozenset())
+
+
+Changes = list[dict[str, Any]]
+
+
+def _unlearned(old: EntitiesPart, added: Changes, removed: Changes,
+               changed: Changes) -> tuple[Changes, Changes, Changes]:
+    """The changes of an entity set less what is learned to vary: entities coming and going
+    where they churn, changes of their volatile fields."""
+    def churns(entry: dict[str, Any]) -> bool:
+        return any(str(entry["key"]).startswith(prefix) for prefix in old.churn)
+
+    kept_changed = []
+    for entry in changed:
+        diff = {name: value for name, value in entry["changes"].items() if name not in old.volatile}
+        if diff:
+            kept_changed.append({**entry, "changes": diff} if diff != entry["changes"] else entry)
+    return [e for e in added if not churns(e)], [e for e in removed if not churns(e)], kept_changed
 
 
 def _spec(obs: Observation) -> str | None:

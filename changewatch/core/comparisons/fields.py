@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -32,6 +33,8 @@ class FieldsPart:
     specs: dict[str, str] | None = None
     types: dict[str, str] | None = None
     missing: Mapping[str, str] = field(default_factory=dict)
+    #: the fields learned to vary (``changewatch noise`` of a field change): never a change
+    volatile: frozenset[str] = frozenset()
 
     def respecified(self, new: FieldsPart) -> frozenset[str]:
         """The fields *new* reads another way than this part did (the watch was edited)."""
@@ -95,6 +98,14 @@ class FieldsComparison:
         changes = self._changes(old, new)
         counters = {"rebaselined": len(fresh)} if fresh else {}
         keep = self._carried(old, new)
+        if old.volatile:
+            keep = dataclasses.replace(keep or new, volatile=old.volatile)
+            quiet = {name for name in changes if name in old.volatile}
+            if quiet:
+                changes = {name: value for name, value in changes.items() if name not in quiet}
+                counters["learned_ignored"] = 1
+                if not changes:
+                    return Difference(Status.NOISE, keep=keep, counters=counters)
         if changes:
             members: dict[str, Any] = {"changes": changes}
             if gone := self._gone(old, new):
@@ -157,13 +168,17 @@ class FieldsComparison:
             data["types"] = part.types
         if part.missing:
             data["missing"] = dict(part.missing)
+        if part.volatile:
+            data["volatile"] = sorted(part.volatile)
         return data, None
 
     def decode(self, data: Any, blob: bytes | None, version: int) -> FieldsPart | None:
         if version != self.part_version or not isinstance(data, dict):
             return None
         specs, types, missing = data.get("specs"), data.get("types"), data.get("missing")
+        volatile = data.get("volatile")
         return FieldsPart(dict(data.get("raw") or {}), dict(data.get("norm") or {}),
                           dict(specs) if isinstance(specs, dict) else None,
                           dict(types) if isinstance(types, dict) else None,
-                          dict(missing) if isinstance(missing, dict) else {})
+                          dict(missing) if isinstance(missing, dict) else {},
+                          frozenset(map(str, volatile)) if isinstance(volatile, list) else frozenset())
