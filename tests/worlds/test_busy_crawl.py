@@ -70,7 +70,7 @@ def _alerts(result: CrawlResult) -> list[str]:
 #: measured on the test web (bench/bench_busy_pages.py): confirmation alone still lets through
 #: values both loads happen to show alike (an A/B teaser, a block present on some loads, a related
 #: item back in the list) while a key has not learned its furniture yet: its first ten runs
-LEARNING = ("confirmation alone: 13-17% of a busy page's noise-only observations alert, most in its first ten runs "
+LEARNING = ("confirmation alone: 8-17% of a busy page's noise-only observations alert, most in its first ten runs "
             "(blocks on some loads, A/B teasers, related items both loads show alike)")
 
 
