@@ -27,7 +27,7 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`CONFIRMATION`: set by changewatch on the second load that confirms a change: such a load
   is never confirmed again.
 - :data:`CALIBRATION`: set by changewatch on the extra loads of ``-a calibrate=N`` (their number,
-  from 1): such a load only teaches its key's learned variation (docs/architecture.md, "Learned noise").
+  from 1): such a load only teaches its key's learned variation (docs/noise.md, "Learned noise").
 
 The private keys (leading underscore) are changewatch's own bookkeeping between its middlewares.
 """

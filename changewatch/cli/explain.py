@@ -1,4 +1,4 @@
-"""``changewatch explain KEY``: what is learned of a key's normal variation (docs/architecture.md,
+"""``changewatch explain KEY``: what is learned of a key's normal variation (docs/noise.md,
 "Learned noise"): its slots (where the page varies, between the stable lines around them, and
 its volatile lines, slots of one line), numbered, with how often they varied and a sample;
 calibration loads, recent variants, whether the page is always noisy. ``--forget-slot N``
