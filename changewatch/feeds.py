@@ -29,7 +29,7 @@ __all__ = ["KIND_NAMES", "RECORD_FIELDS", "ChangeRecordCsvExporter", "FieldFilte
 #: every member a change record may have (changewatch.items.ChangeRecord), in the CSV's order
 RECORD_FIELDS = ("change_id", "redelivery", "spider", "key", "url", "kind", "observed_at", "previous_observed_at",
                  "baseline_since", "changes", "added", "removed", "changed", "distance", "diff", "error", "moved_to",
-                 "summary", "conditions", "site_watch")
+                 "confirmed", "summary", "conditions", "site_watch")
 
 #: the kinds of change record: those that leave the crawl
 KIND_NAMES = frozenset(kind.value for kind in Kind if kind.reported)

@@ -83,6 +83,7 @@ class ChangeRecord(TypedDict):
     change_id: NotRequired[int]
     redelivery: NotRequired[bool]
     moved_to: NotRequired[str]
+    confirmed: NotRequired[bool]
     summary: NotRequired[str]
     conditions: NotRequired[list[dict[str, Any]]]
     site_watch: NotRequired[str]

@@ -21,6 +21,11 @@ Public keys (spiders set or read them; docs/adding-a-site.md and docs/conditiona
 - :data:`EVERY`: fetch the request's key (:data:`KEY`) at most this often, a duration (``"6h"``,
   seconds): a request made sooner after the key's last observation is dropped
   (docs/schedule.md). The ``watch`` spider sets it from a watch's ``every``.
+- :data:`CONFIRM`: ``False``: a change of the request's page is reported from this one load, not
+  confirmed by a second (``CHANGEWATCH_CONFIRM_CHANGES``). The ``watch`` spider sets it from a
+  watch's ``confirm``; ``ChangewatchSpider.watch(..., confirm=False)`` sets it.
+- :data:`CONFIRMATION`: set by changewatch on the second load that confirms a change: such a load
+  is never confirmed again.
 - :data:`CALIBRATION`: set by changewatch on the extra loads of ``-a calibrate=N`` (their number,
   from 1): such a load only teaches its key's learned variation (docs/architecture.md, "Learned noise").
 
@@ -29,8 +34,8 @@ The private keys (leading underscore) are changewatch's own bookkeeping between 
 
 from __future__ import annotations
 
-__all__ = ["CALIBRATION", "CONDITIONAL", "EVERY", "KEY", "NOT_MODIFIED", "RENDER", "SCHEDULE", "SPEC", "VANTAGE",
-           "WATCH"]
+__all__ = ["CALIBRATION", "CONDITIONAL", "CONFIRM", "CONFIRMATION", "EVERY", "KEY", "NOT_MODIFIED", "RENDER",
+           "SCHEDULE", "SPEC", "VANTAGE", "WATCH"]
 
 KEY = "changewatch_key"
 CONDITIONAL = "changewatch_conditional"
@@ -41,6 +46,9 @@ WATCH = "changewatch_watch"
 RENDER = "changewatch_render"
 EVERY = "changewatch_every"
 SCHEDULE = "changewatch_schedule"
+CONFIRM = "changewatch_confirm"
+#: set by the pipeline on the load that confirms a change
+CONFIRMATION = "changewatch_confirmation"
 #: set by the pipeline on a calibration load (``-a calibrate=N``): its number, from 1
 CALIBRATION = "changewatch_calibration"
 

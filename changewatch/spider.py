@@ -177,7 +177,7 @@ class ChangewatchSpider(scrapy.Spider):
 
     def watch(self, url: str, callback: Any, *, key: str | None = None, vantage: Mapping[str, Any] | None = None,
               conditional: bool = True, render: bool | Mapping[str, Any] | None = None,
-              every: str | float | None = None, scheduled: bool | None = None,
+              every: str | float | None = None, scheduled: bool | None = None, confirm: bool = True,
               meta: Mapping[str, Any] | None = None, **kwargs: Any) -> Request:
         """The request of a watched page. *key*: the key its observation will have, when it is
         known before the fetch (a SKU from the category page); a failed fetch is then an error
@@ -192,6 +192,8 @@ class ChangewatchSpider(scrapy.Spider):
         *every*: a duration (``"6h"``, seconds): the request is made only when the key's last
         observation is at least this old (it needs *key*; docs/schedule.md). With
         ``CHANGEWATCH_SCHEDULE_ENABLED``, a keyed request without it is made when its key is due.
+        *confirm* False: a change of the page is reported from this one load, not confirmed by a
+        second (``CHANGEWATCH_CONFIRM_CHANGES``).
         *scheduled* False: made on every run, due or not; by default, it is False with
         *conditional* False (a page fetched in full because it leads to others must be fetched)."""
         request_meta = dict(meta or {})
@@ -209,6 +211,8 @@ class ChangewatchSpider(scrapy.Spider):
                 raise ValueError(f"spider {self.name!r}: watch({url!r}, every={every!r}): {exc}") from None
         if not conditional:
             request_meta[meta_keys.CONDITIONAL] = False
+        if not confirm:
+            request_meta[meta_keys.CONFIRM] = False
         # a new spec_version, or a version of changewatch that reads pages differently, forces one
         # full fetch: the first comparison after either must see the page, not a 304
         request_meta.setdefault(meta_keys.SPEC, f"{self.name}:{self.spec_version or ''}:n{NORMALISER_VERSION}")

@@ -64,6 +64,7 @@ class ChangewatchConfig:
     threshold: int | None
     report_repeated_errors: bool
     gone_after: int  # consecutive 404/410 runs before the error is of class gone
+    confirm_changes: bool  # a candidate change is loaded once more, and reported only as both loads show it
     diff_max_lines: int
     diff_context: int
     comparisons: Mapping[str, str]

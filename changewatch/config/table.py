@@ -117,6 +117,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANGEWATCH_THRESHOLD", Int(minimum=0, maximum=64, optional=True), None),
     Setting("CHANGEWATCH_REPORT_REPEATED_ERRORS", Bool(), False),
     Setting("CHANGEWATCH_GONE_AFTER", Int(minimum=1), 2),
+    Setting("CHANGEWATCH_CONFIRM_CHANGES", Bool(), True),
     Setting("CHANGEWATCH_DIFF_MAX_LINES", Int(minimum=0), 60),
     Setting("CHANGEWATCH_DIFF_CONTEXT", Int(minimum=0), 1),
     Setting("CHANGEWATCH_COMPARISONS", DottedPathTable(DEFAULT_COMPARISONS, _COMPARISON_NAME, "comparison names",

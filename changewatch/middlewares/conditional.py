@@ -32,7 +32,7 @@ from ..runtime.stats import Stats
 from .notmodified import KnownState, NotModified, not_modified_callback, site_watch_of
 
 __all__ = ["ConditionalRequestMiddleware", "ConditionalSpiderMiddleware", "NotModified", "ResponseOrigins",
-           "answer_not_modified"]
+           "answer_not_modified", "response_origin"]
 
 logger = logging.getLogger(__name__)
 
@@ -200,6 +200,21 @@ class ConditionalRequestMiddleware:
                                          NotModified(url=sent.url, keys=sent.keys))
 
 
+def response_origin(response: Response, stats: Stats) -> HttpValidators | None:
+    """The validators of a full response (None: not a 2xx), to keep with its observation."""
+    if not 200 <= response.status < 300:
+        return None
+    headers = response.headers
+    etag, last_modified, refused = accept_validators(headers.get(b"ETag"), headers.get(b"Last-Modified"),
+                                                     headers.get(b"Date"), datetime.now(UTC))
+    if refused:
+        stats.inc("validator_refused", len(refused))
+        logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
+    return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
+                          size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
+                          spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS))
+
+
 class ConditionalSpiderMiddleware:
     """Spider middleware: remembers which full response each item came from (its validators
     go to the store with the observation), drops the validators of keys a page no longer
@@ -227,17 +242,7 @@ class ConditionalSpiderMiddleware:
         self.origins.clear()
 
     def _origin(self, response: Response) -> HttpValidators | None:
-        if not 200 <= response.status < 300:
-            return None
-        headers = response.headers
-        etag, last_modified, refused = accept_validators(headers.get(b"ETag"), headers.get(b"Last-Modified"),
-                                                         headers.get(b"Date"), datetime.now(UTC))
-        if refused:
-            self.stats.inc("validator_refused", len(refused))
-            logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
-        return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
-                              size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
-                              spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS))
+        return response_origin(response, self.stats)
 
     def _unchanged(self, response: Response) -> Iterator[Observation]:
         notice: NotModified | None = response.meta.get(meta.NOT_MODIFIED)

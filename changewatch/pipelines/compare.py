@@ -43,7 +43,7 @@ from ..core.observation import Observation
 from ..core.schedule import ScheduleUpdate
 from ..core.validators import HttpValidators
 from ..items import ChangeRecord, as_observation
-from ..runtime.offload import Judged, ObserveTask, judge
+from ..runtime.offload import ConfirmTask, Judged, ObserveTask, judge
 from ..runtime.origins import ServedHeaders
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
@@ -51,6 +51,7 @@ from ..store import Evidence, Outcome, StoredState, StoreError
 from ..store.semantics import is_stale
 from ..summary.crawl import CrawlSummaries
 from .calibration import Calibration
+from .confirm import Confirmation, Loaded
 from .lifecycle import reclassified
 from .records import change_record, repeated_error
 
@@ -75,6 +76,8 @@ class ChangewatchPipeline:
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
         #: -a calibrate=N and -a forget=KEY (read when the spider opens)
         self.calibration: Calibration | None = None
+        #: confirm before reporting (CHANGEWATCH_CONFIRM_CHANGES)
+        self.confirmation = Confirmation(crawler, runtime)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
@@ -146,13 +149,29 @@ class ChangewatchPipeline:
         if calibration is not None and calibration.is_load(obs, request):
             return await calibration.learn(obs, response, self._judge)
         judgement: dict[str, Judged] = {}
+        seen: dict[str, Observation] = {}
+        confirmed: dict[str, bool | None] = {}
 
         async def compute(state: StoredState | None) -> Outcome | None:
             if state is not None and is_stale(obs.observed_at, state.last_seen):
                 return None  # fetched before the stored observation: it changes nothing
-            judged = self.reclassified(obs, await self._judge(obs, state, response), state)
-            judgement["last"] = judged
-            return self._outcome(obs, judged, state, origin, response)
+            judged = await self._judge(obs, state, response)
+            used, used_origin, used_response, confirmed["last"] = obs, origin, response, None
+            if request is not None and self.confirmation.wanted(obs, request, judged.kind):
+                loaded = await self.confirmation.load(item, obs, request)
+                pair = await self._judge_loads(obs, loaded, state)
+                confirmed["last"] = pair is not None and loaded.obs is not None
+                if pair is None or loaded.obs is None:
+                    judged.members["confirmed"] = False  # reported as one load showed it
+                    logger.info("changewatch: %s: the change could not be confirmed (%s): reported as one load "
+                                "showed it", obs.key, loaded.failure or "the second page was refused")
+                else:
+                    judged, used, used_origin, used_response = pair, loaded.obs, loaded.origin, loaded.response
+                    if judged.kind.changes_page:
+                        judged.members["confirmed"] = True
+            judged = self.reclassified(used, judged, state)
+            judgement["last"], seen["last"] = judged, used
+            return self._outcome(used, judged, state, used_origin, used_response)
 
         try:
             update = await self.runtime.runner.update(self.runtime.spider, obs.key, compute, lease=self.runtime.lease)
@@ -160,6 +179,9 @@ class ChangewatchPipeline:
             self.runtime.fail(f"the store cannot be written: {exc}")
             raise DropItem(f"changewatch: {obs.key}: not committed: {exc}", log_level="DEBUG") from None
         self.stats.inc("conflicts", update.conflicts)
+        self.confirmation.forget(obs.key)
+        if update.outcome is not None:
+            self.confirmation.counted(confirmed.get("last"), update.outcome.kind)
         if update.stale or update.outcome is None or update.committed is None:
             self.stats.inc("stale")
             self.stale += 1
@@ -168,8 +190,8 @@ class ChangewatchPipeline:
                                         obs.options.get("canary"))
         if calibration is not None:
             calibration.schedule(obs, request)
-        record, change_id = self._result(obs, judgement["last"], update.outcome, update.committed.change_id,
-                                         update.committed.clamped)
+        record, change_id = self._result(seen["last"], judgement["last"], update.outcome,
+                                         update.committed.change_id, update.committed.clamped)
         if self.summaries is not None:
             record = await self.summaries.summarised(record, change_id)  # type: ignore[arg-type,assignment]
         return self.exported(record, change_id)
@@ -184,6 +206,24 @@ class ChangewatchPipeline:
         body = response.body if response is not None and not obs.error and not obs.not_modified else None
         task = ObserveTask(obs, old, table, self.compare_context(obs), body)
         return await judge(self.runtime.pool, task)
+
+    async def _judge_loads(self, first: Observation, loaded: Loaded, state: StoredState | None) -> Judged | None:
+        """A candidate (*first*) and its confirmation judged together against the stored snapshot
+        (in a worker); None when the confirmation failed or confirms nothing (a block page: an
+        error, but a ``noisy:`` one, which says the page varies in every line)."""
+        if loaded.obs is None or state is None or state.snapshot is None:
+            return None
+        comparisons = self.comparisons_for(loaded.obs)
+        table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
+                 else comparison_table(comparisons))
+        response = loaded.response
+        body = response.body if response is not None else None
+        task = ConfirmTask(first, loaded.obs, state.snapshot, table, self.compare_context(loaded.obs), body)
+        judged = await judge(self.runtime.pool, task)
+        if judged.kind is Kind.ERROR and not (judged.error or "").startswith("noisy:"):
+            logger.debug("changewatch: %s: the confirmation confirms nothing: %s", first.key, judged.error)
+            return None
+        return judged
 
     def _outcome(self, obs: Observation, judged: Judged, state: StoredState | None,
                  origin: HttpValidators | None, response: Response | None) -> Outcome:

@@ -8,6 +8,10 @@ encodes the snapshot to keep (compressing text only when it changed), and sends 
 verdict's members and that snapshot. Both directions are one pickle (protocol 5) of plain data.
 A 304 or an error the spider reported needs no worker and never crosses.
 
+A candidate change and its confirmation (a second load of the page) cross together, once more
+(:class:`ConfirmTask`): the worker digests both and judges them together against the stored
+snapshot (:mod:`changewatch.core.confirm`); only the confirmation's body may become evidence.
+
 ``bench/bench_crawl.py`` measures the whole path; ``bench/bench_workers.py`` the hand-off.
 """
 
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.comparisons import CompareContext, Comparison, Kind, load_comparisons
 from ..core.comparisons.content_page import UnreadableStoredText
 from ..core.comparisons.content_part import ContentPart
+from ..core.confirm import observe_loads
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
@@ -31,7 +36,7 @@ from .errors import WorkerCrashed, WorkerError, WorkerTaskError, WorkerTimeout
 if TYPE_CHECKING:  # the pool (asyncio, processes) is the crawl's side: a worker process imports this module too
     from .workers import WorkerPool
 
-__all__ = ["Judged", "ObserveTask", "judge", "judge_in_worker"]
+__all__ = ["ConfirmTask", "Judged", "ObserveTask", "judge", "judge_in_worker"]
 
 logger = logging.getLogger(__name__)
 _PROTOCOL = 5
@@ -50,6 +55,20 @@ class ObserveTask:
     body: bytes | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ConfirmTask:
+    """A candidate change (*first*) and its confirmation (*obs*, the second load), judged together
+    against the stored snapshot (*old*, never None: a candidate has a baseline)."""
+
+    first: Observation
+    obs: Observation
+    old: bytes | None
+    comparisons: Mapping[str, str]
+    context: CompareContext
+    #: the confirmation's body, kept as evidence when the verdict makes it so
+    body: bytes | None = None
+
+
 @dataclass(slots=True)
 class Judged:
     """The verdict as it comes back: kind, record members, error, counters, and the encoded
@@ -64,7 +83,7 @@ class Judged:
     kept: KeptBody | None = None
 
 
-def _judge(task: ObserveTask) -> Judged:
+def _judge(task: ObserveTask | ConfirmTask) -> Judged:
     comparisons = load_comparisons(task.comparisons, merge=False)
     counters: dict[str, int] = {}
     old = None
@@ -84,16 +103,19 @@ def _judge(task: ObserveTask) -> Judged:
         return _judged(task, None, comparisons, counters)
 
 
-def _unreadable(task: ObserveTask, exc: Exception, counters: dict[str, int]) -> None:
+def _unreadable(task: ObserveTask | ConfirmTask, exc: Exception, counters: dict[str, int]) -> None:
     # Unreadable: the key starts again from this observation (a silent baseline), which can miss
     # one change but never invents one.
     logger.warning("changewatch: the stored snapshot of %r cannot be read (%s): starting it again", task.obs.key, exc)
     counters["store/snapshot_unreadable"] = 1
 
 
-def _judged(task: ObserveTask, old: Snapshot | None, comparisons: Sequence[Comparison],
+def _judged(task: ObserveTask | ConfirmTask, old: Snapshot | None, comparisons: Sequence[Comparison],
             counters: dict[str, int]) -> Judged:
-    verdict: Verdict = observe(task.obs, old, comparisons, context=task.context)
+    if isinstance(task, ConfirmTask) and old is not None:
+        verdict: Verdict = observe_loads(task.first, task.obs, old, comparisons, context=task.context)
+    else:
+        verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)
     kept = None
     if task.body is not None and verdict.kind is not Kind.ERROR and keeps_evidence(verdict.kind, verdict.counters):
@@ -106,12 +128,13 @@ def _judged(task: ObserveTask, old: Snapshot | None, comparisons: Sequence[Compa
 
 
 def judge_in_worker(payload: bytes) -> bytes:
-    """The worker side: an encoded :class:`ObserveTask` in, an encoded :class:`Judged` out."""
-    task: ObserveTask = pickle.loads(payload)
+    """The worker side: an encoded :class:`ObserveTask` (or :class:`ConfirmTask`) in, an encoded
+    :class:`Judged` out."""
+    task: ObserveTask | ConfirmTask = pickle.loads(payload)
     return pickle.dumps(_judge(task), protocol=_PROTOCOL)
 
 
-async def judge(pool: WorkerPool, task: ObserveTask) -> Judged:
+async def judge(pool: WorkerPool, task: ObserveTask | ConfirmTask) -> Judged:
     """Judge *task* in a worker process (or the pool's thread). A page that hangs or kills its
     worker, or that the worker cannot handle, becomes an ``error`` of its key: the baseline is
     kept and the crawl goes on."""

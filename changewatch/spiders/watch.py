@@ -163,6 +163,8 @@ class WatchSpider(ChangewatchSpider):
             request_meta[meta.EVERY] = watch.every
         if watch.vantage:  # the VantageMiddleware pins proxy, language, cookies and headers
             request_meta[meta.VANTAGE] = watch.vantage
+        if not watch.confirm:  # a change is reported from one load
+            request_meta[meta.CONFIRM] = False
         if watch.render is not None:  # the RenderMiddleware renders it, or re-checks it first
             request_meta[meta.RENDER] = watch.render
         return scrapy.Request(watch.url, callback=self.parse_watch, errback=self.observation_failed,

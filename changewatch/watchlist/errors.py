@@ -46,6 +46,7 @@ _PAIRS = "a mapping of name: value"
 ACCEPTS = {
     "url": "an absolute http(s) URL", "key": "a non-empty string", "region": "a CSS selector string",
     "threshold": "a whole number of bits from 0 to 64", "sort_lines": "true or false", "conditional": "true or false",
+    "confirm": "true or false",
     "jsonld": "a mapping with 'type', 'fields' and optionally 'key'", "jsonld.type": _STRINGS_OR_NONE,
     "jsonld.fields": _STRINGS, "jsonld.key": "a dotted path such as 'sku' or 'url'",
     "fields": "a mapping of name: selector (at least one)", "fields.*": _SELECTOR,

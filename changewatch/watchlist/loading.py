@@ -101,7 +101,7 @@ def _built(o: dict[str, Any], url: str, key: str, canary: CanaryModel | None) ->
         fields=dict(o.get("fields") or {}),
         entities=EntitySpec(entities.selector, entities.key, dict(entities.fields or {})) if entities else None,
         keep_params=keep, drop_params=drop, kinds=dict(o.get("kinds") or {}), vantage=parse_vantage(o),
-        conditional=o.get("conditional", True), include=include,
+        conditional=o.get("conditional", True), confirm=o.get("confirm", True), include=include,
         ignore_selectors=tuple(ignore.selectors or ()) if ignore else (),
         ignore_text=tuple(ignore.text or ()) if ignore else (),
         type=o.get("type"), json=_json_spec(o.get("json_")), render=_render(o.get("render")),

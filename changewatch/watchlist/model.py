@@ -532,6 +532,8 @@ class WatchOptionsModel(BaseModel):
     kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
     conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
+    confirm: StrictBool = Field(True, description="A change is loaded once more and reported only as both loads "
+                                "show it (false: reported from one load)")
     type: Literal["html", "json", "feed", "text", "pdf", "bytes"] | None = Field(
         None, description="How to read the response (default: from its Content-Type, its first bytes, its URL)")
     # `json`, which would shadow BaseModel.json

@@ -88,6 +88,9 @@ class Watch:
     kinds: dict[str, str] = field(default_factory=dict)
     vantage: Vantage = field(default_factory=Vantage)
     conditional: bool = True
+    #: a change is loaded once more and reported only as both loads show it (CHANGEWATCH_CONFIRM_CHANGES);
+    #: not part of the spec: it reads nothing
+    confirm: bool = True
     #: text watches: what the text leaves out, compared too (title, meta, links)
     include: tuple[str, ...] = ()
     #: text watches: elements (CSS selectors) and lines (regular expressions) left out

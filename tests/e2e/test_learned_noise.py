@@ -116,12 +116,17 @@ def test_calibrated_busy_page_stays_quiet_and_edits_show(site: HostileSite, tmp_
     assert crawler.run().records == []  # and quiet again
 
 
-def test_uncalibrated_busy_page_is_reported(site: HostileSite, tmp_path: Path) -> None:
-    """The problem calibration solves: without it, the same page is a content change each run."""
-    noisy_site(site)
+def test_uncalibrated_busy_page_is_reported_unless_confirmed(site: HostileSite, tmp_path: Path) -> None:
+    """The problem calibration and confirmation solve: without either, the same page is a content
+    change each run; a confirmation (a second load) shows the difference is where the page varies."""
+    noisy = noisy_site(site)
     crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
-    assert crawler.run().records == []
-    assert [r["kind"] for r in crawler.run().records] == ["content"]
+    assert crawler.run("-s", "CHANGEWATCH_CONFIRM_CHANGES=False").records == []
+    assert [r["kind"] for r in crawler.run("-s", "CHANGEWATCH_CONFIRM_CHANGES=False").records] == ["content"]
+    loads = noisy.loads
+    confirmed = crawler.run()
+    assert confirmed.records == [] and noisy.loads == loads + 2, confirmed.records
+    assert confirmed.stats["changewatch/confirm/dropped"] == 1
 
 
 def test_calibration_survives_errors_and_block_pages(site: HostileSite, tmp_path: Path) -> None:

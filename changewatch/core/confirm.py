@@ -1,0 +1,253 @@
+"""Confirming a change before it is reported: two loads of a page, judged together.
+
+An observation that differs from its key's baseline (a candidate) is followed by a second load
+of the page (the confirmation). Only what differs from the baseline in *both* loads is a change:
+
+- a field whose new value is the same in both loads (a value that flips between the loads is an
+  A/B variant, not a change);
+- an entity added, removed or changed alike in both loads;
+- a hunk of the stable text whose added lines the first load shows too (a removal: that the
+  first load lacks too). A hunk with a line the first load does not show sits where the page
+  varies between loads (a rotating box, an ad slot): it is not a change.
+
+What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
+teaches itself from its first candidate: the judgement is the stored model's, what the two loads
+taught is kept for the loads after them. The verdict is the confirmation's: the snapshot kept is
+the second load's, with the part of each comparison whose change was not confirmed kept as the
+stored one (what was not confirmed stays a difference to the baseline: a real edit that landed
+between the two loads is reported by the next run, late but not lost).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+from .calibration import calibrate
+from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
+from .comparisons.content_part import ContentPart
+from .diff import line_diff
+from .documents import read_document
+from .learned import Learned, judge
+from .observation import Observation
+from .snapshot import Snapshot
+from .text import charset
+from .verdict import Verdict, classify, digest
+
+__all__ = ["Loads", "between_loads", "confirmed_text", "judge_loads", "observe_loads"]
+
+#: the comparison whose part is a page's text (its learned variation is taught by two loads)
+_CONTENT = "content"
+
+
+def between_loads(learned: Learned | None, first_text: str, second_text: str) -> Learned:
+    """What differs between two loads of the same content (a candidate and its confirmation),
+    learned as the key's variation. The one place confirmation learns: it is the learned model's
+    to say how (provisional slots)."""
+    return calibrate(first_text, second_text, learned)
+
+
+@dataclass(frozen=True, slots=True)
+class TextCheck:
+    """The baseline's text against the confirmation's, hunk by hunk, as the first load has them."""
+
+    #: the baseline's text with the hunks not confirmed as the confirmation has them: what the
+    #: diff is shown from, so that it shows only confirmed hunks, each line unchanged a line of the page
+    shown_from: str
+    confirmed: int
+    unconfirmed: int
+
+
+def confirmed_text(before: str, first: str, second: str) -> TextCheck:
+    """Which hunks of *before* → *second* the *first* load shows too.
+
+    >>> check = confirmed_text("a\\nbox 1\\nb\\nc", "a\\nbox 2\\nb\\nc!", "a\\nbox 3\\nb\\nc!")
+    >>> check.confirmed, check.unconfirmed, check.shown_from
+    (1, 1, 'a\\nbox 3\\nb\\nc')
+    """
+    old, new = before.split("\n"), second.split("\n")
+    in_old, in_first = Counter(old), Counter(first.split("\n"))
+    out: list[str] = []
+    confirmed = unconfirmed = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        removed, added = old[i1:i2], new[j1:j2]
+        if tag == "equal":
+            out.extend(removed)
+            continue
+        if added:  # every added line is one the first load added too
+            ok = all(in_first[line] > in_old[line] for line in added if line.strip())
+        else:  # a removal: the first load lacks it too
+            ok = all(in_first[line] < in_old[line] for line in removed if line.strip())
+        if ok:
+            confirmed += 1
+            out.extend(removed)
+        else:
+            unconfirmed += 1
+            out.extend(added)
+    return TextCheck("\n".join(out), confirmed, unconfirmed)
+
+
+def _field_key(change: Mapping[str, Any]) -> str:
+    return json.dumps([change.get("new_normalised", change.get("new")), change.get("new_type")],
+                      sort_keys=True, default=str)
+
+
+def _same(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _fields(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The members of the fields' change that both loads show (None: none)."""
+    one, two = dict(first.get("changes") or {}), dict(second.get("changes") or {})
+    changes = {name: change for name, change in two.items()
+               if name in one and _field_key(one[name]) == _field_key(change)}
+    if not changes:
+        return None
+    return {**second, "changes": changes}
+
+
+def _entities(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The entities added, removed or changed alike in both loads (None: none)."""
+    members: dict[str, Any] = {}
+    for name in ("added", "removed", "changed"):
+        seen = {_same(entity) for entity in first.get(name) or ()}
+        both = [entity for entity in second.get(name) or () if _same(entity) in seen]
+        if both:
+            members[name] = both
+    return members or None
+
+
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """Two loads' snapshots and the stored one they are judged against."""
+
+    old: Snapshot
+    first: Snapshot
+    second: Snapshot
+
+
+def _taught(verdict: Verdict, loads: Loads) -> Verdict:
+    """*verdict* with what differs between the two loads learned into the text's part it keeps:
+    the judgement is the stored model's; what the two loads teach is for the next ones."""
+    one, two = loads.first.part(_CONTENT), loads.second.part(_CONTENT)
+    keep = verdict.keep if verdict.keep is not None else loads.old
+    part = keep.part(_CONTENT)
+    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)) \
+            or one.raw_hash == two.raw_hash or one.text == two.text:
+        return verdict
+    learned = between_loads(part.learned, one.text, two.text)
+    verdict.keep = Snapshot({**keep.parts, _CONTENT: part.with_learned(learned)}, keep.foreign)
+    return verdict
+
+
+def _content(old: ContentPart, first: ContentPart, second: ContentPart, members: Mapping[str, Any],
+             learned: Learned | None, context: CompareContext) -> dict[str, Any] | None:
+    """The members of the text's change that both loads show (None: none)."""
+    before = judge(old.text, second.text, learned).shown_from if learned is not None else old.text
+    check = confirmed_text(before, first.text, second.text)
+    if not check.confirmed:
+        return None
+    if not check.unconfirmed and before == old.text:
+        return dict(members)
+    options = context.diff
+    diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
+                                      max_lines=options.max_lines, max_chars=options.max_chars))
+    return {**members, "diff": diff}
+
+
+#: each comparison's members that a confirmation narrows to what both loads show
+_MEMBERS = {"fields": ("changes", "error"), "entities": ("added", "removed", "changed"), _CONTENT: ("diff",)}
+#: a comparison whose part did not change in the confirmation: its part is kept as the confirmation's
+_UNCHANGED = "unchanged"
+
+
+def _confirmed(comparison: Comparison, parts: tuple[Any, Any, Any],
+               context: CompareContext) -> dict[str, Any] | str | None:
+    """The members of *comparison*'s change that both loads show; None when the confirmation's
+    change is not confirmed; ``"unchanged"`` when the confirmation shows no change of its part.
+    *parts*: the stored part, then each load's."""
+    old, first, second = parts
+    two = comparison.compare(old, second, context)
+    if two.status is not Status.CHANGED:
+        return _UNCHANGED
+    one = comparison.compare(old, first, context)
+    if one.status is not Status.CHANGED:
+        return None
+    if comparison.name == "fields":
+        return _fields(one.members, two.members)
+    if comparison.name == "entities":
+        return _entities(one.members, two.members)
+    if comparison.name == _CONTENT and isinstance(old, ContentPart) and isinstance(first, ContentPart) \
+            and isinstance(second, ContentPart):
+        return _content(old, first, second, two.members, old.learned, context)
+    return dict(two.members) if _same(one.members) == _same(two.members) else None
+
+
+def _problem(old: Snapshot, new: Snapshot, comparisons: Sequence[Comparison]) -> str | None:
+    """Why the confirmation cannot be trusted (a block page, a collapsed page), as classify says."""
+    for comparison in comparisons:
+        part = new.part(comparison.name)
+        if part is not None and (problem := comparison.check(old.part(comparison.name), part)):
+            return problem
+    return None
+
+
+def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: CompareContext | None = None) -> Verdict:
+    """The verdict of a candidate (*loads.first*) and its confirmation (*loads.second*) against
+    the stored snapshot: only the differences present in both loads, in the confirmation's words.
+    An error is the confirmation's own (a block page, a collapsed page): it confirms nothing."""
+    context = context or CompareContext()
+    if problem := _problem(loads.old, loads.second, comparisons):
+        return Verdict(Kind.ERROR, error=problem)
+    old = loads.old
+    parts = dict(loads.second.parts)
+    confirmed: dict[str, dict[str, Any]] = {}
+    for comparison in comparisons:
+        name = comparison.name
+        before, one, two = old.part(name), loads.first.part(name), parts.get(name)
+        if before is None or one is None or two is None:
+            continue
+        members = _confirmed(comparison, (before, one, two), context)
+        if members is None:
+            parts[name] = before  # not confirmed: the stored part stays what the next load is judged against
+        elif isinstance(members, dict):
+            confirmed[name] = members
+    verdict = classify(old, Snapshot(parts, loads.second.foreign), comparisons, context=context)
+    for name in confirmed:
+        for member in _MEMBERS.get(name, ()):
+            verdict.members.pop(member, None)
+    for comparison in sorted(comparisons, key=lambda c: c.rank):  # in the order classify merges them
+        verdict.members.update(confirmed.get(comparison.name, {}))
+    return _taught(verdict, loads)
+
+
+def _snapshot(obs: Observation, comparisons: Sequence[Comparison], counters: dict[str, int]) -> Snapshot | str:
+    """The snapshot of *obs* (its document read), or why it cannot be made."""
+    if obs.error:
+        return obs.error
+    try:
+        return digest(read_document(obs), comparisons, counters)
+    except Unobservable as exc:
+        return str(exc)
+
+
+def observe_loads(first: Observation, second: Observation, old: Snapshot, comparisons: Sequence[Comparison], *,
+                  context: CompareContext | None = None) -> Verdict:
+    """Digest a candidate and its confirmation and judge them together against *old*
+    (:func:`judge_loads`); an ``error`` when the confirmation cannot be digested or checked."""
+    counters: dict[str, int] = {}
+    one = _snapshot(first, comparisons, {})
+    two = _snapshot(second, comparisons, counters)
+    if isinstance(two, str):
+        return Verdict(Kind.ERROR, error=two, counters=counters)
+    if isinstance(one, str):  # the candidate itself changed since it was judged: the confirmation alone
+        verdict = classify(old, two, comparisons, context=context)
+    else:
+        verdict = judge_loads(Loads(old, one, two), comparisons, context)
+    verdict.counters.update(counters)
+    return verdict
+

@@ -1,0 +1,133 @@
+"""Two loads judged together (core/confirm.py): only the differences both loads show."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
+from changewatch.core.comparisons.content_part import ContentPart
+from changewatch.core.confirm import Loads, confirmed_text, judge_loads, observe_loads
+from changewatch.core.observation import Observation
+from changewatch.core.snapshot import Snapshot
+from changewatch.core.verdict import classify, digest
+
+from ._support import prose_paragraphs
+
+COMPARISONS = load_comparisons()
+PARAGRAPHS = prose_paragraphs(1200, 12, seed=3)
+HEADLINES = [" ".join(random.Random(n).sample(PARAGRAPHS[0].split(), 6)).capitalize() for n in range(300)]
+
+
+def page(*, box: list[str], paragraphs: list[str] = PARAGRAPHS, extra: str = "") -> str:
+    items = "".join(f"<li>{h}</li>" for h in box)
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (f"<html><body><h1>Town news</h1><main>{body}{extra}</main>"
+            f"<aside><h2>Trending now</h2><ul>{items}</ul><p>More stories below</p></aside></body></html>")
+
+
+def obs(**kw: Any) -> Observation:
+    kw.setdefault("key", "k")
+    kw.setdefault("url", "https://news.example/")
+    return Observation(**kw)
+
+
+def snap(**kw: Any) -> Snapshot:
+    return digest(obs(**kw), COMPARISONS)
+
+
+def loads(old: Snapshot, first: Snapshot, second: Snapshot) -> Any:
+    return judge_loads(Loads(old, first, second), COMPARISONS, CompareContext())
+
+
+def text(snapshot: Snapshot | None) -> str:
+    assert snapshot is not None
+    part = snapshot.part("content")
+    assert isinstance(part, ContentPart)
+    return part.text
+
+
+def box(seed: int) -> list[str]:
+    return random.Random(seed).sample(HEADLINES, 5)
+
+
+def test_a_box_new_on_every_load_is_not_a_change() -> None:
+    old, first, second = (snap(html=page(box=box(n))) for n in (1, 2, 3))
+    assert classify(old, first, COMPARISONS).kind is Kind.CONTENT  # the candidate
+    verdict = loads(old, first, second)
+    assert verdict.kind is Kind.NOISE or verdict.kind is Kind.NONE
+    assert "diff" not in verdict.members
+    # the stored text is still the baseline's: nothing unconfirmed moved it
+    assert text(verdict.keep or old) == text(old)
+
+
+def test_an_edit_in_both_loads_is_reported_without_the_box() -> None:
+    edited = [*PARAGRAPHS[:3], PARAGRAPHS[3] + " Doors open in the east hall.", *PARAGRAPHS[4:]]
+    old = snap(html=page(box=box(1)))
+    first, second = (snap(html=page(box=box(n), paragraphs=edited)) for n in (2, 3))
+    verdict = loads(old, first, second)
+    assert verdict.kind is Kind.CONTENT
+    diff = verdict.members["diff"]
+    assert "Doors open in the east hall." in diff
+    assert not any(h in diff for h in box(2) + box(3))
+    # the confirmation's page is the one kept
+    assert text(verdict.keep) == text(second)
+
+
+def test_an_edit_that_only_the_confirmation_shows_is_not_reported_now() -> None:
+    # the page changed between the two loads: late (the next run reports it), never stored unseen
+    old, first = snap(html=page(box=box(1))), snap(html=page(box=box(1), extra="<p>First notice.</p>"))
+    second = snap(html=page(box=box(1), extra="<p>Second notice.</p>"))
+    verdict = loads(old, first, second)
+    assert verdict.kind in (Kind.NONE, Kind.NOISE)
+    assert text(verdict.keep or old) == text(old)
+    assert classify(verdict.keep or old, second, COMPARISONS).kind is Kind.CONTENT
+
+
+def test_a_field_that_flips_between_loads_is_a_variant() -> None:
+    old = snap(fields={"price": "10", "title": "Lamp"})
+    first = snap(fields={"price": "12", "title": "Lamp"})
+    second = snap(fields={"price": "14", "title": "Lamp"})
+    verdict = loads(old, first, second)
+    assert verdict.kind in (Kind.NONE, Kind.NOISE)
+    assert "changes" not in verdict.members
+
+
+def test_only_the_fields_both_loads_changed_alike_are_reported() -> None:
+    old = snap(fields={"price": "10", "title": "Lamp", "badge": "A"})
+    first = snap(fields={"price": "12", "title": "Lamp", "badge": "B"})
+    second = snap(fields={"price": "12", "title": "Lamp", "badge": "C"})
+    verdict = loads(old, first, second)
+    assert verdict.kind is Kind.FIELD
+    assert set(verdict.members["changes"]) == {"price"}
+    assert verdict.members["changes"]["price"]["new"] == "12"
+
+
+def test_entities_present_in_both_loads_only() -> None:
+    def entities(*keys: str) -> Snapshot:
+        return snap(entities=[{"key": f"https://shop.example/{k}", "fields": {"name": k}} for k in keys])
+
+    old, first, second = entities("a", "b", "c"), entities("a", "b", "d", "x1"), entities("a", "b", "d", "x2")
+    verdict = loads(old, first, second)
+    assert verdict.kind is Kind.ENTITIES
+    assert [e["key"] for e in verdict.members["added"]] == ["https://shop.example/d"]
+    assert [e["key"] for e in verdict.members["removed"]] == ["https://shop.example/c"]
+
+
+def test_a_block_page_confirms_nothing() -> None:
+    old = snap(html=page(box=box(1)))
+    first = snap(html=page(box=box(1), extra="<p>New notice.</p>"))
+    blocked = obs(html="<html><head><title>Just a moment...</title></head><body>Checking your browser "
+                       "before accessing. Please complete the captcha.</body></html>")
+    verdict = observe_loads(obs(html=page(box=box(1), extra="<p>New notice.</p>")), blocked, old, COMPARISONS)
+    assert verdict.kind is Kind.ERROR
+    assert first.part("content") is not None
+
+
+def test_confirmed_text_hunks() -> None:
+    check = confirmed_text("a\nbox 1\nb\nc", "a\nbox 2\nb\nc!", "a\nbox 3\nb\nc!")
+    assert (check.confirmed, check.unconfirmed) == (1, 1)
+    removal = confirmed_text("a\nx\nb", "a\nb", "a\nb")
+    assert (removal.confirmed, removal.unconfirmed) == (1, 0)
+    back = confirmed_text("a\nx\nb", "a\nx\nb", "a\nb")  # present on one load only: not a removal
+    assert (back.confirmed, back.unconfirmed) == (0, 1)

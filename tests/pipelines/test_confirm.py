@@ -1,0 +1,154 @@
+"""The pipeline's confirmation of a candidate change, on a real crawler with a stand-in engine
+(what ``engine.download_async`` answers is the test's); tests/e2e/test_confirm.py crawls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from changewatch import Observation, meta
+from changewatch.pipelines import ChangewatchPipeline
+from changewatch.pipelines.confirm import confirmation_request
+from changewatch.runtime.services import CrawlServices
+
+URL = "https://shop.example/p/1"
+
+
+class PriceSpider(scrapy.Spider):
+    name = "prices"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        yield Observation(key="k", url=response.url, fields={"price": response.css("p::text").get()})
+        yield Observation(key="other", url=response.url, fields={"price": "1"})
+        yield Request(response.urljoin("/next"))
+
+
+class Engine:
+    """Answers each download with the next of *answers*: a price, a status, or an exception."""
+
+    def __init__(self, answers: list[Any]):
+        self.answers = answers
+        self.requests: list[Request] = []
+
+    async def download_async(self, request: Request) -> Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, int):
+            return HtmlResponse(request.url, status=answer, body=b"<h1>Too many requests</h1>", request=request)
+        return HtmlResponse(request.url, body=f"<html><body><p>{answer}</p></body></html>".encode(),
+                            request=request, encoding="utf-8")
+
+
+class Chain:
+    def __init__(self, crawler: Crawler, engine: Engine):
+        self.crawler, self.engine = crawler, engine
+        crawler.engine = engine  # type: ignore[assignment]
+        self.runtime = CrawlServices.of(crawler)
+        self.pipeline = build_from_crawler(ChangewatchPipeline, crawler)
+
+    def item(self, price: str, **request_meta: Any) -> Observation:
+        item = Observation(key="k", url=URL, fields={"price": price})
+        request = Request(URL, callback=self.crawler.spider.parse,  # type: ignore[union-attr]
+                          headers={"If-None-Match": '"v1"'}, meta={meta.KEY: "k", **request_meta})
+        self.runtime.requests.register(item, request)
+        return item
+
+    async def _run(self, items: list[Any]) -> list[Any]:
+        await self.pipeline.open_spider()
+        out: list[Any] = []
+        try:
+            for item in items:
+                try:
+                    out.append(await self.pipeline.process_item(item))
+                except DropItem:
+                    out.append(None)
+        finally:
+            self.pipeline.close_spider()
+            await self.runtime._engine_stopped()
+        return out
+
+    def run(self, *items: Any) -> list[Any]:
+        return asyncio.run(self._run(list(items)))
+
+    def stat(self, name: str) -> Any:
+        assert self.crawler.stats is not None
+        return self.crawler.stats.get_value(f"changewatch/confirm/{name}", 0)
+
+
+@pytest.fixture
+def make_chain(tmp_path: Path) -> Iterator[Any]:
+    def make(answers: list[Any], **settings: Any) -> Chain:
+        crawler = get_crawler(PriceSpider, {"ADDONS": {"changewatch.Addon": 0},
+                                            "CHANGEWATCH_STORE": f"sqlite:///{tmp_path}/state.db",
+                                            "CHANGEWATCH_WORKERS": 0, **settings})
+        crawler.spider = PriceSpider.from_crawler(crawler)
+        return Chain(crawler, Engine(answers))
+
+    yield make
+
+
+def test_a_change_both_loads_show_is_reported_confirmed(make_chain: Any) -> None:
+    chain = make_chain(["12"])
+    out = chain.run(chain.item("10"), chain.item("12"))
+    assert out[0] is None and out[1]["kind"] == "field" and out[1]["confirmed"] is True
+    assert out[1]["changes"]["price"]["new"] == "12"
+    [sent] = chain.engine.requests
+    assert sent.dont_filter and sent.meta[meta.CONDITIONAL] is False and sent.meta[meta.CONFIRMATION] is True
+    assert sent.meta[meta.SCHEDULE] is False and not sent.headers.get("If-None-Match")
+    assert (chain.stat("sent"), chain.stat("held"), chain.stat("dropped"), chain.stat("failed")) == (1, 1, 0, 0)
+
+
+def test_a_value_that_flips_between_loads_is_not_reported(make_chain: Any) -> None:
+    chain = make_chain(["14", "12"])
+    out = chain.run(chain.item("10"), chain.item("12"))
+    assert out == [None, None] and chain.stat("dropped") == 1
+    # at most one confirmation per key and run: another candidate of the key is reported unconfirmed
+    again = chain.run(chain.item("12"))
+    assert again[0]["confirmed"] is False and len(chain.engine.requests) == 1
+
+
+@pytest.mark.parametrize("answer", [429, 503, TimeoutError("took too long")], ids=["429", "503", "timeout"])
+def test_a_failed_confirmation_reports_the_candidate_unconfirmed(make_chain: Any, answer: Any) -> None:
+    chain = make_chain([answer])
+    out = chain.run(chain.item("10"), chain.item("12"))
+    assert out[1]["kind"] == "field" and out[1]["confirmed"] is False
+    assert out[1]["changes"]["price"]["new"] == "12"
+    assert chain.stat("failed") == 1 and chain.stat("held") == 0
+
+
+def test_not_confirmed_when_the_watch_or_the_setting_says_so(make_chain: Any) -> None:
+    chain = make_chain([])
+    out = chain.run(chain.item("10"), chain.item("12", **{meta.CONFIRM: False}))
+    assert out[1]["kind"] == "field" and "confirmed" not in out[1] and chain.engine.requests == []
+    off = make_chain([], CHANGEWATCH_CONFIRM_CHANGES=False)
+    assert "confirmed" not in off.run(off.item("14"))[0] and off.engine.requests == []
+
+
+def test_calibration_loads_and_confirmations_are_never_confirmed(make_chain: Any) -> None:
+    chain = make_chain([])
+    out = chain.run(chain.item("10"), chain.item("12", **{meta.CONFIRMATION: True}))
+    assert "confirmed" not in out[1] and chain.engine.requests == []
+
+
+def test_the_confirmation_request_drops_the_first_loads_bookkeeping() -> None:
+    request = Request(URL, headers={"If-Modified-Since": "x", "Accept-Language": "de"},
+                      meta={meta.KEY: "k", meta.VANTAGE: {"accept_language": "de"}, "cookiejar": 2,
+                            "download_latency": 1.0, "retry_times": 1, meta._SENT: object(), "playwright": True})
+    again = confirmation_request(request)
+    assert again.url == URL and again.dont_filter and again.headers.get("Accept-Language") == b"de"
+    assert not again.headers.get("If-Modified-Since")
+    assert again.meta[meta.VANTAGE] == {"accept_language": "de"} and again.meta["cookiejar"] == 2
+    assert again.meta["playwright"] is True
+    assert not {"download_latency", "retry_times", meta._SENT} & set(again.meta)
