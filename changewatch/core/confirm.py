@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from .calibration import calibrate
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
 from .diff import line_diff
 from .documents import read_document
-from .learned import Learned, judge
+from .learned import Learned, between_loads, judge
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
@@ -42,13 +41,6 @@ __all__ = ["Loads", "between_loads", "confirmed_text", "judge_loads", "observe_l
 
 #: the comparison whose part is a page's text (its learned variation is taught by two loads)
 _CONTENT = "content"
-
-
-def between_loads(learned: Learned | None, first_text: str, second_text: str) -> Learned:
-    """What differs between two loads of the same content (a candidate and its confirmation),
-    learned as the key's variation. The one place confirmation learns: it is the learned model's
-    to say how (provisional slots)."""
-    return calibrate(first_text, second_text, learned)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ before a record leaves, for this run's records and for redeliveries that have no
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections import Counter
@@ -166,7 +167,9 @@ class ChangewatchPipeline:
                     logger.info("changewatch: %s: the change could not be confirmed (%s): reported as one load "
                                 "showed it", obs.key, loaded.failure or "the second page was refused")
                 else:
-                    judged, used, used_origin, used_response = pair, loaded.obs, loaded.origin, loaded.response
+                    # made at the URL the first load ended at: the redirects that led there are the first's
+                    used = dataclasses.replace(loaded.obs, moved_from=loaded.obs.moved_from or obs.moved_from)
+                    judged, used_origin, used_response = pair, loaded.origin, loaded.response
                     if judged.kind.changes_page:
                         judged.members["confirmed"] = True
             judged = self.reclassified(used, judged, state)

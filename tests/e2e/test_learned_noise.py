@@ -171,19 +171,23 @@ def test_calibrate_zero_and_one_and_fifty(site: HostileSite, tmp_path: Path) -> 
     crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
     zero = crawler.run("-a", "calibrate=0")
     assert zero.returncode == 0 and noisy.loads == 1 and "changewatch/calibration/requests" not in zero.stats
+    # the normal load, its confirmation when it differs from the baseline, the calibration loads
     one = crawler.run("-a", "calibrate=1")
-    assert one.returncode == 0 and noisy.loads == 3 and one.stats["changewatch/calibration/loads"] == 1
+    confirmations = one.stats.get("changewatch/confirm/sent", 0)
+    assert one.returncode == 0 and noisy.loads == 3 + confirmations and one.stats["changewatch/calibration/loads"] == 1
     fifty = crawler.run("-a", "calibrate=50")
-    assert fifty.returncode == 0 and noisy.loads == 54 and fifty.stats["changewatch/calibration/loads"] == 50
+    confirmations += fifty.stats.get("changewatch/confirm/sent", 0)
+    assert fifty.returncode == 0 and noisy.loads == 54 + confirmations
+    assert fifty.stats["changewatch/calibration/loads"] == 50
     assert [crawler.run().records for _ in range(3)] == [[], [], []]
 
 
 def test_forget_resets_what_was_learned(site: HostileSite, tmp_path: Path) -> None:
     crawler, _ = calibrated(site, tmp_path)
     assert crawler.run().records == []
-    forgot = crawler.run("-a", "forget=terms")
+    forgot = crawler.run("-a", "forget=terms", "-s", "CHANGEWATCH_CONFIRM_CHANGES=False")
     assert forgot.stats["changewatch/calibration/forgotten"] == 1
-    assert [r["kind"] for r in forgot.records] == ["content"]  # the noise is news again
+    assert [r["kind"] for r in forgot.records] == ["content"]  # the noise is news again (without confirmation)
     again = crawler.run("-a", "forget=terms", "-a", "calibrate=5")  # and learned afresh
     assert again.returncode == 0 and again.stats["changewatch/calibration/loads"] == 5
     assert [crawler.run().records for _ in range(3)] == [[], [], []]
