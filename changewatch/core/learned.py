@@ -427,5 +427,8 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
         if not there or not here:
             continue
         now, was = second[there[0].start:there[0].end], base.lines[here[0].start:here[0].end]
-        taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES])))
+        sizes = sum(1 for line in now if line.strip()), sum(1 for line in was if line.strip())
+        # its size is what either load held there (a block the one load has and the other lacks)
+        taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES]),
+                                          most=max(sizes), least=min(sizes)))
     return learned.with_slots(taught)
