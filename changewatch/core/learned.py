@@ -198,10 +198,13 @@ class _Slotted:
     ignored: list[Hunk]
     slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
     held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
+    owners: dict[int, int] = field(default_factory=dict)  # covered positions: the slot's index
 
 
 def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
-             slots: Sequence[Slot]) -> _Slotted:
+             slots: Sequence[Slot], plain: frozenset[int] = frozenset()) -> _Slotted:
+    """The old text with what each slot holds in the new text in its place; the slots at *plain*
+    (indexes) keep their old lines and stay as they were."""
     if len(slots) > 1:
         slots = joined(slots, old, osig, new, nsig)
     kept: list[Slot | None] = list(slots)
@@ -209,29 +212,37 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
     where = {loc.index: loc for loc in in_new}
     out = _Slotted([], [], set(), [], kept)
     held = {i for loc in in_old for i in range(loc.start, loc.end)}
-    at = 0
+    at = until = 0  # *until*: where the last slot's lines end in the new text
     for loc in in_old:
         slot, mine = slots[loc.index], where.get(loc.index)
         out.lines.extend(old[at:loc.start])
         out.sigs.extend(osig[at:loc.start])
         at = loc.end
         was = old[loc.start:loc.end]
-        if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None:
+        if loc.index in plain:
+            _put(out, was, False)
+            continue
+        if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None \
+                and not _taken(there[0], there[1], loc.index, in_new):
             # an anchor edited or removed: the edit is a change, the slot is anchored anew
             slot = anchored(slot, new, nsig, there[0], there[1])
             mine = Located(loc.index, there[0], there[1])
+        if mine is not None and mine.start < until:  # lines another slot holds, or slots out of order
+            mine = None
         if mine is None:  # anchors gone or moved: a change, relearned later
             kept[loc.index] = None
             _put(out, was, False)
             continue
-        now = new[mine.start:mine.end]
+        now, until = new[mine.start:mine.end], mine.end
         if slot.provisional:
             if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
                 kept[loc.index] = None
                 _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
                 continue
             slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
+        mark = len(out.lines)
         kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
+        out.owners.update((i, loc.index) for i in range(mark, len(out.lines)) if i in out.covered)
     out.lines.extend(old[at:])
     out.sigs.extend(osig[at:])
     found = {loc.index for loc in in_old} | set(where)
@@ -239,6 +250,12 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         if i not in found:
             kept[i] = None  # neither text has it: the page was redesigned
     return out
+
+
+def _taken(start: int, end: int, index: int, in_new: Sequence[Located]) -> bool:
+    """Whether lines ``start:end`` of the new text overlap those another slot found there holds
+    (each line of the new text is held by one slot at most, or it would be shown twice)."""
+    return any(loc.index != index and loc.start < end and start < loc.end for loc in in_new)
 
 
 def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
@@ -282,6 +299,23 @@ def _put(out: _Slotted, lines: Sequence[str], covered: bool) -> int:
     return start
 
 
+def _aligned(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
+             learned: Learned) -> tuple[_Slotted, list[Hunk]]:
+    """The old text slotted (:func:`_slotted`) and its hunks against the new text. A slot whose
+    new lines the diff would show as removed (they stand elsewhere in the new text: an anchor
+    whose signature another line shares, slots out of order) keeps its old lines: a diff removes
+    only lines of the old text."""
+    plain: frozenset[int] = frozenset()
+    while True:
+        base = _slotted(old, osig, new, nsig, learned.slots, plain)
+        found = hunks(base.lines, new, learned.lines)
+        wrong = {base.owners[i] for hunk in found for i in range(hunk.start, hunk.end)
+                 if i in base.owners and signature(base.lines[i]) not in learned.lines} - plain
+        if not wrong:
+            return base, found
+        plain |= wrong
+
+
 def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
     it learns from it (the learned state to keep). What a slot holds is ignored; a hunk outside
@@ -290,8 +324,7 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
-    base = _slotted(old, osig, new, nsig, learned.slots)
-    found = hunks(base.lines, new, learned.lines)
+    base, found = _aligned(old, osig, new, nsig, learned)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
@@ -394,5 +427,8 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
         if not there or not here:
             continue
         now, was = second[there[0].start:there[0].end], base.lines[here[0].start:here[0].end]
-        taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES])))
+        sizes = sum(1 for line in now if line.strip()), sum(1 for line in was if line.strip())
+        # its size is what either load held there (a block the one load has and the other lacks)
+        taught.append(dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES]),
+                                          most=max(sizes), least=min(sizes)))
     return learned.with_slots(taught)

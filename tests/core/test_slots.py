@@ -124,6 +124,24 @@ def test_between_loads_a_difference_that_stays_put_is_reported_then() -> None:
     assert not later.learned.slots
 
 
+def test_between_loads_a_block_only_one_load_shows_widens_the_slot_to_hold_both() -> None:
+    """A teaser that flips, and a newsletter block the second load shows and the first lacks: the
+    slot holds one or two lines, so a later load with the block and the first teaser is quiet,
+    while a paragraph added after the slot's anchor is a change."""
+    head, tail = ["Council approves the new library budget.", "The library opens in May."], ["Related", "Contact"]
+    teaser = ("Subscribe today: your first month is free", "Join 40,000 readers who get our morning brief")
+    newsletter = "Sign up for our newsletter"
+    first = "\n".join([*head, teaser[0], *tail])
+    second = "\n".join([*head, teaser[1], newsletter, *tail])
+    learned = between_loads(None, first, second)
+    assert [(s.least, s.most) for s in learned.slots] == [(1, 2)]
+    later = judge(first, "\n".join([*head, teaser[0], newsletter, *tail]), learned)
+    assert not later.remaining, later.remaining
+    added = "The reading room seats 120 people and opens at nine."
+    loud = judge(first, "\n".join([*head, teaser[0], newsletter, tail[0], added, tail[1]]), learned)
+    assert [h.added for h in loud.remaining] == [(added,)]
+
+
 def test_forget_slot_removes_one_slot_by_its_number() -> None:
     learned = calibrated()
     listed = numbered(learned, page(0))

@@ -69,9 +69,6 @@ def test_pages_without_visible_noise_and_clock_only_pages_never_alert(kind: str,
 
 @needs_corpus
 @not_yet
-@pytest.mark.xfail(confirmation_available(), strict=True,
-                   reason="news-lemonde.fr: 'Sign up for our newsletter' (a block on some loads, between the A/B "
-                          "teaser and the related list) alerts on 2 of its 8 runs after calibrate=5")
 def test_busy_pages_after_calibrate_5_alert_on_at_most_2_percent_and_report_real_changes() -> None:
     tally, keys = _busy(PAGES, 8, calibrate=5, confirm=True)
     assert _within(tally, 0.02), _report(tally)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,18 @@ def test_a_field_change_during_learned_noise_keeps_the_new_pages_text() -> None:
     assert verdict.keep.text == stable_text(page)
     kept = verdict.keep.part("content")
     assert kept is not None and kept.learned is not None and kept.learned.lines >= learned.lines
+
+
+# Histories that once showed a new page's line as removed: two slots whose anchor was edited both
+# took the edited line for theirs; an anchor whose signature a new line shares ("New paragraph 2"
+# and "New paragraph 1") placed a slot's new lines before a line they follow in the new page.
+FOUND = [
+    [("count", 5), ("noise", 4), ("remove", 3), ("edit", 4), ("calibrate", 1), ("edit", 0), ("remove", 4),
+     ("edit", 3)],
+    [("add", 7), ("rotate", 3), ("noise", 2), ("remove", 3), ("rotate", 6), ("add", 7)],
+]
+
+
+@pytest.mark.parametrize("ops", FOUND)
+def test_histories_found_by_the_property_keep_to_it(ops: list[tuple[str, int]]) -> None:
+    test_every_diff_is_computed_from_the_kept_version_and_shows_only_the_new_pages_lines.hypothesis.inner_test(ops, 3)
