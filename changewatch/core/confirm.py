@@ -8,7 +8,9 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 - an entity added, removed or changed alike in both loads;
 - a hunk of the stable text whose added lines the first load shows too (a removal: that the
   first load lacks too). A hunk with a line the first load does not show sits where the page
-  varies between loads (a rotating box, an ad slot): it is not a change.
+  varies between loads (a rotating box, an ad slot): it is not a change, except the lines in it
+  that both loads added (a sentence added next to a line that varies on every load: a
+  timestamp, a request id); what the hunk removed is then taken as the varying part.
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
@@ -70,16 +72,22 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
         if tag == "equal":
             out.extend(removed)
             continue
-        if added:  # every added line is one the first load added too
-            ok = all(in_first[line] > in_old[line] for line in added if line.strip())
-        else:  # a removal: the first load lacks it too
+        if not added:  # a removal: the first load lacks it too
             ok = all(in_first[line] < in_old[line] for line in removed if line.strip())
-        if ok:
+            confirmed, unconfirmed = confirmed + ok, unconfirmed + (not ok)
+            out.extend(removed if ok else added)
+            continue
+        both = [in_first[line] > in_old[line] or not line.strip() for line in added]
+        if all(both):  # every added line is one the first load added too
             confirmed += 1
             out.extend(removed)
-        else:
-            unconfirmed += 1
-            out.extend(added)
+            continue
+        unconfirmed += 1
+        if any(ok and line.strip() for ok, line in zip(both, added, strict=True)):
+            # lines both loads added, beside lines that vary between them: the lines both added
+            # are confirmed, what they replace is taken as the varying part
+            confirmed += 1
+        out.extend(line for ok, line in zip(both, added, strict=True) if not ok or not line.strip())
     return TextCheck("\n".join(out), confirmed, unconfirmed)
 
 

@@ -170,9 +170,6 @@ def test_link_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site:
     assert not any(r.get("removed") for r in records), records
 
 
-@pytest.mark.xfail(strict=True, reason="the confirmation of the sampled page's change judges it no change "
-                   "(changewatch/confirm/dropped): an added sentence next to the page's varying noise is "
-                   "dropped with it")
 def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_path: Path, site: CorpusSite) -> None:
     from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
     from changewatch.store.sqlite import SQLiteStore
