@@ -372,6 +372,11 @@ class SiteCrawler:
     # -- link mode ------------------------------------------------------------------------------------
 
     async def link_read(self, response: Response) -> AsyncIterator[Any]:
+        if _RUN not in response.meta:  # a page's confirmation (pipelines/confirm.py): its observation only
+            if response.meta.get(meta.WATCH) is not None:
+                for obs in self.spider.parse_watch(response):
+                    yield obs
+            return
         run: SiteRun = response.meta[_RUN]
         run.pending -= 1
         hops = int(response.meta.get(_HOPS, 0))

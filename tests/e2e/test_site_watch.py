@@ -79,6 +79,7 @@ def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, remo
         record = changes.get(canonical_url(base + path)) or changes.get(base + path)
         assert record is not None and record["kind"] == "content", (path, sorted(changes))
         assert sentence in record["diff"], record["diff"][:500]
+        assert record.get("confirmed") is True  # a second load of the page confirmed it
     # an added page's first observation is its silent baseline; nothing else was reported
     assert len(page_records(records, key)) == len(edits), sorted(changes)
 
