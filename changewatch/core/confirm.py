@@ -8,7 +8,9 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 - an entity added, removed or changed alike in both loads;
 - a hunk of the stable text whose added lines the first load shows too (a removal: that the
   first load lacks too). A hunk with a line the first load does not show sits where the page
-  varies between loads (a rotating box, an ad slot): it is not a change.
+  varies between loads (a rotating box, an ad slot): it is not a change, except the lines in it
+  that both loads added when the others only vary in place, their numbers and identifiers (a
+  sentence added next to a timestamp or a request id).
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
@@ -21,6 +23,7 @@ between the two loads is reported by the next run, late but not lost).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -70,17 +73,50 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
         if tag == "equal":
             out.extend(removed)
             continue
-        if added:  # every added line is one the first load added too
-            ok = all(in_first[line] > in_old[line] for line in added if line.strip())
-        else:  # a removal: the first load lacks it too
+        if not added:  # a removal: the first load lacks it too
             ok = all(in_first[line] < in_old[line] for line in removed if line.strip())
-        if ok:
+            confirmed, unconfirmed = confirmed + ok, unconfirmed + (not ok)
+            out.extend(removed if ok else added)
+            continue
+        both = [in_first[line] > in_old[line] or not line.strip() for line in added]
+        if all(both):  # every added line is one the first load added too
             confirmed += 1
             out.extend(removed)
+            continue
+        unconfirmed += 1
+        varying = [line for ok, line in zip(both, added, strict=True) if not ok or not line.strip()]
+        if len(varying) < len(added) and _in_place(varying, removed):
+            # lines both loads added, beside lines that only vary in place (a timestamp, an id):
+            # the lines both added are confirmed, the varying lines are not
+            confirmed += 1
+            out.extend(varying)
         else:
-            unconfirmed += 1
             out.extend(added)
     return TextCheck("\n".join(out), confirmed, unconfirmed)
+
+
+#: what varies in place on every load: numbers, and long identifiers (hex, base64, tokens)
+_VOLATILE = re.compile(r"[0-9a-fA-F]{8,}|[A-Za-z0-9_\-]{20,}|\d+")
+
+
+def _in_place(varying: Sequence[str], removed: Sequence[str]) -> bool:
+    """Whether each line of *varying* is a line of *removed* with only its numbers and
+    identifiers changed (a timestamp, a request id), not a line of a rotating box.
+
+    >>> _in_place(["Page generated 10:05 · id 3c9f2a1b7e"], ["Page generated 10:00 · id 1a4d5e6f70"])
+    True
+    >>> _in_place(["Market square museum (E)"], ["Tram school garden (I)"])
+    False
+    """
+    masked = Counter(_VOLATILE.sub("#", line) for line in removed if line.strip())
+    for line in varying:
+        if not line.strip():
+            continue
+        key = _VOLATILE.sub("#", line)
+        if masked[key] <= 0:
+            return False
+        masked[key] -= 1
+    return True
 
 
 def _field_key(change: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 __all__ = ["LASTMOD_SAMPLE", "REBASELINE", "SHRINK_MIN_PAGES", "SHRINK_RATIO", "PagePlan", "bounded", "kept_pages",
-           "lastmod_trusted", "loss_confirmed", "parse_lastmod", "plan_pages", "shrunk"]
+           "loss_confirmed", "parse_lastmod", "plan_pages", "shrunk"]
 
 #: an observation's option: the page was just added to its site's set (or came back after it was
 #: removed): its observation is a fresh, silent baseline, whatever was stored of the key before
@@ -158,16 +158,3 @@ def plan_pages(pages: Sequence[str], lastmods: Mapping[str, float | None], last_
 
 def _turn_of(url: str, sample: int) -> int:
     return zlib.crc32(url.encode("utf-8", "surrogatepass")) % sample
-
-
-def lastmod_trusted(wrong_at: float | None, last_full_check: float | None) -> bool:
-    """Whether a site's lastmod is trusted: it never proved wrong (*wrong_at*: the last time a
-    page changed while its lastmod did not move), or a run that checked every page
-    (*last_full_check*: when it started) has passed since without proving it wrong.
-
-    >>> lastmod_trusted(None, None), lastmod_trusted(10.0, 5.0), lastmod_trusted(10.0, 20.0)
-    (True, False, True)
-    """
-    if wrong_at is None:
-        return True
-    return last_full_check is not None and last_full_check > wrong_at

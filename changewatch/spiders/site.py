@@ -26,13 +26,11 @@ from twisted.python.failure import Failure
 
 from .. import meta
 from ..core import clock
-from ..core.comparisons import Kind
 from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
 from ..core.siteset import (
     REBASELINE,
     bounded,
     kept_pages,
-    lastmod_trusted,
     loss_confirmed,
     parse_lastmod,
     plan_pages,
@@ -46,16 +44,17 @@ from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from ..store import MaintainedStore, Outcome, StoreError
+from ..store import MaintainedStore, StoreError
 from ..store.semantics import parse_time
 from ..watchlist.site import SiteSpec, allowed, followed, page_watch
 from .pacing import StartPacer
+from .site_health import LASTMOD, MAX_PAGES, SiteHealth
 
 if TYPE_CHECKING:
     from ..watchlist import Watch
     from .watch import WatchSpider
 
-__all__ = ["FRESH", "LASTMOD_KEY", "SiteCrawler", "SiteRun"]
+__all__ = ["FRESH", "SiteCrawler", "SiteRun"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +64,14 @@ _RUN = "_changewatch_site_run"
 _HOPS = "_changewatch_site_hops"
 #: meta on a page fetched though its lastmod did not move: the site watch's key (private)
 _CHECKED = "_changewatch_site_checked"
+#: meta on a page fetched though its lastmod did not move: the site watch's URL (private)
+_SITE_URL = "_changewatch_site_url"
 #: meta on a page just added to the set: its first observation is a silent baseline (private)
 FRESH = "_changewatch_site_fresh"
 #: sitemaps (or missing pages) fetched at once while a sitemap tree is read
 _AT_ONCE = 8
 #: missing pages fetched to confirm a sudden loss
 _LOSS_SAMPLE = 5
-#: a site watch's key's suffix for its lastmod's trust (an error while lastmod is untrusted)
-LASTMOD_KEY = "|lastmod"
 
 
 @dataclass(slots=True)
@@ -109,6 +108,7 @@ class SiteCrawler:
         self.crawler = spider.crawler
         self.stats = Stats(spider.crawler, "site")
         self.last_seen: dict[str, float | None] | None = None
+        self.health = SiteHealth(spider.crawler)
         self.crawler.signals.connect(self._scraped, signal=signals.item_scraped)
 
     @property
@@ -125,7 +125,7 @@ class SiteCrawler:
         state, previous = await self._stored_set(watch.key)
         run = SiteRun(watch, spec, previous)
         since = parse_time(state.last_seen).timestamp() if state is not None and state.last_seen else None
-        run.trusted = await self._trusted(watch.key, since)
+        run.trusted = self._trusted(run)
         run.turn = sum(state.counters.values()) if state is not None else 0
         if (spec.every is not None and previous is not None and since is not None and not self.runtime.force
                 and clock.now().timestamp() - since < spec.every):
@@ -178,6 +178,7 @@ class SiteCrawler:
             request.meta[meta.SCHEDULE] = False
         if checked:
             request.meta[_CHECKED] = run.key
+            request.meta[_SITE_URL] = run.spec.url
         return request
 
     def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
@@ -212,6 +213,8 @@ class SiteCrawler:
         self.stats.inc("lastmod_moved", len(plan.moved))
         self.stats.inc("lastmod_checked", len(plan.checked))
         self.stats.inc("lastmod_skipped", len(plan.skipped))
+        if not run.trusted:
+            self.health.full_checks[run.key] = run.spec.url
         housekeeper = self.runtime.housekeeper
         housekeeper.listed.update(page_watch(run.watch, url).key for url in plan.skipped)
         checked = set(plan.checked)
@@ -321,6 +324,8 @@ class SiteCrawler:
         pages, left_out = bounded(canonical, run.spec.max_pages, run.previous or ())
         if left_out:
             self._capped(run, len(canonical))
+        else:
+            self.health.end(run.key, run.spec.url, MAX_PAGES)
         if run.previous is not None and shrunk(len(run.previous), len(pages)):
             await self._confirm_loss(run, pages)
         return pages
@@ -359,14 +364,19 @@ class SiteCrawler:
 
     def _capped(self, run: SiteRun, found: int) -> None:
         self.stats.inc("capped")
-        if run.previous is not None and len(run.previous) >= run.spec.max_pages:
-            return  # said when the set first reached its bound
-        logger.warning("changewatch: site %s: health: %d pages found, over its max_pages (%d): the first %d in URL "
-                       "order are watched", run.key, found, run.spec.max_pages, run.spec.max_pages)
+        message = (f"{found} pages found, over its max_pages ({run.spec.max_pages}): the first "
+                   f"{run.spec.max_pages} in URL order are watched")
+        if self.health.begin(run.key, run.spec.url, MAX_PAGES, message):  # said once, when it begins
+            logger.warning("changewatch: site %s: health: %s", run.key, message)
 
     # -- link mode ------------------------------------------------------------------------------------
 
     async def link_read(self, response: Response) -> AsyncIterator[Any]:
+        if _RUN not in response.meta:  # a page's confirmation (pipelines/confirm.py): its observation only
+            if response.meta.get(meta.WATCH) is not None:
+                for obs in self.spider.parse_watch(response):
+                    yield obs
+            return
         run: SiteRun = response.meta[_RUN]
         run.pending -= 1
         hops = int(response.meta.get(_HOPS, 0))
@@ -437,28 +447,20 @@ class SiteCrawler:
         if run.error is not None:
             yield self.set_observation(run, None)
             return
+        if not run.unfinished:
+            self.health.end(run.key, run.spec.url, MAX_PAGES)
         pages = kept_pages(run.previous or (), run.watched, some_failed=run.some_failed, unfinished=run.unfinished)
         yield self.set_observation(run, bounded(pages, run.spec.max_pages, run.previous or ())[0])
 
     # -- lastmod's trust ------------------------------------------------------------------------------
 
-    async def _trusted(self, key: str, since: float | None) -> bool:
-        """Whether the site's lastmod is trusted: never proved wrong, or the last discovery
-        (which then checked every page) found it right. Clears the untrusted state then."""
-        runtime = self.runtime
-        try:
-            state = await runtime.runner.call(runtime.runner.store.read, runtime.spider, key + LASTMOD_KEY)
-        except StoreError:
-            return False
-        if state is None or not state.error_streak or not state.last_seen:
+    def _trusted(self, run: SiteRun) -> bool:
+        """Whether the site's lastmod is trusted: no open ``lastmod`` health condition (a run that
+        checked every page and found none wrong ends it)."""
+        if self.health.opened(run.key, run.spec.url, LASTMOD) is None:
             return True
-        if not lastmod_trusted(parse_time(state.last_seen).timestamp(), since):
-            self.stats.inc("lastmod_untrusted_runs")
-            return False
-        logger.info("changewatch: site %s: its sitemap's lastmod proved right again: pages whose lastmod did not "
-                    "move are sampled again", key)
-        self._commit_trust(key, state, None)
-        return True
+        self.stats.inc("lastmod_untrusted_runs")
+        return False
 
     def _scraped(self, item: Any, response: Response, spider: Any) -> None:
         site = response.meta.get(_CHECKED) if response is not None else None
@@ -467,20 +469,6 @@ class SiteCrawler:
         self.stats.inc("lastmod_wrong")
         logger.warning("changewatch: site %s: %s changed while its sitemap lastmod did not move: the site's lastmod "
                        "is untrusted, every page is checked each run until it proves right", site, response.url)
-        runtime = self.runtime
-        try:
-            state = runtime.runner.call_now(runtime.runner.store.read, runtime.spider, site + LASTMOD_KEY)
-        except StoreError:
-            return
-        self._commit_trust(site, state, f"health: the sitemap's lastmod is untrusted: {response.url} changed while "
-                                        "its lastmod did not move")
-
-    def _commit_trust(self, site: str, state: Any, error: str | None) -> None:
-        runtime = self.runtime
-        now = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        outcome = Outcome(Kind.ERROR if error else Kind.NONE, site + LASTMOD_KEY, now, error=error)
-        try:
-            runtime.runner.call_now(runtime.runner.store.commit, runtime.spider, site + LASTMOD_KEY,
-                                    state.version if state is not None else None, outcome)
-        except Exception as exc:
-            logger.warning("changewatch: site %s: its lastmod's trust cannot be stored: %s", site, exc)
+        self.health.wrong.add(site)
+        self.health.begin(site, response.meta[_SITE_URL], LASTMOD,
+                          f"the sitemap's lastmod is untrusted: {response.url} changed while its lastmod did not move")

@@ -131,3 +131,22 @@ def test_confirmed_text_hunks() -> None:
     assert (removal.confirmed, removal.unconfirmed) == (1, 0)
     back = confirmed_text("a\nx\nb", "a\nx\nb", "a\nb")  # present on one load only: not a removal
     assert (back.confirmed, back.unconfirmed) == (0, 1)
+
+
+def test_a_sentence_added_next_to_a_line_that_varies_on_every_load_is_confirmed_alone():
+    from changewatch.core.confirm import confirmed_text
+
+    before = "Intro\nPage generated 10:00:01 · request id 1a2b3c4d5e\nBody"
+    first = "Intro\nRefunds now take sixty days.\nPage generated 10:05:07 · request id 9f8e7d6c5b\nBody"
+    second = "Intro\nRefunds now take sixty days.\nPage generated 10:05:09 · request id 3c4d5e6f7a\nBody"
+    check = confirmed_text(before, first, second)
+    assert check.confirmed and check.unconfirmed
+    # the diff from shown_from to the second load is the sentence alone
+    assert check.shown_from == "Intro\nPage generated 10:05:09 · request id 3c4d5e6f7a\nBody"
+    # a box that rotates between the loads confirms nothing
+    rotating = confirmed_text("a\nbox 1\nb", "a\nbox 2\nb", "a\nbox 3\nb")
+    assert (rotating.confirmed, rotating.shown_from) == (0, "a\nbox 3\nb")
+    # a headline both loads happen to show, among others that rotate: not a change
+    shared = confirmed_text("a\nTram school (I)\nLibrary tram (A)\nb", "a\nMarket square (E)\nLibrary tram (A)\nb",
+                            "a\nMarket square (E)\nOrchard ferry (Q)\nb")
+    assert shared.confirmed == 0

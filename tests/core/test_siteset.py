@@ -6,7 +6,6 @@ from changewatch.core.siteset import (
     LASTMOD_SAMPLE,
     bounded,
     kept_pages,
-    lastmod_trusted,
     loss_confirmed,
     parse_lastmod,
     plan_pages,
@@ -77,13 +76,6 @@ def test_untrusted_lastmod_checks_every_page_and_always_now_changes_nothing():
     # a site whose lastmod is always "now": every page moved, every page fetched (as without lastmod)
     plan = plan_pages(pages, {url: 300.0 for url in pages}, seen, trusted=True, turn=0)
     assert len(plan.moved) == 100
-
-
-def test_lastmod_trust_returns_after_a_full_check_found_it_right():
-    assert lastmod_trusted(None, None)
-    assert not lastmod_trusted(wrong_at=1000.0, last_full_check=900.0)  # wrong during the last run
-    assert not lastmod_trusted(wrong_at=1000.0, last_full_check=None)
-    assert lastmod_trusted(wrong_at=1000.0, last_full_check=1100.0)  # a later run checked everything
 
 
 def test_a_page_added_to_its_set_is_a_fresh_baseline_whatever_was_stored():

@@ -79,6 +79,7 @@ def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, remo
         record = changes.get(canonical_url(base + path)) or changes.get(base + path)
         assert record is not None and record["kind"] == "content", (path, sorted(changes))
         assert sentence in record["diff"], record["diff"][:500]
+        assert record.get("confirmed") is True  # a second load of the page confirmed it
     # an added page's first observation is its silent baseline; nothing else was reported
     assert len(page_records(records, key)) == len(edits), sorted(changes)
 
@@ -194,24 +195,29 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     assert changed == {canonical_url(site.base + sampled)}  # the sample found it; the other is not fetched yet
     assert result.stats.get("changewatch/site/lastmod_wrong") == 1
     assert "lastmod did not move" in result.stderr
-    store = SQLiteStore(tmp_path / "state.db")
-    store.open()
-    try:
-        trust = store.read("watch", "blog|lastmod")
-    finally:
-        store.close()
-    assert trust is not None and trust.error_streak == 1 and (trust.last_error or "").startswith("health: ")
+    health = [r for r in result.records if r.get("health")]
+    assert [(r["kind"], r["health"]["condition"], r["site_watch"]) for r in health] == [
+        ("error", "lastmod:blog", "blog")]
+    assert health[0]["error"].startswith("health: lastmod: site watch blog: ") and sampled in health[0]["error"]
     # untrusted: every page is checked; the other change is found
     result = crawler.run("-s", f"TESTS_NOW={DAY[2]}")
     assert {r["url"] for r in page_records(result.records, "blog")} == {canonical_url(site.base + other)}
+    assert not [r for r in result.records if r.get("health")]  # the condition is open: said once
     assert result.stats.get("changewatch/site/lastmod_untrusted_runs") == 1
     assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
     # that run found lastmod wrong again; the next one checks everything and finds it right...
     result = crawler.run("-s", f"TESTS_NOW={DAY[3]}")
-    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live) and not result.records
+    assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
+    assert [(r["kind"], r["health"]["condition"]) for r in result.records] == [("recovered", "lastmod:blog")]
     # ... so the one after trusts it again: only the sample is checked
     result = crawler.run("-s", f"TESTS_NOW={DAY[4]}")
     assert result.stats.get("changewatch/site/lastmod_skipped", 0) > len(site.live) // 2
+    store = SQLiteStore(tmp_path / "state.db")
+    store.open()
+    try:
+        assert store.read("watch", "blog|lastmod") is None  # the health record is the trust's only trace
+    finally:
+        store.close()
 
 
 def test_sitemap_index_that_lists_itself_and_other_hosts_and_a_private_address(tmp_path: Path,
