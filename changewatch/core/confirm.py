@@ -77,10 +77,38 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
         if ok:
             confirmed += 1
             out.extend(removed)
-        else:
-            unconfirmed += 1
-            out.extend(added)
+            continue
+        part = _partly(removed, added, in_old, in_first)
+        confirmed += part is not None
+        unconfirmed += 1
+        out.extend(added if part is None else part)
     return TextCheck("\n".join(out), confirmed, unconfirmed)
+
+
+def _partly(removed: Sequence[str], added: Sequence[str], in_old: Counter[str],
+            in_first: Counter[str]) -> list[str] | None:
+    """What the diff is shown from of a hunk that holds both a varying box (added lines the first
+    load does not show) and an edit both loads show next to it (a paragraph edited, added or
+    removed by an ad): the hunk's new lines, without those both loads added and with the old
+    lines both loads lack beyond what the box held put back. None: no part of it is confirmed."""
+    varying = [line for line in added if line.strip() and in_first[line] <= in_old[line]]
+    both = {line for line in added if line.strip() and in_first[line] > in_old[line]}
+    gone = [i for i, line in enumerate(removed) if line.strip() and in_first[line] < in_old[line]]
+    # the old lines the box held: as many as it holds now, those most like its lines (by length)
+    size = sum(len(line) for line in varying) / len(varying) if varying else 0.0
+    edited = {i for i in gone if any(SequenceMatcher(None, removed[i], line).ratio() > 0.6 for line in both)}
+    rest = sorted((i for i in gone if i not in edited), key=lambda i: abs(len(removed[i]) - size))
+    shown = edited | set(rest[len(varying):])
+    if not both and not shown:
+        return None
+    kept = [line for line in added if line not in both]
+    at = next((i for i, line in enumerate(added) if line in both), None)
+    before = [removed[i] for i in sorted(shown) if at is None and not varying or i < len(removed) // 2]
+    after = [removed[i] for i in sorted(shown) if removed[i] not in before]
+    if at is not None:
+        at = sum(1 for line in added[:at] if line not in both)
+        return [*kept[:at], *before, *after, *kept[at:]]
+    return [*before, *kept, *after]
 
 
 def _field_key(change: Mapping[str, Any]) -> str:

@@ -131,3 +131,62 @@ def test_confirmed_text_hunks() -> None:
     assert (removal.confirmed, removal.unconfirmed) == (1, 0)
     back = confirmed_text("a\nx\nb", "a\nx\nb", "a\nb")  # present on one load only: not a removal
     assert (back.confirmed, back.unconfirmed) == (0, 1)
+
+
+ADS = [" ".join(random.Random(1000 + n).sample(PARAGRAPHS[1].split(), 7)).capitalize() + "." for n in range(60)]
+
+
+def ad_page(n: int, paragraphs: list[str]) -> str:
+    """A page with an ad slot (a new phrase on every load) between its fourth and fifth paragraphs."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs[:4]) + f"<div class='ad'><p>{ADS[n]}</p></div>"
+    return f"<html><body><h1>Town news</h1><main>{body}{''.join(f'<p>{p}</p>' for p in paragraphs[4:])}</main></body></html>"
+
+
+def runs(paragraphs: list[str], count: int = 4) -> list[Any]:
+    """Each run's verdict (a candidate confirmed by a second load) from a baseline of PARAGRAPHS."""
+    stored, verdicts = snap(html=ad_page(0, PARAGRAPHS)), []
+    for n in range(1, count + 1):
+        first = snap(html=ad_page(2 * n, paragraphs))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=ad_page(2 * n + 1, paragraphs)))
+        verdicts.append(verdict)
+        stored = verdict.keep if verdict.keep is not None else stored
+    return verdicts
+
+
+def changed(diff: str) -> list[str]:
+    return [line for line in diff.split("\n") if line[:1] in "+-"]
+
+
+def test_an_edit_next_to_a_varying_ad_is_reported_at_once_with_only_its_words() -> None:
+    # the ad's new phrase and the edit fall in one hunk: the edit both loads show is still a change
+    cases = {
+        "removed after": (PARAGRAPHS[:4] + PARAGRAPHS[5:], ["- " + PARAGRAPHS[4]]),
+        "edited after": (PARAGRAPHS[:4] + [PARAGRAPHS[4] + " Doors open at nine."] + PARAGRAPHS[5:],
+                         ["- " + PARAGRAPHS[4], "+ " + PARAGRAPHS[4] + " Doors open at nine."]),
+        "edited before": (PARAGRAPHS[:3] + [PARAGRAPHS[3] + " Doors open at nine."] + PARAGRAPHS[4:],
+                          ["- " + PARAGRAPHS[3], "+ " + PARAGRAPHS[3] + " Doors open at nine."]),
+    }
+    for name, (paragraphs, lines) in cases.items():
+        first, *later = runs(paragraphs)
+        assert first.kind is Kind.CONTENT, name
+        assert changed(first.members["diff"]) == lines, name
+        assert all(v.kind is not Kind.CONTENT for v in later), name  # reported once
+
+
+def test_a_paragraph_removed_next_to_a_learned_ad_slot_is_reported() -> None:
+    # the ad's slot is learned first (three noise-only runs); then the paragraph after it goes
+    stored = snap(html=ad_page(0, PARAGRAPHS))
+    edited = PARAGRAPHS[:4] + PARAGRAPHS[5:]
+    reported = []
+    for n in range(1, 7):
+        paragraphs = edited if n >= 4 else PARAGRAPHS
+        first = snap(html=ad_page(2 * n, paragraphs))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=ad_page(2 * n + 1, paragraphs)))
+        stored = verdict.keep if verdict.keep is not None else stored
+        if verdict.kind is Kind.CONTENT:
+            reported.append((n, changed(verdict.members["diff"])))
+    assert reported == [(4, ["- " + PARAGRAPHS[4]])]
