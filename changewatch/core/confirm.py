@@ -103,8 +103,9 @@ def _partly(removed: Sequence[str], added: Sequence[str], in_old: Counter[str],
         return None
     kept = [line for line in added if line not in both]
     at = next((i for i, line in enumerate(added) if line in both), None)
-    before = [removed[i] for i in sorted(shown) if at is None and not varying or i < len(removed) // 2]
-    after = [removed[i] for i in sorted(shown) if removed[i] not in before]
+    box = min(rest[:len(varying)], default=len(removed) // 2)  # where the box's old lines start
+    before = [removed[i] for i in sorted(shown) if i < box]
+    after = [removed[i] for i in sorted(shown) if i >= box]
     if at is not None:
         at = sum(1 for line in added[:at] if line not in both)
         return [*kept[:at], *before, *after, *kept[at:]]

@@ -139,7 +139,8 @@ ADS = [" ".join(random.Random(1000 + n).sample(PARAGRAPHS[1].split(), 7)).capita
 def ad_page(n: int, paragraphs: list[str]) -> str:
     """A page with an ad slot (a new phrase on every load) between its fourth and fifth paragraphs."""
     body = "".join(f"<p>{p}</p>" for p in paragraphs[:4]) + f"<div class='ad'><p>{ADS[n]}</p></div>"
-    return f"<html><body><h1>Town news</h1><main>{body}{''.join(f'<p>{p}</p>' for p in paragraphs[4:])}</main></body></html>"
+    body += "".join(f"<p>{p}</p>" for p in paragraphs[4:])
+    return f"<html><body><h1>Town news</h1><main>{body}</main></body></html>"
 
 
 def runs(paragraphs: list[str], count: int = 4) -> list[Any]:
@@ -162,10 +163,10 @@ def changed(diff: str) -> list[str]:
 def test_an_edit_next_to_a_varying_ad_is_reported_at_once_with_only_its_words() -> None:
     # the ad's new phrase and the edit fall in one hunk: the edit both loads show is still a change
     cases = {
-        "removed after": (PARAGRAPHS[:4] + PARAGRAPHS[5:], ["- " + PARAGRAPHS[4]]),
-        "edited after": (PARAGRAPHS[:4] + [PARAGRAPHS[4] + " Doors open at nine."] + PARAGRAPHS[5:],
+        "removed after": ([*PARAGRAPHS[:4], *PARAGRAPHS[5:]], ["- " + PARAGRAPHS[4]]),
+        "edited after": ([*PARAGRAPHS[:4], PARAGRAPHS[4] + " Doors open at nine.", *PARAGRAPHS[5:]],
                          ["- " + PARAGRAPHS[4], "+ " + PARAGRAPHS[4] + " Doors open at nine."]),
-        "edited before": (PARAGRAPHS[:3] + [PARAGRAPHS[3] + " Doors open at nine."] + PARAGRAPHS[4:],
+        "edited before": ([*PARAGRAPHS[:3], PARAGRAPHS[3] + " Doors open at nine.", *PARAGRAPHS[4:]],
                           ["- " + PARAGRAPHS[3], "+ " + PARAGRAPHS[3] + " Doors open at nine."]),
     }
     for name, (paragraphs, lines) in cases.items():
@@ -178,7 +179,7 @@ def test_an_edit_next_to_a_varying_ad_is_reported_at_once_with_only_its_words() 
 def test_a_paragraph_removed_next_to_a_learned_ad_slot_is_reported() -> None:
     # the ad's slot is learned first (three noise-only runs); then the paragraph after it goes
     stored = snap(html=ad_page(0, PARAGRAPHS))
-    edited = PARAGRAPHS[:4] + PARAGRAPHS[5:]
+    edited = [*PARAGRAPHS[:4], *PARAGRAPHS[5:]]
     reported = []
     for n in range(1, 7):
         paragraphs = edited if n >= 4 else PARAGRAPHS
