@@ -61,8 +61,10 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
     >>> check.confirmed, check.unconfirmed, check.shown_from
     (1, 1, 'a\\nbox 3\\nb\\nc')
     """
-    old, new = before.split("\n"), second.split("\n")
-    in_old, in_first = Counter(old), Counter(first.split("\n"))
+    old, new, once = before.split("\n"), second.split("\n"), first.split("\n")
+    in_old, in_first = Counter(old), Counter(once)
+    steady = _steady(once, new)
+    edges = steady | {-1, len(new)}
     out: list[str] = []
     confirmed = unconfirmed = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
@@ -70,29 +72,39 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
         if tag == "equal":
             out.extend(removed)
             continue
-        if added:  # every added line is one the first load added too
-            ok = all(in_first[line] > in_old[line] for line in added if line.strip())
-        else:  # a removal: the first load lacks it too
-            ok = all(in_first[line] < in_old[line] for line in removed if line.strip())
+        alike = [in_first[line] > in_old[line] and j in steady and bool({j - 1, j + 1} & edges)
+                 for j, line in enumerate(added, j1)]
+        if added:  # every added line is one the first load added too, where the second has it
+            ok = all(same for same, line in zip(alike, added, strict=True) if line.strip())
+        else:  # a removal: the first load lacks it too, and it is not from amid lines that vary between the loads
+            ok = all(in_first[line] < in_old[line] for line in removed if line.strip()) \
+                and bool({j1 - 1, j1} & edges)
         if ok:
             confirmed += 1
             out.extend(removed)
             continue
-        part = _partly(removed, added, in_old, in_first)
+        part = _partly(removed, added, alike, in_old, in_first)
         confirmed += part is not None
         unconfirmed += 1
         out.extend(added if part is None else part)
     return TextCheck("\n".join(out), confirmed, unconfirmed)
 
 
-def _partly(removed: Sequence[str], added: Sequence[str], in_old: Counter[str],
+def _steady(first: Sequence[str], second: Sequence[str]) -> set[int]:
+    """The lines of *second* that the first load shows in the same place (not moved, not new):
+    a line that both loads show but in another order (a reshuffled list) varies between them."""
+    matcher = SequenceMatcher(None, first, second, autojunk=False)
+    return {j for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag == "equal" for j in range(j1, j2)}
+
+
+def _partly(removed: Sequence[str], added: Sequence[str], alike: Sequence[bool], in_old: Counter[str],
             in_first: Counter[str]) -> list[str] | None:
     """What the diff is shown from of a hunk that holds both a varying box (added lines the first
     load does not show) and an edit both loads show next to it (a paragraph edited, added or
     removed by an ad): the hunk's new lines, without those both loads added and with the old
     lines both loads lack beyond what the box held put back. None: no part of it is confirmed."""
-    varying = [line for line in added if line.strip() and in_first[line] <= in_old[line]]
-    both = {line for line in added if line.strip() and in_first[line] > in_old[line]}
+    varying = [line for line, same in zip(added, alike, strict=True) if line.strip() and not same]
+    both = {line for line, same in zip(added, alike, strict=True) if line.strip() and same}
     gone = [i for i, line in enumerate(removed) if line.strip() and in_first[line] < in_old[line]]
     # the old lines the box held: as many as it holds now, those most like its lines (by length)
     size = sum(len(line) for line in varying) / len(varying) if varying else 0.0
@@ -227,17 +239,23 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
     old = loads.old
     parts = dict(loads.second.parts)
     confirmed: dict[str, dict[str, Any]] = {}
+    judged = []
     for comparison in comparisons:
         name = comparison.name
         before, one, two = old.part(name), loads.first.part(name), parts.get(name)
         if before is None or one is None or two is None:
+            judged.append(comparison)
             continue
         members = _confirmed(comparison, (before, one, two), context)
         if members is None:
-            parts[name] = before  # not confirmed: the stored part stays what the next load is judged against
-        elif isinstance(members, dict):
+            # not confirmed: the stored part stays what the next load is judged against, and is
+            # not judged against itself (a provisional slot would read as having stayed put)
+            parts[name] = before
+            continue
+        judged.append(comparison)
+        if isinstance(members, dict):
             confirmed[name] = members
-    verdict = classify(old, Snapshot(parts, loads.second.foreign), comparisons, context=context)
+    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=context)
     for name in confirmed:
         for member in _MEMBERS.get(name, ()):
             verdict.members.pop(member, None)
