@@ -6,9 +6,12 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 - a field whose new value is the same in both loads (a value that flips between the loads is an
   A/B variant, not a change);
 - an entity added, removed or changed alike in both loads;
-- a hunk of the stable text whose added lines the first load shows too (a removal: that the
-  first load lacks too). A hunk with a line the first load does not show sits where the page
-  varies between loads (a rotating box, an ad slot): it is not a change.
+- a hunk of the stable text whose added lines the first load shows too, in the place the second
+  shows them (a removal: that the first load lacks too, not amid lines that vary between the
+  loads). A line the first load does not show, or shows elsewhere (a reshuffled list), sits where
+  the page varies between loads (a rotating box, an ad slot): it is not a change. An edit both
+  loads show in the same hunk as such a box (a paragraph edited or removed next to an ad) is
+  still one: only the box's lines are taken for the box.
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
