@@ -191,3 +191,11 @@ def test_a_paragraph_removed_next_to_a_learned_ad_slot_is_reported() -> None:
         if verdict.kind is Kind.CONTENT:
             reported.append((n, changed(verdict.members["diff"])))
     assert reported == [(4, ["- " + PARAGRAPHS[4]])]
+
+
+def test_a_line_both_loads_show_amid_lines_that_vary_between_them_is_not_a_change() -> None:
+    # a list whose other items differ between the loads: "x5" is one of its items, not an edit
+    check = confirmed_text("a\np\nq\nb", "a\nr\nx5\ns\nb", "a\nt\nx5\nu\nb")
+    assert (check.confirmed, check.unconfirmed) == (0, 1)
+    # the same line beside the page's stable lines, both loads alike: a change
+    assert confirmed_text("a\nx1\nx2\nb", "a\nx1\nx2\nx5\nb", "a\nx1\nx2\nx5\nb").confirmed == 1
