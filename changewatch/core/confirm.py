@@ -6,11 +6,12 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 - a field whose new value is the same in both loads (a value that flips between the loads is an
   A/B variant, not a change);
 - an entity added, removed or changed alike in both loads;
-- a hunk of the stable text whose added lines the first load shows too (a removal: that the
-  first load lacks too). A hunk with a line the first load does not show sits where the page
-  varies between loads (a rotating box, an ad slot): it is not a change, except the lines in it
-  that both loads added when the others only vary in place, their numbers and identifiers (a
-  sentence added next to a timestamp or a request id).
+- a hunk of the stable text whose added lines the first load shows too, in the place the second
+  shows them (a removal: that the first load lacks too, not amid lines that vary between the
+  loads). A line the first load does not show, or shows elsewhere (a reshuffled list), sits where
+  the page varies between loads (a rotating box, an ad slot): it is not a change. An edit both
+  loads show in the same hunk as such a box (a paragraph edited or removed next to an ad) is
+  still one: only the box's lines are taken for the box.
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
@@ -23,7 +24,6 @@ between the two loads is reported by the next run, late but not lost).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,8 +64,10 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
     >>> check.confirmed, check.unconfirmed, check.shown_from
     (1, 1, 'a\\nbox 3\\nb\\nc')
     """
-    old, new = before.split("\n"), second.split("\n")
-    in_old, in_first = Counter(old), Counter(first.split("\n"))
+    old, new, once = before.split("\n"), second.split("\n"), first.split("\n")
+    in_old, in_first = Counter(old), Counter(once)
+    steady = _steady(once, new)
+    edges = steady | {-1, len(new)}
     out: list[str] = []
     confirmed = unconfirmed = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
@@ -73,50 +75,56 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
         if tag == "equal":
             out.extend(removed)
             continue
-        if not added:  # a removal: the first load lacks it too
-            ok = all(in_first[line] < in_old[line] for line in removed if line.strip())
-            confirmed, unconfirmed = confirmed + ok, unconfirmed + (not ok)
-            out.extend(removed if ok else added)
-            continue
-        both = [in_first[line] > in_old[line] or not line.strip() for line in added]
-        if all(both):  # every added line is one the first load added too
+        alike = [in_first[line] > in_old[line] and j in steady and bool({j - 1, j + 1} & edges)
+                 for j, line in enumerate(added, j1)]
+        if added:  # every added line is one the first load added too, where the second has it
+            ok = all(same for same, line in zip(alike, added, strict=True) if line.strip())
+        else:  # a removal: the first load lacks it too, and it is not from amid lines that vary between the loads
+            ok = all(in_first[line] < in_old[line] for line in removed if line.strip()) \
+                and bool({j1 - 1, j1} & edges)
+        if ok:
             confirmed += 1
             out.extend(removed)
             continue
+        part = _partly(removed, added, alike, in_old, in_first)
+        confirmed += part is not None
         unconfirmed += 1
-        varying = [line for ok, line in zip(both, added, strict=True) if not ok or not line.strip()]
-        if len(varying) < len(added) and _in_place(varying, removed):
-            # lines both loads added, beside lines that only vary in place (a timestamp, an id):
-            # the lines both added are confirmed, the varying lines are not
-            confirmed += 1
-            out.extend(varying)
-        else:
-            out.extend(added)
+        out.extend(added if part is None else part)
     return TextCheck("\n".join(out), confirmed, unconfirmed)
 
 
-#: what varies in place on every load: numbers, and long identifiers (hex, base64, tokens)
-_VOLATILE = re.compile(r"[0-9a-fA-F]{8,}|[A-Za-z0-9_\-]{20,}|\d+")
+def _steady(first: Sequence[str], second: Sequence[str]) -> set[int]:
+    """The lines of *second* that the first load shows in the same place (not moved, not new):
+    a line that both loads show but in another order (a reshuffled list) varies between them."""
+    matcher = SequenceMatcher(None, first, second, autojunk=False)
+    return {j for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag == "equal" for j in range(j1, j2)}
 
 
-def _in_place(varying: Sequence[str], removed: Sequence[str]) -> bool:
-    """Whether each line of *varying* is a line of *removed* with only its numbers and
-    identifiers changed (a timestamp, a request id), not a line of a rotating box.
-
-    >>> _in_place(["Page generated 10:05 · id 3c9f2a1b7e"], ["Page generated 10:00 · id 1a4d5e6f70"])
-    True
-    >>> _in_place(["Market square museum (E)"], ["Tram school garden (I)"])
-    False
-    """
-    masked = Counter(_VOLATILE.sub("#", line) for line in removed if line.strip())
-    for line in varying:
-        if not line.strip():
-            continue
-        key = _VOLATILE.sub("#", line)
-        if masked[key] <= 0:
-            return False
-        masked[key] -= 1
-    return True
+def _partly(removed: Sequence[str], added: Sequence[str], alike: Sequence[bool], in_old: Counter[str],
+            in_first: Counter[str]) -> list[str] | None:
+    """What the diff is shown from of a hunk that holds both a varying box (added lines the first
+    load does not show) and an edit both loads show next to it (a paragraph edited, added or
+    removed by an ad): the hunk's new lines, without those both loads added and with the old
+    lines both loads lack beyond what the box held put back. None: no part of it is confirmed."""
+    varying = [line for line, same in zip(added, alike, strict=True) if line.strip() and not same]
+    both = {line for line, same in zip(added, alike, strict=True) if line.strip() and same}
+    gone = [i for i, line in enumerate(removed) if line.strip() and in_first[line] < in_old[line]]
+    # the old lines the box held: as many as it holds now, those most like its lines (by length)
+    size = sum(len(line) for line in varying) / len(varying) if varying else 0.0
+    edited = {i for i in gone if any(SequenceMatcher(None, removed[i], line).ratio() > 0.6 for line in both)}
+    rest = sorted((i for i in gone if i not in edited), key=lambda i: abs(len(removed[i]) - size))
+    shown = edited | set(rest[len(varying):])
+    if not both and not shown:
+        return None
+    kept = [line for line in added if line not in both]
+    at = next((i for i, line in enumerate(added) if line in both), None)
+    box = min(rest[:len(varying)], default=len(removed) // 2)  # where the box's old lines start
+    before = [removed[i] for i in sorted(shown) if i < box]
+    after = [removed[i] for i in sorted(shown) if i >= box]
+    if at is not None:
+        at = sum(1 for line in added[:at] if line not in both)
+        return [*kept[:at], *before, *after, *kept[at:]]
+    return [*before, *kept, *after]
 
 
 def _field_key(change: Mapping[str, Any]) -> str:
@@ -234,17 +242,23 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
     old = loads.old
     parts = dict(loads.second.parts)
     confirmed: dict[str, dict[str, Any]] = {}
+    judged = []
     for comparison in comparisons:
         name = comparison.name
         before, one, two = old.part(name), loads.first.part(name), parts.get(name)
         if before is None or one is None or two is None:
+            judged.append(comparison)
             continue
         members = _confirmed(comparison, (before, one, two), context)
         if members is None:
-            parts[name] = before  # not confirmed: the stored part stays what the next load is judged against
-        elif isinstance(members, dict):
+            # not confirmed: the stored part stays what the next load is judged against, and is
+            # not judged against itself (a provisional slot would read as having stayed put)
+            parts[name] = before
+            continue
+        judged.append(comparison)
+        if isinstance(members, dict):
             confirmed[name] = members
-    verdict = classify(old, Snapshot(parts, loads.second.foreign), comparisons, context=context)
+    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=context)
     for name in confirmed:
         for member in _MEMBERS.get(name, ()):
             verdict.members.pop(member, None)

@@ -264,6 +264,19 @@ def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new
     if slot.grown(now):  # beyond twice its size: a change, then its new size
         _put(out, was, False)
         return slot.seen(now, True)
+    if (gone := slot.extra(was)) and not slot.extra(now):
+        # a slot of fixed size that held more in the old text: the old lines least like what it
+        # holds now are text removed next to it (a paragraph after an ad), not what the slot held
+        at_end = _like(now, was[:len(was) - gone]) >= _like(now, was[gone:])
+        own, removed = (was[:len(was) - gone], was[len(was) - gone:]) if at_end else (was[gone:], was[:gone])
+        if not at_end:
+            _put(out, removed, False)
+        start = _put(out, now, True)
+        out.held.update(range(mine.start, mine.end))
+        out.ignored.append(Hunk(start, len(out.lines), tuple(own), tuple(now), "", slot.labels))
+        if at_end:
+            _put(out, removed, False)
+        return slot.seen(now, list(own) != list(now))
     extra = slot.extra(now)
     if extra:  # a slot of fixed size holding a few more: the lines least like its own are new text
         at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])

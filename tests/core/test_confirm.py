@@ -146,7 +146,77 @@ def test_a_sentence_added_next_to_a_line_that_varies_on_every_load_is_confirmed_
     # a box that rotates between the loads confirms nothing
     rotating = confirmed_text("a\nbox 1\nb", "a\nbox 2\nb", "a\nbox 3\nb")
     assert (rotating.confirmed, rotating.shown_from) == (0, "a\nbox 3\nb")
-    # a headline both loads happen to show, among others that rotate: not a change
+    # a line both loads show in the same place beside a line that varies between them cannot be
+    # told from an edit next to a box: it is taken for one (an alert before a missed edit; a box
+    # drawn from hundreds of headlines repeats one in place rarely, and the slot learns it)
     shared = confirmed_text("a\nTram school (I)\nLibrary tram (A)\nb", "a\nMarket square (E)\nLibrary tram (A)\nb",
                             "a\nMarket square (E)\nOrchard ferry (Q)\nb")
-    assert shared.confirmed == 0
+    assert (shared.confirmed, shared.shown_from) == (1, "a\nOrchard ferry (Q)\nb")
+
+
+ADS = [" ".join(random.Random(1000 + n).sample(PARAGRAPHS[1].split(), 7)).capitalize() + "." for n in range(60)]
+
+
+def ad_page(n: int, paragraphs: list[str]) -> str:
+    """A page with an ad slot (a new phrase on every load) between its fourth and fifth paragraphs."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs[:4]) + f"<div class='ad'><p>{ADS[n]}</p></div>"
+    body += "".join(f"<p>{p}</p>" for p in paragraphs[4:])
+    return f"<html><body><h1>Town news</h1><main>{body}</main></body></html>"
+
+
+def runs(paragraphs: list[str], count: int = 4) -> list[Any]:
+    """Each run's verdict (a candidate confirmed by a second load) from a baseline of PARAGRAPHS."""
+    stored, verdicts = snap(html=ad_page(0, PARAGRAPHS)), []
+    for n in range(1, count + 1):
+        first = snap(html=ad_page(2 * n, paragraphs))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=ad_page(2 * n + 1, paragraphs)))
+        verdicts.append(verdict)
+        stored = verdict.keep if verdict.keep is not None else stored
+    return verdicts
+
+
+def changed(diff: str) -> list[str]:
+    return [line for line in diff.split("\n") if line[:1] in "+-"]
+
+
+def test_an_edit_next_to_a_varying_ad_is_reported_at_once_with_only_its_words() -> None:
+    # the ad's new phrase and the edit fall in one hunk: the edit both loads show is still a change
+    cases = {
+        "removed after": ([*PARAGRAPHS[:4], *PARAGRAPHS[5:]], ["- " + PARAGRAPHS[4]]),
+        "edited after": ([*PARAGRAPHS[:4], PARAGRAPHS[4] + " Doors open at nine.", *PARAGRAPHS[5:]],
+                         ["- " + PARAGRAPHS[4], "+ " + PARAGRAPHS[4] + " Doors open at nine."]),
+        "edited before": ([*PARAGRAPHS[:3], PARAGRAPHS[3] + " Doors open at nine.", *PARAGRAPHS[4:]],
+                          ["- " + PARAGRAPHS[3], "+ " + PARAGRAPHS[3] + " Doors open at nine."]),
+    }
+    for name, (paragraphs, lines) in cases.items():
+        first, *later = runs(paragraphs)
+        assert first.kind is Kind.CONTENT, name
+        assert changed(first.members["diff"]) == lines, name
+        assert all(v.kind is not Kind.CONTENT for v in later), name  # reported once
+
+
+def test_a_paragraph_removed_next_to_a_learned_ad_slot_is_reported() -> None:
+    # the ad's slot is learned first (three noise-only runs); then the paragraph after it goes
+    stored = snap(html=ad_page(0, PARAGRAPHS))
+    edited = [*PARAGRAPHS[:4], *PARAGRAPHS[5:]]
+    reported = []
+    for n in range(1, 7):
+        paragraphs = edited if n >= 4 else PARAGRAPHS
+        first = snap(html=ad_page(2 * n, paragraphs))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=ad_page(2 * n + 1, paragraphs)))
+        stored = verdict.keep if verdict.keep is not None else stored
+        if verdict.kind is Kind.CONTENT:
+            reported.append((n, changed(verdict.members["diff"])))
+    assert reported == [(4, ["- " + PARAGRAPHS[4]])]
+
+
+def test_a_line_both_loads_show_amid_lines_that_vary_between_them_is_not_a_change() -> None:
+    # a list whose other items differ between the loads: "x5" is one of its items, not an edit
+    check = confirmed_text("a\np\nq\nb", "a\nr\nx5\ns\nb", "a\nt\nx5\nu\nb")
+    assert (check.confirmed, check.unconfirmed) == (0, 1)
+    # the same line beside the page's stable lines, both loads alike: a change
+    assert confirmed_text("a\nx1\nx2\nb", "a\nx1\nx2\nx5\nb", "a\nx1\nx2\nx5\nb").confirmed == 1

@@ -185,3 +185,17 @@ def test_a_provisional_slot_that_stayed_put_is_reported_even_when_the_text_reads
     assert other.kind is Kind.CONTENT and "Ad:" not in (other.diff or "") and "+ Stable 2" in (other.diff or "")
     kept = other.keep
     assert kept is not None and [s.provisional for s in kept.part("content").learned.slots] == [False]
+
+
+def test_a_line_removed_next_to_a_slot_of_fixed_size_is_a_change_not_what_the_slot_held() -> None:
+    from changewatch.core.learned import between_loads
+
+    head = ["Town news", "The council met on Monday to discuss the bridge."]
+    tail = ["The bridge reopens next spring after repairs.", "Contact the editor."]
+    paragraph = "Residents asked for a wider footpath on the east side of the river crossing."
+    ad = ["Win a cruise today.", "Cheap flights to Rome.", "Your new sofa awaits.", "Best loans now."]
+    learned = between_loads(None, "\n".join([*head, ad[1], *tail]), "\n".join([*head, ad[2], *tail]))
+    # the stored text had the paragraph right after the ad; the new one lacks it
+    verdict = judge("\n".join([*head, ad[0], paragraph, *tail]), "\n".join([*head, ad[3], *tail]), learned)
+    assert [h.removed for h in verdict.remaining] == [(paragraph,)]
+    assert not any(h.added for h in verdict.remaining)

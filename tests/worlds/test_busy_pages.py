@@ -31,8 +31,8 @@ not_yet = pytest.mark.xfail(not confirmation_available(), strict=True,
 #: measured on the test web (bench/bench_busy_pages.py): confirmation alone still lets through values
 #: both loads happen to show alike (an A/B teaser, a block present on some loads, a related item back
 #: in the list) while a key has not learned its furniture yet, most in its first ten runs
-LEARNING = ("confirmation alone: 8-17% of a busy page's noise-only observations alert, most in its first ten runs "
-            "(blocks on some loads, A/B teasers, related items both loads show alike)")
+LEARNING = ("confirmation alone: about 6% of a busy page's noise-only observations alert, most in its first runs "
+            "(blocks on some loads and A/B teasers both loads show alike, related items both loads lack)")
 
 
 def _within(tally: Tally, share: float) -> bool:
