@@ -24,6 +24,7 @@ between the two loads is reported by the next run, late but not lost).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -109,9 +110,15 @@ def _partly(removed: Sequence[str], added: Sequence[str], alike: Sequence[bool],
     varying = [line for line, same in zip(added, alike, strict=True) if line.strip() and not same]
     both = {line for line, same in zip(added, alike, strict=True) if line.strip() and same}
     gone = [i for i, line in enumerate(removed) if line.strip() and in_first[line] < in_old[line]]
+    if not _in_place(varying, removed):
+        # beside a box whose lines are new (not a timestamp or an id varying in place), a line both
+        # loads show is an edit only where it edits a line both lack: a headline two loads of a
+        # rotating box happen to share is the box's; a paragraph added there is learned outside the
+        # box's slot by this confirmation and reported by the next run (late, not lost)
+        both = {line for line in both if any(_like(removed[i], line) for i in gone)}
     # the old lines the box held: as many as it holds now, those most like its lines (by length)
     size = sum(len(line) for line in varying) / len(varying) if varying else 0.0
-    edited = {i for i in gone if any(SequenceMatcher(None, removed[i], line).ratio() > 0.6 for line in both)}
+    edited = {i for i in gone if any(_like(removed[i], line) for line in both)}
     rest = sorted((i for i in gone if i not in edited), key=lambda i: abs(len(removed[i]) - size))
     shown = edited | set(rest[len(varying):])
     if not both and not shown:
@@ -125,6 +132,35 @@ def _partly(removed: Sequence[str], added: Sequence[str], alike: Sequence[bool],
         at = sum(1 for line in added[:at] if line not in both)
         return [*kept[:at], *before, *after, *kept[at:]]
     return [*before, *kept, *after]
+
+
+def _like(old: str, new: str) -> bool:
+    """Whether *new* reads as an edit of *old* (most of its characters in order)."""
+    return SequenceMatcher(None, old, new).ratio() > 0.6
+
+
+#: what varies in place on every load: numbers, and long identifiers (hex, base64, tokens)
+_VOLATILE = re.compile(r"[0-9a-fA-F]{8,}|[A-Za-z0-9_\-]{20,}|\d+")
+
+
+def _in_place(varying: Sequence[str], removed: Sequence[str]) -> bool:
+    """Whether each line of *varying* is a line of *removed* with only its numbers and
+    identifiers changed (a timestamp, a request id), not a line of a rotating box.
+
+    >>> _in_place(["Page generated 10:05 · id 3c9f2a1b7e"], ["Page generated 10:00 · id 1a4d5e6f70"])
+    True
+    >>> _in_place(["Market square museum (E)"], ["Tram school garden (I)"])
+    False
+    """
+    masked = Counter(_VOLATILE.sub("#", line) for line in removed if line.strip())
+    for line in varying:
+        if not line.strip():
+            continue
+        key = _VOLATILE.sub("#", line)
+        if masked[key] <= 0:
+            return False
+        masked[key] -= 1
+    return True
 
 
 def _field_key(change: Mapping[str, Any]) -> str:

@@ -146,12 +146,10 @@ def test_a_sentence_added_next_to_a_line_that_varies_on_every_load_is_confirmed_
     # a box that rotates between the loads confirms nothing
     rotating = confirmed_text("a\nbox 1\nb", "a\nbox 2\nb", "a\nbox 3\nb")
     assert (rotating.confirmed, rotating.shown_from) == (0, "a\nbox 3\nb")
-    # a line both loads show in the same place beside a line that varies between them cannot be
-    # told from an edit next to a box: it is taken for one (an alert before a missed edit; a box
-    # drawn from hundreds of headlines repeats one in place rarely, and the slot learns it)
+    # a headline both loads happen to show, among others that rotate: not a change
     shared = confirmed_text("a\nTram school (I)\nLibrary tram (A)\nb", "a\nMarket square (E)\nLibrary tram (A)\nb",
                             "a\nMarket square (E)\nOrchard ferry (Q)\nb")
-    assert (shared.confirmed, shared.shown_from) == (1, "a\nOrchard ferry (Q)\nb")
+    assert shared.confirmed == 0
 
 
 ADS = [" ".join(random.Random(1000 + n).sample(PARAGRAPHS[1].split(), 7)).capitalize() + "." for n in range(60)]
