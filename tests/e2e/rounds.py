@@ -183,7 +183,10 @@ def round_command(workdir: Path, run: int, watchlist: Path, store: str, redis_ur
                          "-s", f"CHANGEWATCH_STORE={store}", "-s", "CHANGEWATCH_ALLOW_PRIVATE=True",
                          "-s", "SCHEDULER=changewatch.distributed.RoundScheduler", "-s", f"REDIS_URL={redis_url}",
                          "-s", f"CHANGEWATCH_ROUND_PREFIX={prefix}", "-s", f"CHANGEWATCH_ROUND={round_}",
-                         "-s", "CHANGEWATCH_WORKERS=0", *extra)
+                         "-s", "CHANGEWATCH_WORKERS=0",
+                         # these tests count each watch's fetches per round; a confirmation is a
+                         # second fetch of a changed page by the process that saw it (test_confirm.py)
+                         "-s", "CHANGEWATCH_CONFIRM_CHANGES=False", *extra)
 
 
 def start_round(workdir: Path, watchlist: Path, store: str, redis_url: str, prefix: str, round_: str,
