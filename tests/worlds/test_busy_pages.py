@@ -98,7 +98,7 @@ def test_real_changes_of_quiet_pages_are_all_reported_with_only_their_words() ->
 @needs_corpus
 @pytest.mark.parametrize("calibrate, share", [
     pytest.param(5, 0.02, marks=not_yet),
-    pytest.param(0, 0.05, marks=pytest.mark.xfail(strict=True, reason=LEARNING)),
+    pytest.param(0, 0.05),  # over 30 runs; the first runs alone are above it (the test above)
 ])
 def test_the_whole_test_web_meets_the_targets(calibrate: int, share: float) -> None:
     pages = world(20)
