@@ -10,7 +10,8 @@ import random
 import re
 import secrets
 import threading
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from changewatch.demo.serving import ServedSite
@@ -39,8 +40,21 @@ def corpus_articles(limit: int, max_bytes: int = 160_000) -> list[tuple[str, str
     return out
 
 
+#: the crawl's simulated time (TESTS_NOW) and the monotonic time it was set at: a page's stamp
+#: tracks the fetch time as the crawl reads it, as a real page's clock tracks the real one
+_SIMULATED: list[tuple[datetime, float]] = []
+
+
+def simulate(now: str) -> None:
+    """Stamp pages from *now* on (an ISO time, the crawl's TESTS_NOW), advancing in real time."""
+    _SIMULATED[:] = [(datetime.fromisoformat(now.replace("Z", "+00:00")), time.monotonic())]
+
+
 def _noise() -> str:
     now = datetime.now(UTC)
+    if _SIMULATED:
+        base, at = _SIMULATED[0]
+        now = base + timedelta(seconds=time.monotonic() - at)
     return (f'<div class="cw-noise"><p>Page generated {now:%Y-%m-%d %H:%M:%S} UTC · updated '
             f'{random.randint(2, 59)} minutes ago · request id {secrets.token_hex(12)}</p>'
             f'<p>Session token={secrets.token_urlsafe(24)}</p></div>')

@@ -11,7 +11,7 @@ import pytest
 
 from changewatch.core.urls import canonical_url
 
-from .corpus_site import CORPUS, CorpusSite, corpus_articles
+from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
 from .crawl import Crawler
 
 pytestmark = [pytest.mark.slow,
@@ -23,6 +23,7 @@ DAY = ["2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z", "2026-12-03T10:00:00Z", "
 
 
 def run(crawler: Crawler, day: int, *extra: str) -> list[dict[str, Any]]:
+    simulate(DAY[day])
     result = crawler.run("-s", f"TESTS_NOW={DAY[day]}", "-s", "RETRY_TIMES=0", *extra)
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     return result.records
@@ -193,6 +194,7 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     assert run(crawler, 0) == []
     site.edit(sampled, "The sampled page now says something entirely different about deadlines.")
     site.edit(other, "Another page quietly changed its refund terms to sixty days.")
+    simulate(DAY[1])
     result = crawler.run("-s", f"TESTS_NOW={DAY[1]}")
     changed = {r["url"] for r in page_records(result.records, "blog")}
     assert changed == {canonical_url(site.base + sampled)}  # the sample found it; the other is not fetched yet
@@ -203,16 +205,19 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
         ("error", "lastmod:blog", "blog")]
     assert health[0]["error"].startswith("health: lastmod: site watch blog: ") and sampled in health[0]["error"]
     # untrusted: every page is checked; the other change is found
+    simulate(DAY[2])
     result = crawler.run("-s", f"TESTS_NOW={DAY[2]}")
     assert {r["url"] for r in page_records(result.records, "blog")} == {canonical_url(site.base + other)}
     assert not [r for r in result.records if r.get("health")]  # the condition is open: said once
     assert result.stats.get("changewatch/site/lastmod_untrusted_runs") == 1
     assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
     # that run found lastmod wrong again; the next one checks everything and finds it right...
+    simulate(DAY[3])
     result = crawler.run("-s", f"TESTS_NOW={DAY[3]}")
     assert result.stats.get("changewatch/site/lastmod_checked") == len(site.live)
     assert [(r["kind"], r["health"]["condition"]) for r in result.records] == [("recovered", "lastmod:blog")]
     # ... so the one after trusts it again: only the sample is checked
+    simulate(DAY[4])
     result = crawler.run("-s", f"TESTS_NOW={DAY[4]}")
     assert result.stats.get("changewatch/site/lastmod_skipped", 0) > len(site.live) // 2
     store = SQLiteStore(tmp_path / "state.db")
@@ -232,6 +237,7 @@ def test_sitemap_index_that_lists_itself_and_other_hosts_and_a_private_address(t
              "<sitemap><loc>http://elsewhere.invalid/sitemap.xml</loc></sitemap></sitemapindex>").encode()
     site.overrides["/index.xml"] = (200, "application/xml", index)
     crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/index.xml"}}])
+    simulate(DAY[0])
     result = crawler.run("-s", f"TESTS_NOW={DAY[0]}")
     assert result.records == [] and result.stats.get("changewatch/site/pages") == 6
     assert result.stats.get("changewatch/site/offsite") == 1
@@ -241,6 +247,7 @@ def test_sitemap_index_that_lists_itself_and_other_hosts_and_a_private_address(t
     refused = Crawler(tmp_path / "refused", [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}],
                       allow_private=False)
     mark = len(site.requested)
+    simulate(DAY[0])
     result = refused.run("-s", f"TESTS_NOW={DAY[0]}")
     (record,) = result.records
     assert record["key"] == "blog" and record["error"].startswith("refused: "), record
