@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,12 @@ from typing import Any
 import pytest
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse, Request, Response
-from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from changewatch import Observation, meta
-from changewatch.pipelines import ChangewatchPipeline
 from changewatch.pipelines.confirm import confirmation_request
-from changewatch.runtime.services import CrawlServices
+from tests.pipelines.test_pipelines import Chain as PipelineChain
 
 URL = "https://shop.example/p/1"
 
@@ -51,12 +47,13 @@ class Engine:
                             request=request, encoding="utf-8")
 
 
-class Chain:
+class Chain(PipelineChain):
+    """The comparison step with a stand-in engine answering its confirmations."""
+
     def __init__(self, crawler: Crawler, engine: Engine):
-        self.crawler, self.engine = crawler, engine
         crawler.engine = engine  # type: ignore[assignment]
-        self.runtime = CrawlServices.of(crawler)
-        self.pipeline = build_from_crawler(ChangewatchPipeline, crawler)
+        super().__init__(crawler)
+        self.engine = engine
 
     def item(self, price: str, **request_meta: Any) -> Observation:
         item = Observation(key="k", url=URL, fields={"price": price})
@@ -64,23 +61,6 @@ class Chain:
                           headers={"If-None-Match": '"v1"'}, meta={meta.KEY: "k", **request_meta})
         self.runtime.requests.register(item, request)
         return item
-
-    async def _run(self, items: list[Any]) -> list[Any]:
-        await self.pipeline.open_spider()
-        out: list[Any] = []
-        try:
-            for item in items:
-                try:
-                    out.append(await self.pipeline.process_item(item))
-                except DropItem:
-                    out.append(None)
-        finally:
-            self.pipeline.close_spider()
-            await self.runtime._engine_stopped()
-        return out
-
-    def run(self, *items: Any) -> list[Any]:
-        return asyncio.run(self._run(list(items)))
 
     def stat(self, name: str) -> Any:
         assert self.crawler.stats is not None
