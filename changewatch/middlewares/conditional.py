@@ -120,6 +120,9 @@ class ConditionalRequestMiddleware:
             return False  # a render's own request: the render decides what it sends
         if request.method not in ("GET", "HEAD"):
             return False
+        if request.meta.get(meta.CONFIRMATION):
+            self.stats.inc("confirmation")  # the load that confirms a change trusts no 304
+            return False
         if request.meta.get(meta.CONDITIONAL, True) is False:
             self.stats.inc("opt_out")
             return False

@@ -37,6 +37,7 @@ __all__ = ["RenderMiddleware"]
 logger = logging.getLogger(__name__)
 
 _WHY_STATS = {"unknown": "why_unknown", "opt_out": "why_opt_out", "keys_disagree": "why_keys_disagree",
+              "confirmation": "why_confirmation",
               "spec_changed": "why_spec_changed", "options_changed": "why_options_changed",
               "deps_unknown": "why_deps_unknown", "unconfirmed": "why_unconfirmed", "full_runs": "why_full_runs",
               "changed": "why_changed"}
@@ -118,7 +119,8 @@ class RenderMiddleware:
         if key is not None:
             rows = [r for r in rows if r.key == key]
         decided = plan(rows, fingerprint=options.fingerprint(), spec=request.meta.get(meta.SPEC),
-                       full_runs=self.full_runs, conditional=request.meta.get(meta.CONDITIONAL, True) is not False)
+                       full_runs=self.full_runs, conditional=request.meta.get(meta.CONDITIONAL, True) is not False,
+                       confirmation=bool(request.meta.get(meta.CONFIRMATION)))
         request.meta[meta._RENDER_PREVIOUS] = decided.deps
         why = decided.why
         if why is None and decided.deps is not None:

@@ -37,13 +37,15 @@ class Plan:
 
 
 def plan(rows: Sequence[HttpValidators], *, fingerprint: str, spec: str | None, full_runs: int,
-         conditional: bool = True) -> Plan:
+         conditional: bool = True, confirmation: bool = False) -> Plan:
     """Whether the page's stored dependency set (in the validators rows of its keys) may be
     re-checked instead of rendering.
 
     >>> plan([], fingerprint="f", spec=None, full_runs=24).why
     'unknown'
     """
+    if confirmation:  # rendered in full; the set it records is still judged against the stored one
+        return Plan("confirmation", DependencySet.decode(rows[0].render) if rows else None)
     if not conditional:
         return Plan("opt_out")
     if not rows:

@@ -69,7 +69,9 @@ def test_a_json_document_asked_to_render_is_read_as_it_came(js_site: JsSite, tmp
     assert result.returncode == 0, result.stderr[-2000:]
     [record] = result.records
     assert record["kind"] == "content" and '"price": "1.00 EUR"' in record["diff"]  # JSON's text, not a viewer's
-    assert result.stats["changewatch/render/not_html"] == 1 and "changewatch/render/rendered" not in result.stats
+    # the load and the one that confirmed the change: both read as they came
+    assert result.stats["changewatch/confirm/sent"] == 1
+    assert result.stats["changewatch/render/not_html"] == 2 and "changewatch/render/rendered" not in result.stats
 
 
 def test_a_browser_path_that_does_not_exist_stops_the_crawl_at_start(js_site: JsSite, tmp_path: Path) -> None:

@@ -67,7 +67,10 @@ def test_a_shell_page_is_rendered_rechecked_and_its_data_change_reported(js_site
     assert "+ p1: paragraph 3 now says something new." in records["text"]["diff"]
     assert "still" not in records
     stats = _render_stats(second)
-    assert stats["rendered"] == 2 and stats["why_changed"] == 2 and stats["avoided"] == 1
+    assert stats["why_changed"] == 2 and stats["avoided"] == 1
+    # each change is rendered once more, in full, to confirm it before it is reported
+    assert stats["why_confirmation"] == 2 and second.stats["changewatch/confirm/sent"] == 2
+    assert stats["rendered"] == 2 + 2
     assert js_site.not_modified["/data/p2.json"] == 1 and js_site.not_modified["/p/p2"] == 1
 
     # neither shell nor data changed: every dependency answers 304 and nothing is rendered

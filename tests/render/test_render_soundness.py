@@ -52,7 +52,8 @@ def test_re_checks_that_cannot_stand_for_a_render_do_not(js_site: JsSite, tmp_pa
     assert stats["why_deps_unknown"] == 1 and by_key(second.records)["posted"]["kind"] == "content"
     # no validators: the same bodies say it is unchanged; the varying page's data URL (its
     # cache-buster ignored by the server) answers what a render would be given: unchanged too
-    assert stats["avoided"] == 2 and stats["rendered"] == 1 and set(by_key(second.records)) == {"posted"}
+    assert stats["avoided"] == 2 and set(by_key(second.records)) == {"posted"}
+    assert stats["rendered"] == 1 + 1 and stats["why_confirmation"] == 1  # the posted page's change, confirmed
 
     js_site.pages["p0"]["lines"][0] = "p0: a new first line."
     third = crawler.run()
