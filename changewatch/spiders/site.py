@@ -462,8 +462,9 @@ class SiteCrawler:
         self.stats.inc("lastmod_untrusted_runs")
         return False
 
-    def _scraped(self, item: Any, response: Response, spider: Any) -> None:
-        site = response.meta.get(_CHECKED) if response is not None else None
+    def _scraped(self, item: Any, response: Response | Failure | None, spider: Any) -> None:
+        # an item from an errback comes with the Failure in place of the response
+        site = response.meta.get(_CHECKED) if isinstance(response, Response) else None
         if site is None or not isinstance(item, dict) or item.get("kind") not in ("content", "field", "entities"):
             return
         self.stats.inc("lastmod_wrong")

@@ -21,3 +21,16 @@ def test_scrapy_never_reads_the_callbacks_source(monkeypatch: pytest.MonkeyPatch
     assert not inspect.isgeneratorfunction(WatchSpider.parse_watch)
     for _ in range(3):
         assert is_generator_with_return_value(spider.parse_watch) is False
+
+
+def test_an_item_from_an_errback_passes_the_site_check() -> None:
+    """Scrapy sends ``item_scraped`` with the Failure in place of the response for an item an
+    errback returned (a page that timed out): the site watches' lastmod check lets it pass."""
+    from scrapy.utils.test import get_crawler
+    from twisted.python.failure import Failure
+
+    spider = WatchSpider.from_crawler(get_crawler(WatchSpider, {"ADDONS": {"changewatch.Addon": 0}}),
+                                      watchlist='{"watches": [{"url": "https://a.example/"}]}')
+    error = {"kind": "content", "key": "a"}
+    spider.sites._scraped(error, Failure(TimeoutError("timed out")), spider)  # no AttributeError
+    assert spider.sites.health.wrong == set()
