@@ -464,7 +464,9 @@ class SiteCrawler:
 
     def _scraped(self, item: Any, response: Response | Failure | None, spider: Any) -> None:
         # an item from an errback comes with the Failure in place of the response
-        site = response.meta.get(_CHECKED) if isinstance(response, Response) else None
+        if not isinstance(response, Response):
+            return
+        site = response.meta.get(_CHECKED)
         if site is None or not isinstance(item, dict) or item.get("kind") not in ("content", "field", "entities"):
             return
         self.stats.inc("lastmod_wrong")
