@@ -67,3 +67,7 @@ _RENDER_OPTIONS = "_changewatch_render_options"
 _RENDER_PREVIOUS = "_changewatch_render_previous"
 #: the dependency set a render found, as stored (RenderDownloadHandler, private)
 _RENDER_DEPS = "_changewatch_render_deps"
+#: a request one process of a distributed round does with the rest of its unit (a site watch's
+#: discovery: its sitemap read, its links followed), named by this value: never pushed to the
+#: round's shared queue (changewatch.distributed, private)
+_ROUND_UNIT = "_changewatch_round_unit"

@@ -38,6 +38,7 @@ from ..core.siteset import (
 )
 from ..core.snapshot import Snapshot, SnapshotError
 from ..core.urls import canonical_url
+from ..distributed import round_scheduler
 from ..extract.observe import describe_failure
 from ..extract.sitemaps import page_links, read_sitemap
 from ..guard import reports_refusals
@@ -134,7 +135,9 @@ class SiteCrawler:
                 yield self.page_request(run, url)
             return
         self.stats.inc("discovered")
-        common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False}
+        # a distributed round's process that claims the site reads its sitemap or follows its links
+        # whole: its callbacks and this run's state are this process's (changewatch.distributed)
+        common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False, meta._ROUND_UNIT: watch.key}
         if spec.sitemap is not None:
             yield Request(spec.sitemap, callback=self.sitemap_read, errback=self.sitemap_failed, dont_filter=True,
                           meta={**common, "download_maxsize": MAX_SITEMAP_BYTES})
@@ -415,7 +418,7 @@ class SiteCrawler:
         page = page_watch(run.watch, url) if watched else None
         request = Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
                           meta={_RUN: run, _HOPS: hops, meta.CONDITIONAL: False, meta.SCHEDULE: False,
-                                meta.WATCH: page})
+                                meta.WATCH: page, meta._ROUND_UNIT: run.key})
         if page is not None:  # a failure is this page's error
             request.meta[meta.KEY] = page.key
         yield request
@@ -473,5 +476,9 @@ class SiteCrawler:
         logger.warning("changewatch: site %s: %s changed while its sitemap lastmod did not move: the site's lastmod "
                        "is untrusted, every page is checked each run until it proves right", site, response.url)
         self.health.wrong.add(site)
+        shared = round_scheduler(self.crawler)
+        if shared is not None:  # the process of the round that read the sitemap judges the full check
+            shared.note(f"{LASTMOD}:{site}")
         self.health.begin(site, response.meta[_SITE_URL], LASTMOD,
-                          f"the sitemap's lastmod is untrusted: {response.url} changed while its lastmod did not move")
+                          f"the sitemap's lastmod is untrusted: {response.url} changed while its lastmod did not move",
+                          recheck=shared is not None)

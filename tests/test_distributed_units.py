@@ -1,0 +1,85 @@
+"""RoundScheduler's units: a site watch's discovery is claimed once per round and done whole by
+the process that claimed it (its requests never reach Redis), while the page requests it makes
+are shared by the round. Real Redis, real scrapy-redis queues."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scrapy import Request
+
+from changewatch import meta
+from changewatch.distributed import CLAIMED, RoundScheduler
+
+from .test_distributed import redis_13, scheduler
+
+__all__ = ["redis_13"]
+
+
+def unit_starts(unit: str, *urls: str) -> list[Request]:
+    """The start requests of a site watch's discovery, as spiders/site.py makes them (the callback
+    is not the spider's: such a request cannot be pushed to Redis)."""
+    return [Request(url, callback=print, dont_filter=True, meta={meta._ROUND_UNIT: unit, "is_start_request": True})
+            for url in urls]
+
+
+def test_a_unit_is_claimed_once_and_its_requests_stay_in_its_process(tmp_path: Path, redis_13: str) -> None:
+    first, watches = scheduler(tmp_path, redis_13)
+    second, _ = scheduler(tmp_path, redis_13)
+    blog = ("https://blog.example/", "https://blog.example/archive")
+    assert [first.enqueue_request(r) for r in unit_starts("blog", *blog)] == [True, True]
+    assert [second.enqueue_request(r) for r in unit_starts("blog", *blog)] == [False, False]
+    assert [second.enqueue_request(r) for r in unit_starts("docs", "https://docs.example/sitemap.xml")] == [True]
+    assert [first.enqueue_request(r) for r in unit_starts("docs", "https://docs.example/sitemap.xml")] == [False]
+    assert len(first.queue) == len(second.queue) == 0  # nothing of a unit is in Redis
+    # the unit's later requests (links followed, a retry) stay in the process that has it
+    link = Request("https://blog.example/posts/a", callback=print, dont_filter=True, meta={meta._ROUND_UNIT: "blog"})
+    assert first.enqueue_request(link) and len(first) == 3 and len(first.queue) == 0
+    # a page request of a sitemap's discovery is an ordinary one: shared by the round
+    page = watches[0].replace(meta={k: v for k, v in watches[0].meta.items() if k != "is_start_request"})
+    assert second.enqueue_request(page) and len(second.queue) == 1
+    popped = [first.next_request() for _ in range(4)]
+    assert [r.url for r in popped if r is not None] == [*blog, link.url, page.url]  # its own first
+    assert all(r.meta.get(CLAIMED) for r in popped[:2] if r is not None)
+    assert second.next_request().url == "https://docs.example/sitemap.xml"  # type: ignore[union-attr]
+    assert first.next_request() is None and second.next_request() is None
+    assert not first.has_pending_requests() and not second.has_pending_requests()
+    assert first.stats.crawler.stats.get_value("changewatch/round/units_claimed") == 1
+    assert second.stats.crawler.stats.get_value("changewatch/round/units_skipped") == 1
+
+
+def test_after_a_loss_a_unit_under_way_is_not_begun_again(tmp_path: Path, redis_13: str) -> None:
+    import redis
+
+    first, _ = scheduler(tmp_path, redis_13)
+    second, _ = scheduler(tmp_path, redis_13)
+    for sched in (first, second):
+        for r in unit_starts("blog", "https://blog.example/"):
+            sched.enqueue_request(r)
+    assert first.next_request() is not None and first.next_request() is None
+    redis.Redis.from_url(redis_13).flushdb()  # the round is lost while "blog" is under way in first
+    assert not first.has_pending_requests()  # first claims it again and does not begin it twice
+    assert not second.has_pending_requests()  # nor does second: first's claim stands
+    assert second.next_request() is None
+
+
+def test_a_lost_unit_of_another_process_is_claimed_afresh(tmp_path: Path, redis_13: str) -> None:
+    import redis
+
+    first, _ = scheduler(tmp_path, redis_13)
+    second, _ = scheduler(tmp_path, redis_13)
+    for sched in (first, second):
+        for r in unit_starts("blog", "https://blog.example/", "https://blog.example/b"):
+            sched.enqueue_request(r)
+    redis.Redis.from_url(redis_13).flushdb()
+    assert second.has_pending_requests()  # the idle process found the loss first and has the unit now
+    assert [second.next_request().url for _ in range(2)] == ["https://blog.example/",  # type: ignore[union-attr]
+                                                             "https://blog.example/b"]
+
+
+def test_units_of_two_rounds_are_apart(tmp_path: Path, redis_13: str) -> None:
+    first, _ = scheduler(tmp_path, redis_13, "r1")
+    later, _ = scheduler(tmp_path, redis_13, "r2")
+    assert first.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
+    assert later.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
+    assert isinstance(later, RoundScheduler)
