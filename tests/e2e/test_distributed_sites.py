@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -233,7 +233,7 @@ def test_a_link_site_is_crawled_by_one_process_of_the_round(
     by = site.take()
     assert records_of(procs) == []
     crawled = {p: a for p, a in by.items() if p == "/" or p.startswith(("/page/", "/posts/"))}
-    assert sorted(posts(crawled)) == sorted(site.live)
+    assert set(site.live) <= set(posts(crawled))  # (and the broken links of the corpus's pages, 404s)
     assert len({a for agents in crawled.values() for a in agents}) == 1, crawled  # one process, all of it
     assert {len(a) for a in crawled.values()} == {1}
     assert stat(procs, "changewatch/round/units_claimed") == 1
@@ -248,5 +248,5 @@ def test_a_link_site_is_crawled_by_one_process_of_the_round(
     crawled = {p: a for p, a in by.items() if p == "/" or p.startswith(("/page/", "/posts/"))}
     assert len({a for agents in crawled.values() for a in agents}) == 1, crawled
     assert {len(a) for a in crawled.values()} == {1}
-    assert Counter(len(a) for a in posts(crawled).values()) == Counter({1: len(site.live)})
+    assert set(site.live) <= set(posts(crawled)) and not set(removed) & set(posts(crawled))
 
