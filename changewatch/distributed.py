@@ -54,6 +54,7 @@ from scrapy.utils.misc import load_object
 
 from . import meta
 from .config import ChangewatchConfig, ConfigError
+from .round_sharing import SharedWork
 from .runtime.services import CrawlServices
 from .runtime.stats import Stats
 from .store.outage import Outage
@@ -113,14 +114,16 @@ class RoundKeys:
     seen: str  # scrapy-redis dupefilter of the round's other requests (dont_filter=False)
     marker: str  # exists while Redis holds the round: gone means flushed, evicted or expired
     notes: str  # set: what a process noted for the others of the round (RoundScheduler.note)
+    busy: str  # set: the processes still preparing work for the round (changewatch.round_sharing)
 
     @classmethod
     def of(cls, prefix: str, spider: str, round_: str) -> RoundKeys:
         base = f"{prefix}:{spider}:{round_}"
-        return cls(f"{base}:queue", f"{base}:claims", f"{base}:seen", f"{base}:marker", f"{base}:notes")
+        return cls(f"{base}:queue", f"{base}:claims", f"{base}:seen", f"{base}:marker", f"{base}:notes",
+                   f"{base}:busy")
 
     def all(self) -> tuple[str, ...]:
-        return self.queue, self.claims, self.seen, self.marker, self.notes
+        return self.queue, self.claims, self.seen, self.marker, self.notes, self.busy
 
 
 def claim_value(url: str, owner: str) -> str:
@@ -211,6 +214,7 @@ class RoundScheduler:
         self.keys: RoundKeys
         self.queue: Any = None
         self.dupefilter: Any = None
+        self.sharing: SharedWork
         self.spider: Spider | None = None
         self._starts: list[Request] = []  # every start request offered, to claim again after a loss
         #: units (see the module docstring): claimed by this process (True) or by another (False);
@@ -260,6 +264,7 @@ class RoundScheduler:
             serializer = importlib.import_module(serializer)
         self.queue = queue_cls(server=self.server, spider=spider, key=self.keys.queue, serializer=serializer)
         self.dupefilter = RFPDupeFilter(self.server, key=self.keys.seen, debug=settings.getbool("DUPEFILTER_DEBUG"))
+        self.sharing = SharedWork(self.server, self.keys.busy, self.owner, self.ttl)
         opened = self.server.set(self.keys.marker, self.owner, nx=True, ex=self.ttl)
         self._refresh()
         try:
@@ -280,6 +285,8 @@ class RoundScheduler:
             if timer is not None:
                 timer.cancel()
         self._timer = self._budget = None
+        if self.sharing.units:
+            self.sharing.done()
         # Never flush: the other processes of the round still use its keys; they expire.
         if self._outage.since is None:
             try:
@@ -315,10 +322,12 @@ class RoundScheduler:
             if self._unreachable():
                 return not self._gave_up
             self._keep()
+            if self.sharing.units:  # idle: every callback done, so the pages its units make are queued
+                self.sharing.done()
             if len(self.queue) > 0:
                 return True
             if self.server.exists(self.keys.marker):
-                return False
+                return self.sharing.others()  # stay while another process still queues pages
             self._reseed()
             return bool(self._local) or len(self.queue) > 0
         except RedisError as exc:
@@ -442,6 +451,8 @@ class RoundScheduler:
             self._units[unit] = self._claim(request, identity)  # counts a skip (RedisError: held, then again)
             self._owed.discard(identity)  # nothing to push: the unit's requests stay here
             self.stats.inc("units_claimed" if self._units[unit] else "units_skipped")
+            if self._units[unit] and request.meta.get(meta._ROUND_SHARES):
+                self.sharing.begin(unit)
         elif not self._units[unit]:
             self._counts["skipped"] += 1
             self.stats.inc("skipped")
@@ -452,6 +463,12 @@ class RoundScheduler:
         self._counts["claimed"] += 1
         self.stats.inc("claimed")
         return True
+
+    def shared(self, unit: str) -> None:
+        """The spider has queued the requests *unit* makes for the whole round (a sitemap's
+        pages): the round's idle processes need not wait for it any more."""
+        if unit in self.sharing.units:
+            self.sharing.done(unit)
 
     def _keep_local(self, request: Request) -> None:
         self._local.append(request)

@@ -83,3 +83,29 @@ def test_units_of_two_rounds_are_apart(tmp_path: Path, redis_13: str) -> None:
     assert first.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
     assert later.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
     assert isinstance(later, RoundScheduler)
+
+
+def test_idle_processes_wait_while_a_sitemap_is_read_for_the_round(tmp_path: Path, redis_13: str) -> None:
+    import redis
+
+    reader, _ = scheduler(tmp_path, redis_13)
+    idle, _ = scheduler(tmp_path, redis_13)
+    sitemap = unit_starts("docs", "https://docs.example/sitemap.xml")[0]
+    sitemap.meta[meta._ROUND_SHARES] = True
+    assert reader.enqueue_request(sitemap)
+    assert idle.has_pending_requests()  # the round's queue is empty, but the reader still queues pages
+    reader.shared("docs")  # its pages are queued
+    assert not idle.has_pending_requests()
+    # a reader killed while it reads leaves its key to expire: the others stop waiting then
+    third, _ = scheduler(tmp_path, redis_13, "r2")
+    late, _ = scheduler(tmp_path, redis_13, "r2")
+    again = unit_starts("docs", "https://docs.example/sitemap.xml")[0]
+    again.meta[meta._ROUND_SHARES] = True
+    assert third.enqueue_request(again) and late.has_pending_requests()
+    redis.Redis.from_url(redis_13).delete(f"{third.keys.busy}:{third.owner}")  # as BUSY_TTL after a kill
+    assert not late.has_pending_requests()
+    # a link-mode site (no pages for the round) holds nobody
+    link, _ = scheduler(tmp_path, redis_13, "r3")
+    other, _ = scheduler(tmp_path, redis_13, "r3")
+    assert link.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
+    assert not other.has_pending_requests()

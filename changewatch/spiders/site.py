@@ -140,7 +140,7 @@ class SiteCrawler:
         common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False, meta._ROUND_UNIT: watch.key}
         if spec.sitemap is not None:
             yield Request(spec.sitemap, callback=self.sitemap_read, errback=self.sitemap_failed, dont_filter=True,
-                          meta={**common, "download_maxsize": MAX_SITEMAP_BYTES})
+                          meta={**common, "download_maxsize": MAX_SITEMAP_BYTES, meta._ROUND_SHARES: True})
             return
         for url in spec.start:
             run.seen.add(canonical_url(url))
@@ -208,6 +208,7 @@ class SiteCrawler:
             for url in run.previous or ():
                 await pacer.room()
                 yield self.page_request(run, url)
+            self._shared(run)
             return
         before = set(run.previous or ())
         seen = await self._last_seen(run, pages)
@@ -225,6 +226,7 @@ class SiteCrawler:
             await pacer.room()
             fresh = run.previous is not None and url not in before
             yield self.page_request(run, url, fresh=fresh, due=url in plan.moved, checked=url in checked)
+        self._shared(run)
 
     async def _last_seen(self, run: SiteRun, pages: list[str]) -> dict[str, float | None]:
         """When each page was last observed (the store's schedule table, read once a crawl)."""
@@ -260,6 +262,14 @@ class SiteCrawler:
         yield self.set_observation(run, None)
         for url in run.previous or ():
             yield self.page_request(run, url)
+        self._shared(run)
+
+    def _shared(self, run: SiteRun) -> None:
+        """A distributed round's other processes need not wait for this site's pages any more:
+        they are queued (changewatch.round_sharing)."""
+        shared = round_scheduler(self.crawler)
+        if shared is not None:
+            shared.shared(run.key)
 
     async def _tree(self, run: SiteRun, response: Response) -> dict[str, str | None]:
         """Every page a sitemap tree lists (URL → lastmod): the index's children read too, at

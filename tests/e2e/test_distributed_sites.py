@@ -46,6 +46,7 @@ class LoggedSite(CorpusSite):
     def __init__(self, pages: list[tuple[str, str]]):
         super().__init__(pages)
         self.delay = 0.0  # seconds before a post answers
+        self.sitemap_delay = 0.0  # seconds before the sitemap answers
         self.by: dict[str, list[str]] = defaultdict(list)
         self.on_request: Callable[[str, str], None] | None = None
 
@@ -56,6 +57,8 @@ class LoggedSite(CorpusSite):
             self.on_request(path, agent)
         if self.delay and path.startswith("/posts/"):
             time.sleep(self.delay)
+        if self.sitemap_delay and path.startswith("/sitemap.xml"):
+            time.sleep(self.sitemap_delay)
         return super().respond_to(path, headers)
 
     def take(self) -> dict[str, list[str]]:
@@ -153,7 +156,8 @@ def test_a_sitemap_site_is_read_once_per_round_and_its_pages_shared_out(
         tmp_path: Path, site: LoggedSite, products: tuple[ProductSite, str], pg_store: str,
         own_redis: RedisServer) -> None:
     served, base = products
-    served.delay = site.delay = 0.1  # the plain watches keep the processes busy while the sitemap is read
+    # the plain watches are done long before the sitemap answers: the other processes wait for its pages
+    site.delay, site.sitemap_delay = 0.1, 2.0
     site.live = list(site.pages)[:20]
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")
     path = watchlist(tmp_path, {"sitemap": site.base + "/sitemap.xml"}, base)
@@ -168,6 +172,7 @@ def test_a_sitemap_site_is_read_once_per_round_and_its_pages_shared_out(
     assert stat(procs, "changewatch/round/units_claimed") == 1
     assert stat(procs, "changewatch/round/units_skipped") == PROCESSES - 1
     assert set(served.take_hits().values()) == {1}
+    site.sitemap_delay = 0
 
     removed, added, edits = churn(site, "2026-12-02")
     served.prices.update({i: price(i, 2) for i in range(PLAIN)})
