@@ -73,6 +73,7 @@ CLAIMED = "_changewatch_round_claimed"
 _DEFAULT_QUEUE = "scrapy_redis.queue.PriorityQueue"
 _EXPIRE_EVERY = 64  # pushes between two EXPIREs of the queue key
 _RETRY_FIRST = 0.5  # seconds between two tries of an unreachable Redis, doubling...
+_WAIT_POLL = 0.5  # seconds between two looks at the queue while another process reads a sitemap
 _RETRY_MAX = 5.0  # ...up to the engine's heartbeat, which asks an idle process every 5 s
 #: Redis connection defaults where ``REDIS_PARAMS`` sets none: every Redis call runs on the crawl's
 #: event loop, which a call blocks until it returns. scrapy-redis's 30 s socket timeouts (and
@@ -327,7 +328,10 @@ class RoundScheduler:
             if len(self.queue) > 0:
                 return True
             if self.server.exists(self.keys.marker):
-                return self.sharing.others()  # stay while another process still queues pages
+                if not self.sharing.others():
+                    return False
+                self._nudge_soon()  # stay while another process still queues pages, and look often
+                return True
             self._reseed()
             return bool(self._local) or len(self.queue) > 0
         except RedisError as exc:
@@ -469,6 +473,21 @@ class RoundScheduler:
         pages): the round's idle processes need not wait for it any more."""
         if unit in self.sharing.units:
             self.sharing.done(unit)
+
+    def _nudge_soon(self) -> None:
+        """Have the engine ask for a request again in :data:`_WAIT_POLL` seconds: an idle engine
+        asks only every 5 s (its heartbeat), by when the reader may have fetched its pages alone."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a test)
+            return
+        loop.call_later(_WAIT_POLL, self._nudge)
+
+    def _nudge(self) -> None:
+        slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy 2.19's engine
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
 
     def _keep_local(self, request: Request) -> None:
         self._local.append(request)

@@ -12,6 +12,7 @@ the next round compares with the last good set.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -49,6 +50,9 @@ class LoggedSite(CorpusSite):
         self.sitemap_delay = 0.0  # seconds before the sitemap answers
         self.by: dict[str, list[str]] = defaultdict(list)
         self.on_request: Callable[[str, str], None] | None = None
+        #: path → a sentence the page has only for the processes that did not read the sitemap
+        self.unseen_by_reader: dict[str, str] = {}
+        self.reader = ""  # the User-Agent of the process that last asked for the sitemap
 
     def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
         agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
@@ -57,9 +61,15 @@ class LoggedSite(CorpusSite):
             self.on_request(path, agent)
         if self.delay and path.startswith("/posts/"):
             time.sleep(self.delay)
-        if self.sitemap_delay and path.startswith("/sitemap.xml"):
+        if path.startswith("/sitemap.xml"):
+            self.reader = agent
             time.sleep(self.sitemap_delay)
-        return super().respond_to(path, headers)
+        status, ctype, body = super().respond_to(path, headers)
+        sentence = self.unseen_by_reader.get(path.split("?")[0])
+        if sentence is not None and agent != self.reader and status == 200:
+            at = ([m.end() for m in re.finditer(rb"<body\b[^>]*>", body, flags=re.IGNORECASE)] or [0])[-1]
+            body = body[:at] + f"<p>{sentence}</p>".encode() + body[at:]
+        return status, ctype, body
 
     def take(self) -> dict[str, list[str]]:
         by, self.by = self.by, defaultdict(list)
@@ -255,3 +265,43 @@ def test_a_link_site_is_crawled_by_one_process_of_the_round(
     assert {len(a) for a in crawled.values()} == {1}
     assert set(site.live) <= set(posts(crawled)) and not set(removed) & set(posts(crawled))
 
+
+
+def test_a_wrong_lastmod_found_by_another_process_keeps_the_site_untrusted(
+        tmp_path: Path, site: LoggedSite, products: tuple[ProductSite, str], pg_store: str,
+        own_redis: RedisServer) -> None:
+    """The process that reads the sitemap judges a full check of an untrusted lastmod; the pages it
+    checks are fetched by every process of the round. Here only the pages the *other* process
+    fetches have changed (their lastmod unmoved): the lastmod stays untrusted, and the next round
+    checks every page again."""
+    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
+
+    served, base = products
+    site.delay = 0.1
+    site.live = list(site.pages)[:20]
+    site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
+    sampled = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1)
+    path = watchlist(tmp_path, {"sitemap": site.base + "/sitemap.xml"}, base)
+    served.prices.update({i: price(i, 1) for i in range(PLAIN)})
+    assert records_of(round_of(tmp_path, path, pg_store, own_redis.url, 0, 2)) == []
+
+    site.edit(sampled, "The sampled page now says something entirely different about deadlines.")
+    procs = round_of(tmp_path, path, pg_store, own_redis.url, 1, 2)
+    assert [(r["kind"], r["health"]["condition"]) for r in records_of(procs) if r.get("health")] == [
+        ("error", "lastmod:blog")]  # the sample found it out, said once in the round
+    site.take()
+
+    site.unseen_by_reader = {p: f"Clause {n} of this page changed behind an unmoved lastmod."
+                             for n, p in enumerate(site.live) if p != sampled}
+    procs = round_of(tmp_path, path, pg_store, own_redis.url, 2, 2)
+    others = {p for p, agents in posts(site.take()).items() if agents != [site.reader]}
+    assert others, "the other process fetched no page: nothing to prove"
+    assert stat(procs, "changewatch/site/lastmod_checked") == len(site.live)
+    # (a sentence put before a page's main text may be outside what its content compares)
+    reported = {r["url"] for r in records_of(procs) if r["key"].startswith("blog|")}
+    assert reported and reported <= {canonical_url(site.base + p) for p in others}
+    assert not [r for r in records_of(procs) if r.get("health")]  # still untrusted: not recovered
+
+    procs = round_of(tmp_path, path, pg_store, own_redis.url, 3, 2)
+    assert stat(procs, "changewatch/site/lastmod_untrusted_runs") >= 1  # every page checked again
+    assert stat(procs, "changewatch/site/lastmod_checked") == len(site.live)
