@@ -326,6 +326,7 @@ class RoundScheduler:
             if self.sharing.units:  # idle: every callback done, so the pages its units make are queued
                 self.sharing.done()
             if len(self.queue) > 0:
+                self._nudge_soon()  # queued since this idle engine last asked: it would ask again in 5 s
                 return True
             if self.server.exists(self.keys.marker):
                 if not self.sharing.others():

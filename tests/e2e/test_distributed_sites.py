@@ -277,10 +277,17 @@ def test_a_wrong_lastmod_found_by_another_process_keeps_the_site_untrusted(
     from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
 
     served, base = products
-    site.delay = 0.1
+    site.delay, site.sitemap_delay = 0.3, 1.0  # the other process is there when the pages are queued
     site.live = list(site.pages)[:20]
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
-    sampled = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1)
+    # a page whose turn in the lastmod sample is the second round's (the URLs have the site's port in them)
+    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
+    if sampled is None:
+        n = next(n for n in range(1000)
+                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
+        sampled = f"/posts/sampled-{n}"
+        site.pages[sampled] = site.pages[site.live[0]]
+        site.live.append(sampled)
     path = watchlist(tmp_path, {"sitemap": site.base + "/sitemap.xml"}, base)
     served.prices.update({i: price(i, 1) for i in range(PLAIN)})
     assert records_of(round_of(tmp_path, path, pg_store, own_redis.url, 0, 2)) == []
