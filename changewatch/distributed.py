@@ -32,7 +32,8 @@ or its links followed), whose callbacks are not the spider's methods and whose s
 process that began it. Its requests carry a *unit* (``meta._ROUND_UNIT``, the site watch's key):
 the unit is claimed once per round with its first start request, and the requests of a unit this
 process claimed stay in this process's own queue, never pushed to Redis. The page requests a
-sitemap's discovery makes are ordinary requests, shared by the round.
+sitemap's discovery makes are ordinary requests, shared by the round; while a process still reads
+a sitemap, the round's idle processes wait for its pages (:mod:`changewatch.round_sharing`).
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ CLAIMED = "_changewatch_round_claimed"
 _DEFAULT_QUEUE = "scrapy_redis.queue.PriorityQueue"
 _EXPIRE_EVERY = 64  # pushes between two EXPIREs of the queue key
 _RETRY_FIRST = 0.5  # seconds between two tries of an unreachable Redis, doubling...
-_WAIT_POLL = 0.5  # seconds between two looks at the queue while another process reads a sitemap
 _RETRY_MAX = 5.0  # ...up to the engine's heartbeat, which asks an idle process every 5 s
+_WAIT_POLL = 0.5  # seconds between two looks at the queue while another process reads a sitemap
 #: Redis connection defaults where ``REDIS_PARAMS`` sets none: every Redis call runs on the crawl's
 #: event loop, which a call blocks until it returns. scrapy-redis's 30 s socket timeouts (and
 #: redis-py's default of 10 retries with backoff) would freeze the crawl that long on every call to a
