@@ -11,7 +11,7 @@ from scrapy import Request
 from changewatch import meta
 from changewatch.distributed import CLAIMED, RoundScheduler
 
-from .test_distributed import redis_13, scheduler
+from .test_distributed import redis_13, scheduler, watch_requests
 
 __all__ = ["redis_13"]
 
@@ -109,3 +109,36 @@ def test_idle_processes_wait_while_a_sitemap_is_read_for_the_round(tmp_path: Pat
     other, _ = scheduler(tmp_path, redis_13, "r3")
     assert link.enqueue_request(unit_starts("blog", "https://blog.example/")[0])
     assert not other.has_pending_requests()
+
+
+def test_a_sitemap_pages_request_survives_the_redis_queue(tmp_path: Path, redis_13: str) -> None:
+    """The page requests a sitemap's reader queues for the round: scrapy-redis pickles
+    ``request.to_dict()``; the page's watch (its rule applied), its key, the lastmod check's marks
+    and the fresh baseline's come back equal, the callbacks found on the spider by name."""
+    import redis
+    from scrapy_redis.queue import PriorityQueue
+
+    from changewatch.spiders.site import FRESH, SiteCrawler, SiteRun
+    from changewatch.watchlist import parse_watchlist
+
+    spider, _ = watch_requests(tmp_path)
+    (shop,) = parse_watchlist({"watches": [{"key": "shop", "site": {"sitemap": "https://shop.example/sitemap.xml"},
+                                            "jsonld": {"type": "Product", "fields": ["offers.price"]},
+                                            "rules": [{"match": "/blog/", "region": "article", "jsonld": None}]}]})
+    assert shop.site is not None
+    run = SiteRun(shop, shop.site, ["https://shop.example/p/1"])
+    requests = [SiteCrawler(spider).page_request(run, "https://shop.example/blog/new", fresh=True),
+                SiteCrawler(spider).page_request(run, "https://shop.example/p/1", checked=True)]
+    queue = PriorityQueue(redis.Redis.from_url(redis_13), spider, "t:pages")
+    for request in requests:
+        queue.push(request)
+    back = [queue.pop() for _ in requests]
+    assert sorted(r.url for r in back if r is not None) == sorted(r.url for r in requests)
+    for request in requests:
+        (again,) = [r for r in back if r is not None and r.url == request.url]
+        assert again.meta == request.meta and again.meta[meta.WATCH] == request.meta[meta.WATCH]
+        assert again.callback == spider.parse_watch and again.errback == spider.observation_failed
+    fresh = next(r for r in back if r is not None and r.meta.get(FRESH))
+    assert fresh.meta[meta.WATCH].region == "article" and fresh.meta[meta.WATCH].jsonld is None
+    assert fresh.meta[meta.KEY] == "shop|https://shop.example/blog/new"
+    assert meta._ROUND_UNIT not in fresh.meta  # a page of the set is the round's, not its reader's
