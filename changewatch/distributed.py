@@ -9,7 +9,7 @@ claims every watch afresh: no dupefilter left over from the last round hides a w
 round's keys are never flushed by a process that closes (scrapy-redis's
 ``SCHEDULER_PERSIST=False`` would empty the queue of every other node): they expire
 ``CHANGEWATCH_ROUND_TTL`` after the round's last process closed or died. Every live process
-refreshes all four together at least every quarter of the TTL (on its scheduler calls, and on a
+refreshes all its keys together at least every quarter of the TTL (on its scheduler calls, and on a
 timer for a process whose every download slot is taken), so a round may last any time.
 
 A process closes when the shared queue is empty and its own requests are done; only a process
@@ -26,6 +26,14 @@ kept (and re-seeds the round if Redis came back empty); past ``CHANGEWATCH_ROUND
 stops the crawl, non-zero. A claim or a push whose reply was lost may or may not have been applied:
 a claim records its process, so a process that finds its own claim on a watch it still owes the
 queue pushes it (a duplicate push, at worst a watch fetched twice, is preferred to a miss).
+
+Some work is done whole by one process: a site watch's discovery (its sitemap read and judged,
+or its links followed), whose callbacks are not the spider's methods and whose state lives in the
+process that began it. Its requests carry a *unit* (``meta._ROUND_UNIT``, the site watch's key):
+the unit is claimed once per round with its first start request, and the requests of a unit this
+process claimed stay in this process's own queue, never pushed to Redis. The page requests a
+sitemap's discovery makes are ordinary requests, shared by the round; while a process still reads
+a sitemap, the round's idle processes wait for its pages (:mod:`changewatch.round_sharing`).
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ import os
 import secrets
 import socket
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +55,7 @@ from scrapy.utils.misc import load_object
 
 from . import meta
 from .config import ChangewatchConfig, ConfigError
+from .round_sharing import SharedWork
 from .runtime.services import CrawlServices
 from .runtime.stats import Stats
 from .store.outage import Outage
@@ -54,7 +64,7 @@ if TYPE_CHECKING:
     from redis import Redis
     from scrapy.settings import BaseSettings
 
-__all__ = ["CLAIMED", "RoundKeys", "RoundScheduler", "round_name"]
+__all__ = ["CLAIMED", "RoundKeys", "RoundScheduler", "round_name", "round_scheduler"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +75,7 @@ _DEFAULT_QUEUE = "scrapy_redis.queue.PriorityQueue"
 _EXPIRE_EVERY = 64  # pushes between two EXPIREs of the queue key
 _RETRY_FIRST = 0.5  # seconds between two tries of an unreachable Redis, doubling...
 _RETRY_MAX = 5.0  # ...up to the engine's heartbeat, which asks an idle process every 5 s
+_WAIT_POLL = 0.5  # seconds between two looks at the queue while another process reads a sitemap
 #: Redis connection defaults where ``REDIS_PARAMS`` sets none: every Redis call runs on the crawl's
 #: event loop, which a call blocks until it returns. scrapy-redis's 30 s socket timeouts (and
 #: redis-py's default of 10 retries with backoff) would freeze the crawl that long on every call to a
@@ -104,14 +115,17 @@ class RoundKeys:
     claims: str  # hash: start request identity -> "<URL> <owner>": the watch's URL and the process that claimed it
     seen: str  # scrapy-redis dupefilter of the round's other requests (dont_filter=False)
     marker: str  # exists while Redis holds the round: gone means flushed, evicted or expired
+    notes: str  # set: what a process noted for the others of the round (RoundScheduler.note)
+    busy: str  # set: the processes still preparing work for the round (changewatch.round_sharing)
 
     @classmethod
     def of(cls, prefix: str, spider: str, round_: str) -> RoundKeys:
         base = f"{prefix}:{spider}:{round_}"
-        return cls(f"{base}:queue", f"{base}:claims", f"{base}:seen", f"{base}:marker")
+        return cls(f"{base}:queue", f"{base}:claims", f"{base}:seen", f"{base}:marker", f"{base}:notes",
+                   f"{base}:busy")
 
     def all(self) -> tuple[str, ...]:
-        return self.queue, self.claims, self.seen, self.marker
+        return self.queue, self.claims, self.seen, self.marker, self.notes, self.busy
 
 
 def claim_value(url: str, owner: str) -> str:
@@ -173,6 +187,13 @@ def _where(server: Redis) -> str:
     return f"{place}/{kwargs.get('db', 0)}"
 
 
+def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
+    """The crawl's RoundScheduler, when it has one (None outside a round, or before the engine)."""
+    engine = getattr(crawler, "engine", None)
+    scheduler = getattr(engine, "scheduler", None) or getattr(getattr(engine, "_slot", None), "scheduler", None)
+    return scheduler if isinstance(scheduler, RoundScheduler) else None
+
+
 class RoundScheduler:
     """A Scrapy scheduler (``SCHEDULER``) over a scrapy-redis queue shared by every process of a
     round; start requests are claimed once per round (see the module docstring).
@@ -195,8 +216,13 @@ class RoundScheduler:
         self.keys: RoundKeys
         self.queue: Any = None
         self.dupefilter: Any = None
+        self.sharing: SharedWork
         self.spider: Spider | None = None
         self._starts: list[Request] = []  # every start request offered, to claim again after a loss
+        #: units (see the module docstring): claimed by this process (True) or by another (False);
+        #: and the requests of this process's units, fetched by this process only
+        self._units: dict[str, bool] = {}
+        self._local: deque[Request] = deque()
         self._counts = {"claimed": 0, "skipped": 0, "reseeded": 0, "dequeued": 0}
         self._pushed = 0
         self._refreshed = float("-inf")  # time.monotonic() of this process's last refresh of the keys
@@ -240,6 +266,7 @@ class RoundScheduler:
             serializer = importlib.import_module(serializer)
         self.queue = queue_cls(server=self.server, spider=spider, key=self.keys.queue, serializer=serializer)
         self.dupefilter = RFPDupeFilter(self.server, key=self.keys.seen, debug=settings.getbool("DUPEFILTER_DEBUG"))
+        self.sharing = SharedWork(self.server, self.keys.busy, self.owner, self.ttl)
         opened = self.server.set(self.keys.marker, self.owner, nx=True, ex=self.ttl)
         self._refresh()
         try:
@@ -260,6 +287,8 @@ class RoundScheduler:
             if timer is not None:
                 timer.cancel()
         self._timer = self._budget = None
+        if self.sharing.units:
+            self.sharing.done()
         # Never flush: the other processes of the round still use its keys; they expire.
         if self._outage.since is None:
             try:
@@ -289,16 +318,24 @@ class RoundScheduler:
         # asking, every heartbeat, until Redis answers.
         from redis.exceptions import RedisError
 
+        if self._local:
+            return True
         try:
             if self._unreachable():
                 return not self._gave_up
             self._keep()
+            if self.sharing.units:  # idle: every callback done, so the pages its units make are queued
+                self.sharing.done()
             if len(self.queue) > 0:
+                self._nudge_soon()  # queued since this idle engine last asked: it would ask again in 5 s
                 return True
             if self.server.exists(self.keys.marker):
-                return False
+                if not self.sharing.others():
+                    return False
+                self._nudge_soon()  # stay while another process still queues pages, and look often
+                return True
             self._reseed()
-            return len(self.queue) > 0
+            return bool(self._local) or len(self.queue) > 0
         except RedisError as exc:
             self._redis_failed(exc)
             return not self._gave_up
@@ -310,6 +347,9 @@ class RoundScheduler:
             self._starts.append(request)
         if self._gave_up:  # the crawl is stopping
             return False
+        if request.meta.get(meta._ROUND_UNIT) is not None and not self._is_start(request):
+            self._keep_local(request)  # a unit this process claimed: Redis is not asked
+            return True
         try:
             if not self._unreachable():
                 self._keep()
@@ -325,6 +365,9 @@ class RoundScheduler:
     def next_request(self) -> Request | None:
         from redis.exceptions import RedisError
 
+        if self._local:
+            self.stats.inc("local_dequeued")
+            return self._local.popleft()
         try:
             if self._unreachable():
                 return None
@@ -344,11 +387,11 @@ class RoundScheduler:
         from redis.exceptions import RedisError
 
         if self._outage.since is not None:
-            return len(self._held)
+            return len(self._held) + len(self._local)
         try:
-            return len(self.queue) + len(self._held)
+            return len(self.queue) + len(self._held) + len(self._local)
         except RedisError:
-            return len(self._held)
+            return len(self._held) + len(self._local)
 
     # -- claims ----------------------------------------------------------------------------
 
@@ -364,8 +407,12 @@ class RoundScheduler:
         Raises RedisError when Redis fails midway: the caller holds *request* and enqueues it again
         when Redis answers; what this process may have added meanwhile is in :attr:`_owed`, so the
         second time its own claim or its own seen entry lets *request* through."""
-        if request.meta.get("is_start_request") and not request.meta.get(CLAIMED):
-            return self._claim_and_push(request)
+        if self._is_start(request):
+            unit = request.meta.get(meta._ROUND_UNIT)
+            return self._claim_and_push(request) if unit is None else self._claim_unit(request, unit)
+        if request.meta.get(meta._ROUND_UNIT) is not None:
+            self._keep_local(request)
+            return True
         owed = None
         if not request.dont_filter:
             owed = "seen:" + self.dupefilter.request_fingerprint(request)
@@ -396,6 +443,57 @@ class RoundScheduler:
         self._counts["claimed"] += 1
         self.stats.inc("claimed")
         return True
+
+    @staticmethod
+    def _is_start(request: Request) -> bool:
+        return bool(request.meta.get("is_start_request")) and not request.meta.get(CLAIMED)
+
+    def _claim_unit(self, request: Request, unit: str) -> bool:
+        """A start request of *unit*: the unit's first claims it for the round (the URL claimed is
+        that request's: every process reads the watchlist in one order); each is kept by this
+        process if it has the unit, skipped if another does."""
+        if unit not in self._units:
+            identity = f"unit:{unit}"
+            self._units[unit] = self._claim(request, identity)  # counts a skip (RedisError: held, then again)
+            self._owed.discard(identity)  # nothing to push: the unit's requests stay here
+            self.stats.inc("units_claimed" if self._units[unit] else "units_skipped")
+            if self._units[unit] and request.meta.get(meta._ROUND_SHARES):
+                self.sharing.begin(unit)
+        elif not self._units[unit]:
+            self._counts["skipped"] += 1
+            self.stats.inc("skipped")
+        if not self._units[unit]:
+            return False
+        request.meta[CLAIMED] = True  # its retries and redirects are the unit's, not new starts
+        self._keep_local(request)
+        self._counts["claimed"] += 1
+        self.stats.inc("claimed")
+        return True
+
+    def shared(self, unit: str) -> None:
+        """The spider has queued the requests *unit* makes for the whole round (a sitemap's
+        pages): the round's idle processes need not wait for it any more."""
+        if unit in self.sharing.units:
+            self.sharing.done(unit)
+
+    def _nudge_soon(self) -> None:
+        """Have the engine ask for a request again in :data:`_WAIT_POLL` seconds: an idle engine
+        asks only every 5 s (its heartbeat), by when the reader may have fetched its pages alone."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a test)
+            return
+        loop.call_later(_WAIT_POLL, self._nudge)
+
+    def _nudge(self) -> None:
+        slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy 2.19's engine
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def _keep_local(self, request: Request) -> None:
+        self._local.append(request)
+        self.stats.inc("local_enqueued")
 
     def _claim(self, request: Request, identity: str) -> bool:
         """True when this process is the round's first to reach *request*'s watch, or claimed it
@@ -459,8 +557,20 @@ class RoundScheduler:
         claimed or skipped: a reseed that Redis fails midway runs again (its own claims are
         skipped, an owed one is pushed)."""
         count = 0
+        seen: set[str] = set()
+        underway: set[str] = set()  # this process's units: claimed again, not begun again
         for request in self._starts:
-            if self._claim_and_push(request):
+            unit = request.meta.get(meta._ROUND_UNIT)
+            if unit is not None and unit not in seen:
+                seen.add(unit)
+                if self._units.get(unit):
+                    underway.add(unit)
+                    self.server.hsetnx(self.keys.claims, f"unit:{unit}", claim_value(request.url, self.owner))
+                else:
+                    self._units.pop(unit, None)  # another process's before the loss: claimed afresh
+            if unit in underway:
+                continue
+            if self._claim_and_push(request) if unit is None else self._claim_unit(request, unit):
                 count += 1
                 self._counts["reseeded"] += 1
                 self.stats.inc("reseeded")
@@ -469,6 +579,33 @@ class RoundScheduler:
         logger.warning("round %s: Redis no longer held the round (flushed, evicted or expired): %d of this "
                        "process's %d watches claimed and queued again; a watch observed before the loss may be "
                        "fetched twice in this round, none is reported twice", self.round, count, len(self._starts))
+
+    # -- notes shared by the round's processes -------------------------------------------------
+
+    def note(self, name: str) -> None:
+        """Tell the round's other processes *name* (:meth:`noted`). A note Redis does not take is
+        logged: the caller treats a note it cannot read as taken."""
+        from redis.exceptions import RedisError
+
+        try:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.sadd(self.keys.notes, name)
+            pipe.expire(self.keys.notes, self.ttl)
+            pipe.execute()
+        except RedisError as exc:
+            logger.warning("round %s: could not note %r in Redis: %s", self.round, name, exc)
+
+    def noted(self, name: str) -> bool:
+        """Whether a process of the round noted *name*; True when Redis cannot say (the cautious
+        answer)."""
+        from redis.exceptions import RedisError
+
+        if self._outage.since is not None:
+            return True
+        try:
+            return bool(self.server.sismember(self.keys.notes, name))
+        except RedisError:
+            return True
 
     # -- keeping the round's keys while it runs -------------------------------------------------
 

@@ -67,3 +67,10 @@ _RENDER_OPTIONS = "_changewatch_render_options"
 _RENDER_PREVIOUS = "_changewatch_render_previous"
 #: the dependency set a render found, as stored (RenderDownloadHandler, private)
 _RENDER_DEPS = "_changewatch_render_deps"
+#: a request one process of a distributed round does with the rest of its unit (a site watch's
+#: discovery: its sitemap read, its links followed), named by this value: never pushed to the
+#: round's shared queue (changewatch.distributed, private)
+_ROUND_UNIT = "_changewatch_round_unit"
+#: on a unit's start request: the unit makes requests for the whole round (a sitemap's pages):
+#: the round's idle processes wait for them (changewatch.round_sharing, private)
+_ROUND_SHARES = "_changewatch_round_shares"

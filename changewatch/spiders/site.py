@@ -38,6 +38,7 @@ from ..core.siteset import (
 )
 from ..core.snapshot import Snapshot, SnapshotError
 from ..core.urls import canonical_url
+from ..distributed import round_scheduler
 from ..extract.observe import describe_failure
 from ..extract.sitemaps import page_links, read_sitemap
 from ..guard import reports_refusals
@@ -134,10 +135,12 @@ class SiteCrawler:
                 yield self.page_request(run, url)
             return
         self.stats.inc("discovered")
-        common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False}
+        # a distributed round's process that claims the site reads its sitemap or follows its links
+        # whole: its callbacks and this run's state are this process's (changewatch.distributed)
+        common = {_RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False, meta._ROUND_UNIT: watch.key}
         if spec.sitemap is not None:
             yield Request(spec.sitemap, callback=self.sitemap_read, errback=self.sitemap_failed, dont_filter=True,
-                          meta={**common, "download_maxsize": MAX_SITEMAP_BYTES})
+                          meta={**common, "download_maxsize": MAX_SITEMAP_BYTES, meta._ROUND_SHARES: True})
             return
         for url in spec.start:
             run.seen.add(canonical_url(url))
@@ -205,6 +208,7 @@ class SiteCrawler:
             for url in run.previous or ():
                 await pacer.room()
                 yield self.page_request(run, url)
+            self._shared(run)
             return
         before = set(run.previous or ())
         seen = await self._last_seen(run, pages)
@@ -222,6 +226,7 @@ class SiteCrawler:
             await pacer.room()
             fresh = run.previous is not None and url not in before
             yield self.page_request(run, url, fresh=fresh, due=url in plan.moved, checked=url in checked)
+        self._shared(run)
 
     async def _last_seen(self, run: SiteRun, pages: list[str]) -> dict[str, float | None]:
         """When each page was last observed (the store's schedule table, read once a crawl)."""
@@ -257,6 +262,14 @@ class SiteCrawler:
         yield self.set_observation(run, None)
         for url in run.previous or ():
             yield self.page_request(run, url)
+        self._shared(run)
+
+    def _shared(self, run: SiteRun) -> None:
+        """A distributed round's other processes need not wait for this site's pages any more:
+        they are queued (changewatch.round_sharing)."""
+        shared = round_scheduler(self.crawler)
+        if shared is not None:
+            shared.shared(run.key)
 
     async def _tree(self, run: SiteRun, response: Response) -> dict[str, str | None]:
         """Every page a sitemap tree lists (URL → lastmod): the index's children read too, at
@@ -415,7 +428,7 @@ class SiteCrawler:
         page = page_watch(run.watch, url) if watched else None
         request = Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
                           meta={_RUN: run, _HOPS: hops, meta.CONDITIONAL: False, meta.SCHEDULE: False,
-                                meta.WATCH: page})
+                                meta.WATCH: page, meta._ROUND_UNIT: run.key})
         if page is not None:  # a failure is this page's error
             request.meta[meta.KEY] = page.key
         yield request
@@ -473,5 +486,9 @@ class SiteCrawler:
         logger.warning("changewatch: site %s: %s changed while its sitemap lastmod did not move: the site's lastmod "
                        "is untrusted, every page is checked each run until it proves right", site, response.url)
         self.health.wrong.add(site)
+        shared = round_scheduler(self.crawler)
+        if shared is not None:  # the process of the round that read the sitemap judges the full check
+            shared.note(f"{LASTMOD}:{site}")
         self.health.begin(site, response.meta[_SITE_URL], LASTMOD,
-                          f"the sitemap's lastmod is untrusted: {response.url} changed while its lastmod did not move")
+                          f"the sitemap's lastmod is untrusted: {response.url} changed while its lastmod did not move",
+                          recheck=shared is not None)

@@ -23,6 +23,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
 from ..core import clock
+from ..distributed import round_scheduler
 from ..health.check import Finding
 from ..health.journal import health_record, recovery_record
 from ..runtime.services import CrawlServices
@@ -85,10 +86,12 @@ class SiteHealth:
                 self._open = {(c.site, c.condition): c for c in conditions}
         return self._open.get((site_of(url), f"{condition}:{key}"))
 
-    def begin(self, key: str, url: str, condition: str, message: str) -> bool:
-        """Open *condition* of the site watch *key*: True when it began now (logged once)."""
+    def begin(self, key: str, url: str, condition: str, message: str, *, recheck: bool = False) -> bool:
+        """Open *condition* of the site watch *key*: True when it began now (logged once).
+        *recheck*: ask the store even when this crawl saw it open (another process of a
+        distributed round may have ended it since; the store opens it once)."""
         store = self._store()
-        if store is None or self.opened(key, url, condition) is not None:
+        if store is None or (self.opened(key, url, condition) is not None and not recheck):
             return False
         site, name = site_of(url), f"{condition}:{key}"
         now = format_time(clock.now())
@@ -133,8 +136,11 @@ class SiteHealth:
             raise DontCloseSpider
         if self.runtime.failure is not None:
             return
+        shared = round_scheduler(self.crawler)
         for key, url in sorted(self.full_checks.items()):
-            if key not in self.wrong and self.end(key, url, LASTMOD):
+            # in a distributed round, another process may have found one of the site's pages wrong
+            wrong = key in self.wrong or (shared is not None and shared.noted(f"{LASTMOD}:{key}"))
+            if not wrong and self.end(key, url, LASTMOD):
                 logger.info("changewatch: site %s: its sitemap's lastmod proved right again: pages whose lastmod "
                             "did not move are sampled again", key)
         self.full_checks.clear()

@@ -19,6 +19,8 @@ __all__ = ["build_ahead", "readme_folder"]
 
 README = "test_readme_own_project.py"
 SCRAPYD = "test_scrapyd.py"
+#: other test files on test_scrapyd.py's environment
+SCRAPYD_TOO = ("test_scrapyd_sites.py",)
 SCRAPYD_OWN = "test_scrapyd_own_project.py"
 
 
@@ -38,6 +40,8 @@ def build_ahead(test_files: set[str], basetemp: Path) -> threading.Thread | None
     """Start building the environments that the tests in *test_files* (file names) need, unless
     another worker of this run already has: one after the other, in the order their tests run
     (the downloads share one network link, so the first is ready soonest alone); the thread."""
+    if test_files.intersection(SCRAPYD_TOO):
+        test_files = test_files | {SCRAPYD}
     wanted = [name for name in (README, SCRAPYD_OWN, SCRAPYD) if name in test_files]
     if not wanted:
         return None
