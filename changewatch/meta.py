@@ -72,5 +72,5 @@ _RENDER_DEPS = "_changewatch_render_deps"
 #: round's shared queue (changewatch.distributed, private)
 _ROUND_UNIT = "_changewatch_round_unit"
 #: on a unit's start request: the unit makes requests for the whole round (a sitemap's pages):
-#: the round's idle processes wait for them (changewatch.round_sharing, private)
+#: the round's idle processes wait for them (changewatch.distributed.sharing, private)
 _ROUND_SHARES = "_changewatch_round_shares"

@@ -266,7 +266,7 @@ class SiteCrawler:
 
     def _shared(self, run: SiteRun) -> None:
         """A distributed round's other processes need not wait for this site's pages any more:
-        they are queued (changewatch.round_sharing)."""
+        they are queued (changewatch.distributed.sharing)."""
         shared = round_scheduler(self.crawler)
         if shared is not None:
             shared.shared(run.key)
