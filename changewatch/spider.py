@@ -21,7 +21,7 @@ from scrapy.utils.misc import load_object
 from twisted.python.failure import Failure
 
 from . import meta as meta_keys
-from .config import said_at_start
+from .config import ConfigError, said_at_start
 from .core.durations import parse_duration
 from .core.render_options import parse_render
 from .core.text.normalise import NORMALISER_VERSION
@@ -138,6 +138,12 @@ class ChangewatchSpider(scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> ChangewatchSpider:
+        if not _runtime_expected(crawler):
+            # Without it nothing compares or stores: every observation would leave the crawl as
+            # if it were a change, on every run, and the crawl exit 0.
+            with said_at_start():
+                raise ConfigError(f"spider {cls.name!r} needs changewatch enabled: add ADDONS = "
+                                  '{"changewatch.Addon": 0} to the project\'s settings.py')
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.cw_stats = Stats(crawler, cls.stats_component)
         spider.received_bytes = ReceivedBytes.of_crawler(crawler)

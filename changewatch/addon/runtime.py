@@ -28,6 +28,7 @@ from ..runtime.services import CrawlServices, origin_of
 from ..store import BUILTIN_STORE_SCHEMES, StoreError, store_from_uri
 from ..store.runner import StoreRunner
 from ..summary.crawl import check_summary_url
+from .robotslog import quiet_robots_download_errors
 from .suffixes import use_bundled_suffix_list
 
 __all__ = ["ChangewatchRuntime", "check_components"]
@@ -119,6 +120,7 @@ class ChangewatchRuntime(CrawlServices):
         runtime.notifications = CrawlNotifications.from_crawler(crawler, runtime, routes)
         runtime.connect()
         use_bundled_suffix_list()
+        quiet_robots_download_errors()
         return runtime
 
     def trust_origin(self, url: str) -> None:

@@ -9,6 +9,7 @@ reads the project's settings, CHANGEWATCH_STORE first, unless --store says other
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from .. import __version__
@@ -28,9 +29,12 @@ from . import (
     show,
     status,
 )
-from .common import CommandError, error, plain, resolve_store
+from .common import CommandError, error, plain, resolve_store, silence_stdout
 
 __all__ = ["main"]
+
+#: the exit status of a command whose output was closed (``| head``): a process killed by SIGPIPE's
+EXIT_CLOSED_OUTPUT = 128 + 13
 
 #: in the order ``changewatch --help`` lists them
 _COMMANDS = (status, show, preview, changes, report, evidence, explain, noise, notify, compare, migrate, schema,
@@ -67,7 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         resolve_store(args)
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # here, where a closed pipe is caught: not in Python's flush at exit
+        return code
     except CommandError as exc:
         error(args.command, str(exc))
         return exc.code
+    except BrokenPipeError:  # the reader went away (| head): quiet, as a command killed by SIGPIPE
+        silence_stdout()
+        return EXIT_CLOSED_OUTPUT

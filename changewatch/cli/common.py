@@ -1,7 +1,8 @@
 """What the commands share: the one-line failure (``changewatch COMMAND: …`` on stderr, an exit
-status), the project's settings (inside a Scrapy project, a command reads its store as a crawl
-there would), opening a store that must already exist, the options several commands take,
-``--since`` and ``--kind`` values, a change as a JSON line, and help texts without markup."""
+status), the project's settings (inside a Scrapy project, a command reads its store and judges
+with its comparisons as a crawl there would), opening a store that must already exist, the options
+several commands take, ``--since`` and ``--kind`` values, a change as a JSON line, and help texts
+without markup."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from ..store.semantics import format_time
 
 __all__ = ["LOGGED_KINDS", "CommandError", "UsageError", "add_change_id", "add_command", "add_kind_option",
            "add_site_watch_option", "add_spider_option", "add_store_option", "add_upgrade_option", "build_store",
-           "entry_json", "error", "json_line", "open_store", "parse_kinds", "parse_since", "plain", "project_config",
-           "project_settings", "resolve_store", "silence_stdout", "valid_change_id"]
+           "entry_json", "error", "json_line", "open_store", "parse_kinds", "parse_since", "plain",
+           "project_comparisons", "project_config", "project_settings", "resolve_store", "silence_stdout",
+           "valid_change_id"]
 
 #: the kinds the change log holds (the others are never logged)
 LOGGED_KINDS = tuple(kind.value for kind in Kind if kind.reported)
@@ -148,6 +150,21 @@ def project_config(pairs: Iterable[str] = (), settings: Any = None) -> Any:
         return ChangewatchConfig.from_settings(project_settings(pairs) if settings is None else settings)
     except ConfigError as exc:
         raise CommandError(f"the project's settings: {exc}", 2) from None
+
+
+def project_comparisons(config: Any = None) -> tuple[Any, ...]:
+    """The comparisons a crawl here judges with (the project's ``CHANGEWATCH_COMPARISONS`` over
+    the built-in ones) of *config* or :func:`project_config`: a command that reads or writes a
+    stored snapshot, or compares, does so as the crawl does. One that cannot be loaded fails the
+    command (exit 2) in one line, as it stops a crawl."""
+    from ..core import load_comparisons
+    from ..core.comparisons import ComparisonError
+
+    config = project_config() if config is None else config
+    try:
+        return load_comparisons(config.comparisons, merge=False)
+    except ComparisonError as exc:
+        raise CommandError(f"the project's settings: CHANGEWATCH_COMPARISONS: {exc}", 2) from None
 
 
 def resolve_store(args: argparse.Namespace) -> None:

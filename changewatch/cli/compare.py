@@ -1,6 +1,7 @@
 """``changewatch compare OLD.html NEW.html``: classify the change between two saved pages with the
-crawl's engine. Each file's modification time is the time its page was fetched (a time in it that
-tracks that time is a clock's). Exit 0: none or noise; 1: a change; 2: an error."""
+crawl's engine and, inside a Scrapy project, its settings (comparisons, threshold, diff). Each
+file's modification time is the time its page was fetched (a time in it that tracks that time is
+a clock's). Exit 0: none or noise; 1: a change; 2: an error."""
 
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import (
     CompareContext,
+    DiffOptions,
     Kind,
     Observation,
     RegionError,
     Snapshot,
     Unobservable,
     check_region,
-    load_comparisons,
 )
 from ..core.text.decoding import decode_page
-from .common import CommandError, add_command, json_line
+from .common import CommandError, add_command, json_line, project_comparisons, project_config
 
 if TYPE_CHECKING:
     from ..core import Verdict
@@ -32,7 +33,7 @@ NAME = "compare"
 EXIT_SAME, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
 
-def _snapshot(path: str, args: argparse.Namespace) -> Snapshot:
+def _snapshot(path: str, args: argparse.Namespace, comparisons: tuple[Any, ...]) -> Snapshot:
     from ..core import digest
 
     # A saved file has no Content-Type: decoded here as a browser would (a BOM, its <meta>,
@@ -43,24 +44,28 @@ def _snapshot(path: str, args: argparse.Namespace) -> Snapshot:
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     obs = Observation(key=path, url=path, html=html, region=args.region, options={"sort_lines": args.sort_lines},
                       observed_at=fetched)
-    return digest(obs, load_comparisons())
+    return digest(obs, comparisons)
 
 
 def _verdict(args: argparse.Namespace) -> Verdict:
     from ..core import Verdict, classify
 
-    comparisons = load_comparisons()
+    config = project_config()
+    comparisons = project_comparisons(config)
+    # what the crawl's pipeline judges with: the project's threshold unless --threshold says another
+    context = CompareContext(threshold=config.threshold if args.threshold is None else args.threshold,
+                             diff=DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines))
     try:
-        old = _snapshot(args.old, args)
+        old = _snapshot(args.old, args, comparisons)
     except Unobservable as exc:
         return Verdict(Kind.ERROR, error=f"old page: {exc}")
     if (baseline := classify(None, old, comparisons)).error:
         return Verdict(Kind.ERROR, error=f"old page: {baseline.error}")
     try:
-        new = _snapshot(args.new, args)
+        new = _snapshot(args.new, args, comparisons)
     except Unobservable as exc:
         return Verdict(Kind.ERROR, error=str(exc))
-    return classify(old, new, comparisons, context=CompareContext(threshold=args.threshold))
+    return classify(old, new, comparisons, context=context)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,7 +99,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("new", metavar="NEW.html")
     parser.add_argument("--region", metavar="CSS", help="compare only the part of the page this CSS selector matches")
     parser.add_argument("--threshold", type=int, metavar="N", choices=range(65),
-                        help="simhash bits a text change must exceed to count (default: any change counts)")
+                        help="simhash bits a text change must exceed to count (default: CHANGEWATCH_THRESHOLD of the "
+                             "Scrapy project here, else any change counts)")
     parser.add_argument("--sort-lines", action="store_true", help="sort lines first (lists that shuffle)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

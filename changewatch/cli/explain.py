@@ -9,11 +9,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import load_comparisons
 from ..core.learned import Learned, numbered, signature, without
 from ..core.snapshot import Snapshot, SnapshotError
 from ..store import ChangeLogStore, StoreError
-from .common import CommandError, UsageError, add_command, add_store_option, error, json_line, open_store
+from .common import (
+    CommandError,
+    UsageError,
+    add_command,
+    add_store_option,
+    error,
+    json_line,
+    open_store,
+    project_comparisons,
+)
 
 __all__ = ["add_parser", "describe"]
 
@@ -77,7 +85,7 @@ def _print(key: str, spider: str, found: dict[str, Any]) -> None:
         print(f"  ~ {line}")
 
 
-def _read(args: argparse.Namespace, store: Any) -> Any:
+def _read(args: argparse.Namespace, store: Any, comparisons: tuple[Any, ...]) -> Any:
     try:
         state = store.read(args.spider, args.key)
     except StoreError as exc:
@@ -85,7 +93,7 @@ def _read(args: argparse.Namespace, store: Any) -> Any:
     if state is None or state.snapshot is None:
         raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored observation", 1)
     try:
-        part = Snapshot.decode(state.snapshot, load_comparisons()).part("content")
+        part = Snapshot.decode(state.snapshot, comparisons).part("content")
     except SnapshotError as exc:
         raise CommandError(f"key {args.key!r}: {exc}", 1) from None
     if part is None:
@@ -94,7 +102,7 @@ def _read(args: argparse.Namespace, store: Any) -> Any:
     return part
 
 
-def _forget(args: argparse.Namespace, store: Any, part: Any) -> int:
+def _forget(args: argparse.Namespace, store: Any, part: Any, comparisons: tuple[Any, ...]) -> int:
     from ..runtime.learning import LearningError, rewrite_learned
 
     listed = numbered(part.learned or Learned(), part.text)
@@ -103,7 +111,7 @@ def _forget(args: argparse.Namespace, store: Any, part: Any) -> int:
     item = listed[args.forget_slot - 1]
     shown = _listed(part.learned or Learned(), part.text)[args.forget_slot - 1]
     try:
-        rewrite_learned(store, args.spider, args.key, lambda was: without(was, item), load_comparisons())
+        rewrite_learned(store, args.spider, args.key, lambda was: without(was, item), comparisons)
     except (LearningError, StoreError) as exc:
         error(NAME, f"{exc}; nothing was forgotten")
         return 1
@@ -120,12 +128,13 @@ def run(args: argparse.Namespace) -> int:
     if writing and args.forget_slot < 1:
         raise UsageError(f"--forget-slot takes a slot's number as explain lists them (1 or more), "
                          f"not {args.forget_slot}")
+    comparisons = project_comparisons()
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore,
                             purpose="forget a slot" if writing else "explain what is learned")
     try:
-        part = _read(args, store)
+        part = _read(args, store, comparisons)
         if writing:
-            return _forget(args, store, part)
+            return _forget(args, store, part, comparisons)
     finally:
         store.close()
     found = describe(part.learned, part.text)

@@ -10,11 +10,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import load_comparisons
 from ..core.learned import learn_noise
 from ..core.learned_parts import learn_entities, learn_fields
 from ..store import ChangeLogStore, LoggedChange, StoreError
-from .common import CommandError, add_change_id, add_command, add_store_option, error, open_store, valid_change_id
+from .common import (
+    CommandError,
+    add_change_id,
+    add_command,
+    add_store_option,
+    error,
+    open_store,
+    project_comparisons,
+    valid_change_id,
+)
 
 __all__ = ["add_parser"]
 
@@ -27,11 +35,11 @@ def _change(store: Any, change_id: int) -> LoggedChange | None:
     return None
 
 
-def _learn(store: Any, change: LoggedChange) -> str:
+def _learn(store: Any, change: LoggedChange, comparisons: tuple[Any, ...]) -> str:
     """Learn *change* as noise; what is learned now, as the command says it."""
     from ..runtime.learning import LearningError, rewrite_learned, rewrite_part
 
-    record, comparisons = change.record, load_comparisons()
+    record = change.record
     if change.kind == "content":
         diff = record.get("diff")
         if not isinstance(diff, str):
@@ -58,12 +66,13 @@ def run(args: argparse.Namespace) -> int:
     from ..runtime.learning import LearningError
 
     wanted = valid_change_id(args)
+    comparisons = project_comparisons()
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore, purpose="learn a change as noise")
     try:
         change = _change(store, wanted)
         if change is None:
             raise CommandError(f"no change {wanted} in the store", 1)
-        said = _learn(store, change)
+        said = _learn(store, change, comparisons)
     except LearningError as exc:
         error(NAME, str(exc))
         return 1

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import ChangeLogStore, StoreError
-from .common import CommandError, UsageError, add_command, json_line, open_store, project_config, project_settings
+from .common import (
+    CommandError,
+    UsageError,
+    add_command,
+    json_line,
+    open_store,
+    project_comparisons,
+    project_config,
+    project_settings,
+)
 
 __all__ = ["add_parser"]
 
@@ -104,10 +113,10 @@ def _fetch_and_read(watch: Any, settings: Any, config: Any) -> tuple[Any, str, s
 def _read(obs: Any, watch: Any, config: Any) -> Any:
     """The snapshot a crawl would keep of *obs*; CommandError (exit 1) for what a crawl would
     record as an error instead, saying why as its error record would."""
-    from ..core import Unobservable, classify, digest, load_comparisons
+    from ..core import Unobservable, classify, digest
     from ..core.documents import read_document
 
-    comparisons = load_comparisons(config.comparisons)
+    comparisons = project_comparisons(config)
     try:
         if obs.error:
             raise Unobservable(obs.error)
@@ -120,9 +129,8 @@ def _read(obs: Any, watch: Any, config: Any) -> Any:
     return snapshot
 
 
-def _learned(args: argparse.Namespace, key: str) -> Any:
+def _learned(args: argparse.Namespace, key: str, config: Any) -> Any:
     """What the store has learned of *key*'s noise (None: nothing, or no text stored)."""
-    from ..core import load_comparisons
     from ..core.snapshot import Snapshot, SnapshotError
 
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore, purpose="say what is learned")
@@ -135,7 +143,7 @@ def _learned(args: argparse.Namespace, key: str) -> Any:
     if state is None or state.snapshot is None:
         return None
     try:
-        part = Snapshot.decode(state.snapshot, load_comparisons()).part("content")
+        part = Snapshot.decode(state.snapshot, project_comparisons(config)).part("content")
     except SnapshotError:
         return None
     return None if part is None else part.learned
@@ -234,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     watch, watchlist = _watch(args, watchlist_source(config))
     if watch.site is not None:
         return _preview_site(args, watch, settings, config)
-    learned = _learned(args, watch.key) if args.store is not None else None
+    learned = _learned(args, watch.key, config) if args.store is not None else None
     if watch.render is not None:
         from .rendered import rendered_observation
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 __all__ = ["ConfigError", "VantageError", "error_message", "said_at_start"]
@@ -14,6 +17,8 @@ __all__ = ["ConfigError", "VantageError", "error_message", "said_at_start"]
 logger = logging.getLogger(__name__)
 
 _SHOWN_CHARS = 200
+_SCRAPY_CRAWLER = os.path.join("scrapy", "crawler.py")
+_CRAWL_COMMAND = os.path.join("scrapy", "commands", "crawl.py")
 _CREDENTIALS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"]*@")
 
 
@@ -58,18 +63,44 @@ def said_at_start() -> Iterator[None]:
         yield
     except ConfigError as exc:
         logger.error("changewatch cannot start: %s", exc)
-        _retrieved_by_us()
+        _retrieved_by_us(exc)
         raise
 
 
-def _retrieved_by_us() -> None:
+def _retrieved_by_us(exc: ConfigError) -> None:
     """Scrapy runs a crawl's start in an asyncio task whose exception nobody retrieves: asyncio
     would log it again as "Task exception was never retrieved" with a traceback, after the line
     above. Retrieving it when the task ends keeps the one line; Scrapy still counts the crawl as
     failed to start (exit status 1)."""
     try:
         task = asyncio.current_task()
-    except RuntimeError:  # no running loop: raised to a caller, not to a task
-        return
+    except RuntimeError:  # no running loop: raised to a caller, or into a Deferred
+        task = None
     if task is not None:
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    else:
+        _retrieved_from_deferred(exc)
+
+
+def _retrieved_from_deferred(exc: ConfigError) -> None:
+    """On another reactor than asyncio's (a project's TWISTED_REACTOR, refused by
+    :func:`~changewatch.config.model.check_reactor`) the crawl starts in the Deferred of Scrapy's
+    ``CrawlerProcess._crawl``, which the ``scrapy crawl`` command drops (it reads the failure in
+    ``bootstrap_failed``: exit status 1): Twisted would report it when it is collected, as
+    "Unhandled error in Deferred:" and two tracebacks. Under that command only, an errback on
+    that Deferred retrieves *exc*, and nothing else; a script's own ``crawl()`` keeps its failure."""
+    frames = []
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    if not any(f.f_code.co_name == "run" and f.f_code.co_filename.endswith(_CRAWL_COMMAND) for f in frames):
+        return
+    for frame in frames:
+        if frame.f_code.co_name == "_inlineCallbacks" and frame.f_globals.get("__name__") == "twisted.internet.defer":
+            gen, status = frame.f_locals.get("gen"), frame.f_locals.get("status")
+            code = getattr(gen, "gi_code", None)
+            if (code is not None and code.co_name == "_crawl" and code.co_filename.endswith(_SCRAPY_CRAWLER)
+                    and status is not None):
+                status.deferred.addErrback(lambda failure: None if failure.value is exc else failure)
+                return

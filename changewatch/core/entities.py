@@ -58,6 +58,24 @@ def _canonical_key(key: Any, fields: Mapping[str, Any], base_url: str | None, ke
         return text
 
 
+_SHAPE = 'a list of entities, each {"key": …, "fields": {…}}'
+
+
+def _check_shape(raw: Any) -> list[Mapping[str, Any]]:
+    """*raw* as a list, or ValueError unless it is a list (any iterable but a string or a
+    mapping) of mappings whose ``fields`` is a mapping (or missing)."""
+    if isinstance(raw, Mapping | str | bytes) or not isinstance(raw, Iterable):
+        raise ValueError(f"expected {_SHAPE}, not a {type(raw).__name__}")
+    items = list(raw)
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise ValueError(f"expected {_SHAPE}, not a list holding a {type(item).__name__} ({str(item)[:60]!r})")
+        if item.get("fields") is not None and not isinstance(item["fields"], Mapping):
+            raise ValueError(f"expected {_SHAPE}: the fields of {str(item.get('key'))[:60]!r} are a "
+                             f"{type(item['fields']).__name__}, not a mapping of name → value")
+    return items
+
+
 def build_entities(raw: Iterable[Mapping[str, Any]], *, base_url: str | None = None,
                    keep_params: Iterable[str] = (), drop_params: Iterable[str] = (),
                    kinds: Mapping[str, str] | None = None) -> dict[str, Entity]:
@@ -68,7 +86,9 @@ def build_entities(raw: Iterable[Mapping[str, Any]], *, base_url: str | None = N
     link twice) are told apart by their text: the same entity repeated is one (the others are
     duplicates, counted by the comparison); different ones are each keyed by the key and their
     normalised fields (:func:`duplicate_key`), so a new one is ``added``, never a ``changed`` of
-    the entity that had the key. Linear in the number of entities."""
+    the entity that had the key. Linear in the number of entities. ValueError for *raw* of
+    another shape (a spider's mistake: a dict of entities by key, an entity that is a string)."""
+    raw = _check_shape(raw)
     keep, drop = tuple(keep_params), tuple(drop_params)
     read: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     seen: dict[str, set[str] | None] = {}  # key → the texts of its entities (None: one so far)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,3 +69,26 @@ class Observation:
     moved_from: str | None = None
     #: a page of a site watch: the site watch's key (its records carry it as ``site_watch``)
     site_watch: str | None = None
+
+    def __repr__(self) -> str:
+        """Its page and entity set by their sizes: Scrapy logs an item the pipeline drops (each
+        unchanged page, at DEBUG) by its repr, which would otherwise copy every page into the log.
+
+        >>> Observation("k", "https://a.example/", html=b"<p>" * 1000, observed_at="2026-12-05T12:00:00Z")
+        Observation(key='k', url='https://a.example/', html=<3000 bytes>, observed_at='2026-12-05T12:00:00Z')
+        """
+        shown = []
+        for member in fields(self):
+            value = getattr(self, member.name)
+            if value == member.default or (value == {} and member.name == "options"):
+                continue
+            if member.name in _SIZED and value is not None:
+                unit = "bytes" if isinstance(value, bytes) else _SIZED[member.name]
+                shown.append(f"{member.name}=<{len(value)} {unit}>")
+            else:
+                shown.append(f"{member.name}={value!r}")
+        return f"Observation({', '.join(shown)})"
+
+
+#: members shown by their size, and in what (bytes when they are bytes)
+_SIZED = {"html": "characters", "body": "bytes", "text": "characters", "entities": "entities"}

@@ -191,6 +191,9 @@ class CrawlServices:
             logger.critical("changewatch: stopping the crawl: %s", self.failure)
             raise CloseSpider("changewatch_failed") from None
         self._open = True
+        if created := getattr(self.runner.store, "created", None):  # a relative path, from another folder?
+            logger.warning("changewatch: created a new store %s: the first observation of each page in it is a "
+                           "silent baseline", created)
 
     def _cannot_follow_up(self) -> str | None:
         """Why the store cannot serve the notifications or summaries configured (None: it can)."""

@@ -115,7 +115,8 @@ def problems(error: ValidationError, data: Any) -> list[str]:
 
 def _problem(loc: Sequence[int | str], kind: str, value: Any, ctx: Mapping[str, Any], data: Any) -> str:
     if not loc:
-        return f"a watchlist must be a mapping with a 'watches' list, not {type(value).__name__}"
+        hint = " (a list of watches goes under 'watches:')" if isinstance(value, list) else ""
+        return f"a watchlist must be a mapping with a 'watches' list, not {type(value).__name__}{hint}"
     top, rest = loc[0], list(loc[1:])
     if top == "watches" and rest and isinstance(rest[0], int):
         watches = data.get("watches") if isinstance(data, Mapping) else None

@@ -136,7 +136,8 @@ def test_an_every_longer_than_the_maximum_gives_way_to_it_said_once(
     items = [request("hour-ago", **{meta.EVERY: "6h"}), request("just-now", **{meta.EVERY: "6h"}),
              request("hour-ago", **{meta.EVERY: "20m"})]
     assert asyncio.run(through(mw, items)) == [items[0], items[2]]
-    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    warnings = [r.getMessage() for r in caplog.records
+                if r.levelname == "WARNING" and r.name == "changewatch.middlewares.schedule"]
     assert warnings == ["changewatch: schedule: hour-ago: every 6h is longer than CHANGEWATCH_SCHEDULE_MAX_INTERVAL "
                         "= 30m: the stricter wins, it is fetched once 30m after its last fetch (so is any other such "
                         "watch, counted in changewatch/schedule/capped)"]

@@ -11,10 +11,10 @@ import pytest
 import scrapy
 from scrapy.utils.test import get_crawler
 
+from changewatch.config import ConfigError
 from changewatch.runtime.spider import SpiderOptions, spider_options
 from changewatch.spider import ChangewatchSpider
 from changewatch.spiders.watch import WatchSpider
-from changewatch.watchlist import WatchlistError
 
 WATCHLIST = json.dumps({"watches": [{"url": "https://a.example/", "key": "a",
                                      "canary": {"expect": "change", "within": "2d"}},
@@ -69,6 +69,15 @@ def test_a_bad_watchlist_stops_the_crawl_with_its_line(caplog: pytest.LogCapture
     assert spider_options(spider).listed == 0
 
 
-def test_without_the_runtime_a_bad_watchlist_is_raised() -> None:
-    with pytest.raises(WatchlistError, match="the watch spider needs a watchlist"):
+def test_without_the_runtime_the_spider_is_not_built() -> None:
+    """Nothing would compare or store: every observation would leave the crawl as a change."""
+    with pytest.raises(ConfigError, match=r"spider 'watch' needs changewatch enabled: add ADDONS = "
+                                          r"\{\"changewatch.Addon\": 0\}"):
         WatchSpider.from_crawler(get_crawler(WatchSpider, {}))
+
+
+def test_with_the_runtime_a_bad_watchlist_stops_the_crawl_as_it_opens() -> None:
+    crawler = get_crawler(WatchSpider, {"ADDONS": {"changewatch.Addon": 0}})
+    spider = WatchSpider.from_crawler(crawler)
+    assert spider.changewatch_cannot_start is not None
+    assert "the watch spider needs a watchlist" in spider.changewatch_cannot_start

@@ -34,6 +34,20 @@ def test_relative_uri_is_relative_to_cwd(tmp_path: Path, monkeypatch: pytest.Mon
     assert (tmp_path / ".changewatch" / "state.db").exists()
 
 
+def test_a_new_store_says_where_it_was_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crawl started in another folder than the usual one (a subfolder of the project) makes a
+    store of its own, where every page is a silent baseline again: the crawl says so, in full."""
+    monkeypatch.chdir(tmp_path)
+    store = SQLiteStore(".changewatch/state.db")
+    store.open()
+    store.close()
+    assert store.created == str(tmp_path.resolve() / ".changewatch" / "state.db")
+    again = SQLiteStore(".changewatch/state.db")  # the usual store, found again: nothing to say
+    again.open()
+    again.close()
+    assert again.created is None
+
+
 def test_uses_wal(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.db")
     store.open()

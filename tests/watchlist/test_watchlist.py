@@ -283,3 +283,11 @@ def test_a_whole_number_written_as_a_decimal_is_the_whole_number() -> None:
     assert (watch.key, watch.threshold) == ("5", 3) and type(watch.threshold) is int
     with pytest.raises(WatchlistError, match="threshold must be a whole number"):
         parse_watchlist({"watches": [{"url": U, "threshold": 3.5}]})
+
+
+def test_a_file_of_watches_alone_says_where_they_go() -> None:
+    """Inline JSON may be the watches list alone (Scrapyd's -d watchlist='[…]'); a file may not."""
+    with pytest.raises(WatchlistError) as raised:
+        parse_watchlist_text("- url: https://example.com/terms\n", "w.yaml", is_json=False)
+    assert str(raised.value).endswith("a watchlist must be a mapping with a 'watches' list, not list (a list of "
+                                      "watches goes under 'watches:')")

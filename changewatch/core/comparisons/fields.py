@@ -67,6 +67,8 @@ class FieldsComparison:
     def digest(self, obs: Observation) -> FieldsPart | None:
         if obs.fields is None:
             return None
+        if not isinstance(obs.fields, Mapping):  # the spider's mistake, reported as an error
+            raise Unobservable(f"fields: expected a mapping of name → value, not a {type(obs.fields).__name__}")
         try:
             norm = {name: normalised_text(value)
                     for name, value in normalise_fields(obs.fields, obs.options.get("kinds")).items()}

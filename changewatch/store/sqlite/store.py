@@ -77,6 +77,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
         #: checkpoints the log outside the committing thread (checkpoint.py); None: SQLite's own
         self._checkpointer: Checkpointer | None = None
         self._clamp_reported = False
+        #: the file's full path when :meth:`open` created it (a crawl says so); None: it existed
+        self.created: str | None = None
         self._init_history()
 
     @classmethod
@@ -103,6 +105,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
         if self._db is not None:
             return
         memory = str(self.path) == ":memory:"
+        new = not memory and not self.path.exists()
         if not memory:
             check_file(self.path)
             self._make_directory()
@@ -124,6 +127,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             raise
         self._db = db
         self._checkpointer = Checkpointer(self.path) if wal else None
+        if new:  # where, in full: a crawl started in another folder makes a store of its own
+            self.created = str(self.path.resolve())
 
     def _make_directory(self) -> None:
         try:
