@@ -187,9 +187,10 @@ class SiteCrawler:
     def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
         """The page set as an ``entities`` observation of the site watch's key (an error when
         *run* has one: its last good set is kept)."""
-        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed
+        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed;
+        # a set is not confirmed by a second load: a sudden loss has its own check (_confirm_loss)
         options = {"entities_spec": f"site max_pages={run.spec.max_pages}", "site_watch": run.key,
-                   "site_pages": True, "keep_params": list(run.watch.keep_params),
+                   "site_pages": True, "confirm": False, "keep_params": list(run.watch.keep_params),
                    "drop_params": list(run.watch.drop_params)}
         obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
         if run.error is not None or pages is None:

@@ -75,6 +75,8 @@ def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, remo
     assert urls(pages_set["added"]) == {canonical_url(base + p) for p in added}
     assert urls(pages_set["removed"]) == {canonical_url(base + p) for p in removed}
     assert "changed" not in pages_set
+    # the set is not loaded twice: a loss is confirmed by the set's own check, an addition needs none
+    assert "confirmed" not in pages_set
     changes = {r["url"]: r for r in page_records(records, key)}
     for path, sentence in edits.items():
         record = changes.get(canonical_url(base + path)) or changes.get(base + path)
