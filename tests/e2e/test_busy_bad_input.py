@@ -5,8 +5,9 @@ A live ticker whose every line is new on every load is told once as ``noisy:`` a
 after; a redesign that removes a learned slot's anchors is one content change, and the slot is
 learned again from the new design (the runs after it are quiet); ``-a calibrate=N`` on a page
 that redirects somewhere else on every load (a random query, or /v1 and /v2 in turn) neither
-crashes nor learns the page's stable text as noise. (A confirmation that answers 429 or a
-captcha: test_confirm.py.)"""
+crashes nor learns the page's stable text as noise; permanent redirects that vary per load are not
+a move, and a real move is reported once, confirmed. (A confirmation that answers 429 or a
+captcha: test_confirm.py; in a round of processes: test_distributed.py.)"""
 
 from __future__ import annotations
 
@@ -110,14 +111,18 @@ def test_a_redesign_that_removes_a_slots_anchors_is_reported_once_then_relearned
     assert changed_lines(edit[0]["diff"]) == [f"- {STABLE[1]}", f"+ {page.stable[1]}"], edit[0]["diff"]
 
 
-def alternating(site: HostileSite) -> None:
+def alternating(site: HostileSite, status: int = 302) -> None:
     hops = {"n": 0}
 
     def handler(h: BaseHTTPRequestHandler) -> None:
         hops["n"] += 1
-        send(h, 302, b"", headers={"Location": f"/library/v{1 + hops['n'] % 2}"})
+        send(h, status, b"", headers={"Location": f"/library/v{1 + hops['n'] % 2}"})
 
     site.good["/library"] = handler
+
+
+def alternating_permanent(site: HostileSite) -> None:
+    alternating(site, 301)
 
 
 def random_query(site: HostileSite) -> None:
@@ -129,7 +134,8 @@ def random_query(site: HostileSite) -> None:
     site.good["/library"] = handler
 
 
-@pytest.mark.parametrize("redirects", [alternating, random_query], ids=["v1-v2", "random-query"])
+@pytest.mark.parametrize("redirects", [alternating, alternating_permanent, random_query],
+                         ids=["v1-v2", "v1-v2-permanent", "random-query"])
 def test_calibrating_a_page_that_redirects_differently_per_load(site: HostileSite, tmp_path: Path,
                                                                 redirects: object) -> None:
     """Both targets serve the same busy page: calibration learns the box, not the stable text, and
@@ -149,3 +155,23 @@ def test_calibrating_a_page_that_redirects_differently_per_load(site: HostileSit
     assert [r["kind"] for r in edit] == ["content"], edit
     assert changed_lines(edit[0]["diff"]) == [f"- {STABLE[2]}", f"+ {page.stable[2]}"], edit[0]["diff"]
     assert edit[0]["confirmed"] is True
+
+
+def test_a_move_is_confirmed_where_permanent_redirects_vary_per_load(site: HostileSite, tmp_path: Path) -> None:
+    """A 301 to /v1 or /v2 in turn is where the page varies, not a move (each run confirms it, and
+    the second load lands elsewhere); once every load is sent to /v3 the move is reported once."""
+    page = Redesignable()
+    for path in ("/library/v1", "/library/v2", "/library/v3"):
+        site.good[path] = page
+    alternating(site, 301)
+    crawler = Crawler(tmp_path, [{"key": "library", "url": f"{site.base}/library"}])
+    assert crawler.run().records == []
+    flips = [crawler.run() for _ in range(3)]
+    assert [r.records for r in flips] == [[], [], []], [r.records for r in flips]
+    assert all(r.stats["changewatch/confirm/dropped"] == 1 for r in flips)
+
+    site.good["/library"] = lambda h: send(h, 301, b"", headers={"Location": "/library/v3"})
+    moved = crawler.run().records
+    assert [(r["kind"], r["moved_to"], r["confirmed"]) for r in moved] == [
+        ("moved", f"{site.base}/library/v3", True)], moved
+    assert [crawler.run().records for _ in range(2)] == [[], []]
