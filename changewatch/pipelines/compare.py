@@ -53,7 +53,7 @@ from ..store.semantics import is_stale
 from ..summary.crawl import CrawlSummaries
 from .calibration import Calibration
 from .confirm import Confirmation, Loaded
-from .lifecycle import reclassified
+from .lifecycle import moved, reclassified
 from .records import change_record, repeated_error
 
 __all__ = ["ChangewatchPipeline"]
@@ -158,8 +158,9 @@ class ChangewatchPipeline:
                 return None  # fetched before the stored observation: it changes nothing
             judged = await self._judge(obs, state, response)
             used, used_origin, used_response, confirmed["last"] = obs, origin, response, None
-            if request is not None and self.confirmation.wanted(obs, request, judged.kind):
-                loaded = await self.confirmation.load(item, obs, request)
+            moving = moved(obs, state)
+            if request is not None and self.confirmation.wanted(obs, request, judged.kind, moving):
+                loaded = await self.confirmation.load(item, obs, request, moving)
                 pair = await self._judge_loads(obs, loaded, state)
                 confirmed["last"] = pair is not None and loaded.obs is not None
                 if pair is None or loaded.obs is None:
@@ -169,8 +170,11 @@ class ChangewatchPipeline:
                 else:
                     # made at the URL the first load ended at: the redirects that led there are the first's
                     used = dataclasses.replace(loaded.obs, moved_from=loaded.obs.moved_from or obs.moved_from)
+                    if moving and loaded.obs.url != obs.url:
+                        # the two loads were led to different places: redirects that vary per load
+                        used = dataclasses.replace(used, moved_from=None)
                     judged, used_origin, used_response = pair, loaded.origin, loaded.response
-                    if judged.kind.changes_page:
+                    if judged.kind.changes_page or moved(used, state):
                         judged.members["confirmed"] = True
             judged = self.reclassified(used, judged, state)
             judgement["last"], seen["last"] = judged, used

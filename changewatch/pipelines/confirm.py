@@ -13,6 +13,10 @@ so many candidates at once cannot deadlock the crawl. Its page is read by the re
 callback; the items it yields for the candidate's key are the confirmation (other items, and
 requests, are not this load's to make).
 
+A move (permanent redirects that lead away from where the key was last seen) is a candidate
+too: it is reported only where the second load lands at the same place; redirects that lead
+elsewhere on every load (a balancer, an A/B split) are where the page varies, not a move.
+
 At most one confirmation per key and run; calibration loads and confirmations are never
 confirmed. A confirmation that fails (an error, a non-2xx answer, a block page, a timeout)
 leaves the candidate reported as without confirmation, ``"confirmed": false``.
@@ -57,15 +61,17 @@ class Loaded:
     failure: str | None = None
 
 
-def confirmation_request(request: Request) -> Request:
-    """*request* made again to confirm what its page showed: the same URL, callback, vantage
-    point, cookies and render options; no validators, never filtered, never skipped."""
+def confirmation_request(request: Request, from_start: bool = False) -> Request:
+    """*request* made again to confirm what its page showed: the same URL (with *from_start*, the
+    URL its redirects started from), callback, vantage point, cookies and render options; no
+    validators, never filtered, never skipped."""
     request = request.meta.get(meta._ANSWERED, request)  # a 304's stand-in: the spider's request
+    started = (request.meta.get("redirect_urls") or [request.url]) if from_start else [request.url]
     carried = {k: v for k, v in request.meta.items() if not k.startswith(_NOT_CARRIED) and k != meta.NOT_MODIFIED}
     headers = request.headers.copy()
     for name in _CONDITIONAL_HEADERS:
         headers.pop(name, None)
-    return request.replace(dont_filter=True, headers=headers,
+    return request.replace(url=started[0], dont_filter=True, headers=headers,
                            meta={**carried, meta.CONDITIONAL: False, meta.SCHEDULE: False, meta.CONFIRMATION: True})
 
 
@@ -80,22 +86,24 @@ class Confirmation:
         #: judgement again reuses it: one request per key and run)
         self.done: dict[str, tuple[int, Loaded]] = {}
 
-    def wanted(self, obs: Observation, request: Request | None, kind: Kind) -> bool:
-        """Whether the candidate *obs* (of verdict *kind*, answered to *request*) is confirmed."""
-        if not self.enabled or not kind.changes_page or request is None or obs.not_modified:
+    def wanted(self, obs: Observation, request: Request | None, kind: Kind, moving: bool = False) -> bool:
+        """Whether the candidate *obs* (of verdict *kind*, answered to *request*; *moving*: led by
+        permanent redirects away from where the key was last seen) is confirmed."""
+        if not self.enabled or not (kind.changes_page or moving) or request is None or obs.not_modified:
             return False
         request = request.meta.get(meta._ANSWERED, request)
         return not (request.meta.get(meta.CONFIRM) is False or request.meta.get(meta.CALIBRATION)
                     or request.meta.get(meta.CONFIRMATION) or obs.options.get("confirm") is False)
 
-    async def load(self, item: Any, obs: Observation, request: Request) -> Loaded:
-        """The confirmation of *obs*'s key (made once per key and run)."""
+    async def load(self, item: Any, obs: Observation, request: Request, moving: bool = False) -> Loaded:
+        """The confirmation of *obs*'s key (made once per key and run); of a move (*moving*), made
+        from where the redirects started, to see where they lead this time."""
         done = self.done.get(obs.key)
         if done is not None:
             if done[0] == id(item):
                 return done[1]
             return Loaded(failure="confirmed once already this run")
-        loaded = await self._load(obs, request)
+        loaded = await self._load(obs, request, moving)
         self.done[obs.key] = (id(item), loaded)
         return loaded
 
@@ -106,13 +114,13 @@ class Confirmation:
         if done is not None:
             self.done[key] = (done[0], Loaded(failure="confirmed once already this run"))
 
-    async def _load(self, obs: Observation, request: Request) -> Loaded:
+    async def _load(self, obs: Observation, request: Request, moving: bool) -> Loaded:
         engine = self.crawler.engine
         if engine is None or self.runtime.failure is not None:
             return Loaded(failure="the crawl is stopping")
         self.stats.inc("sent")
         try:
-            response = await engine.download_async(confirmation_request(request))
+            response = await engine.download_async(confirmation_request(request, moving))
         except Exception as exc:
             return Loaded(failure=f"{type(exc).__name__}: {exc}".strip(": "))
         if not 200 <= response.status < 300:
@@ -160,7 +168,7 @@ class Confirmation:
             return
         if not confirmed:
             self.stats.inc("failed")
-        elif kind.changes_page:
+        elif kind.changes_page or kind is Kind.MOVED:
             self.stats.inc("held")
         else:
             self.stats.inc("dropped")

@@ -79,7 +79,8 @@ def reclassified(obs: Observation, judged: Judged, state: StoredState | None, go
         where = {"url": obs.moved_from, "moved_to": obs.url}
         if judged.kind.changes_page:
             return dataclasses.replace(judged, members={**judged.members, **where})
-        return dataclasses.replace(judged, kind=Kind.MOVED, members=where)
+        confirmed = {"confirmed": judged.members["confirmed"]} if "confirmed" in judged.members else {}
+        return dataclasses.replace(judged, kind=Kind.MOVED, members={**where, **confirmed})
     if (state is not None and state.error_streak > 0 and not judged.kind.changes_page
             and not (state.last_error or "").startswith("noisy:")):  # a noisy page is observed: not a failure
         return dataclasses.replace(judged, kind=Kind.RECOVERED, members={})

@@ -117,7 +117,8 @@ def product(i: int, price: str) -> bytes:
 @dataclass
 class ProductSite(ServedSite):
     """``/p/<i>``: a product page whose price the test sets; answers If-None-Match with a 304 as a
-    real server does, after *delay* seconds, and counts every fetch of every page."""
+    real server does, after *delay* seconds, and counts every fetch of every page (and which
+    process made it: each has its own User-Agent)."""
 
     delay: float = 0.0
     prices: dict[int, str] = field(default_factory=dict)
@@ -127,6 +128,9 @@ class ProductSite(ServedSite):
     last_hit: float | None = None
     agents: set[str] = field(default_factory=set)  # User-Agents seen: which processes have fetched
     log: list[tuple[float, str]] = field(default_factory=list)  # (time.monotonic(), User-Agent) per page fetch
+    fetched: list[tuple[str, str]] = field(default_factory=list)  # (path, User-Agent) per page fetch
+    #: paths that answer 429 to every fetch but the first of a round (a confirmation refused)
+    refused: set[str] = field(default_factory=set)
     #: called with the site on each page fetched (after counting it), before it answers
     on_hit: Callable[[ProductSite], None] | None = None
 
@@ -143,8 +147,12 @@ class ProductSite(ServedSite):
             agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
             self.agents.add(agent)
             self.log.append((now, agent))
+            self.fetched.append((path, agent))
+            refused = path in self.refused and self.hits[path] > 1
         if self.on_hit is not None:
             self.on_hit(self)
+        if refused:
+            return 429, "text/html; charset=utf-8", b"<h1>Too many requests</h1>", {}
         i = int(path.rsplit("/", 1)[1])
         body = product(i, self.prices[i])
         etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
@@ -158,6 +166,7 @@ class ProductSite(ServedSite):
             hits, self.hits = self.hits, Counter()
             self.agents = set()
             self.log = []
+            self.fetched = []
             self.first_hit = self.last_hit = None
         return hits
 
@@ -183,10 +192,7 @@ def round_command(workdir: Path, run: int, watchlist: Path, store: str, redis_ur
                          "-s", f"CHANGEWATCH_STORE={store}", "-s", "CHANGEWATCH_ALLOW_PRIVATE=True",
                          "-s", "SCHEDULER=changewatch.distributed.RoundScheduler", "-s", f"REDIS_URL={redis_url}",
                          "-s", f"CHANGEWATCH_ROUND_PREFIX={prefix}", "-s", f"CHANGEWATCH_ROUND={round_}",
-                         "-s", "CHANGEWATCH_WORKERS=0",
-                         # these tests count each watch's fetches per round; a confirmation is a
-                         # second fetch of a changed page by the process that saw it (test_confirm.py)
-                         "-s", "CHANGEWATCH_CONFIRM_CHANGES=False", *extra)
+                         "-s", "CHANGEWATCH_WORKERS=0", *extra)
 
 
 def start_round(workdir: Path, watchlist: Path, store: str, redis_url: str, prefix: str, round_: str,
@@ -225,6 +231,14 @@ def served_products() -> Iterator[tuple[ProductSite, str]]:
     base = served.start()
     yield served, base
     served.stop()
+
+
+def agents_by_path(fetched: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """The User-Agent of each fetch of each path, in order (each process has its own)."""
+    by_path: dict[str, list[str]] = {}
+    for path, agent in fetched:
+        by_path.setdefault(path, []).append(agent)
+    return by_path
 
 
 def price(i: int, round_: int) -> str:

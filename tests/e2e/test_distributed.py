@@ -22,7 +22,10 @@ from .rounds import (
     REDIS_HOW,
     Proc,
     ProductSite,
+    RedisServer,
+    agents_by_path,
     finish,
+    own_redis_server,
     price,
     redis_db_url,
     redis_unavailable,
@@ -70,6 +73,11 @@ def redis_12() -> Iterator[str]:
     yield from owned_redis(12)
 
 
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    yield from own_redis_server()
+
+
 site = pytest.fixture(name="site")(served_products)
 
 
@@ -96,8 +104,10 @@ def test_three_processes_fetch_each_watch_once_per_round_and_report_each_change_
         served.prices.update({i: price(i, round_) for i in range(WATCHES)})
         procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_10, "t1", f"r{round_}",
                                                 PROCESSES, round_ * 10)))
+        changed = {f"/p/{i}" for i in range(WATCHES) if round_ > 1 and i % 7 == 0}
         hits = served.take_hits()
-        assert set(hits) == paths and set(hits.values()) == {1}, Counter(hits.values())
+        # once each; a changed page twice: its confirmation
+        assert hits == {p: 2 if p in changed else 1 for p in paths}, Counter(hits.values())
         assert stat(procs, "changewatch/round/claimed") == WATCHES
         assert stat(procs, "changewatch/round/skipped") == WATCHES * (PROCESSES - 1)
         records = records_of(procs)
@@ -105,6 +115,7 @@ def test_three_processes_fetch_each_watch_once_per_round_and_report_each_change_
         expected = sorted(f"p{i}" for i in range(WATCHES) if round_ > 1 and i % 7 == 0)
         assert sorted(str(r["key"]) for r in records) == expected
         assert len({r["change_id"] for r in records}) == len(records)
+        assert stat(procs, "changewatch/confirm/held") == len(changed) and all(r["confirmed"] for r in records)
         for r in records:
             i = int(str(r["key"])[1:])
             assert r["changes"] == {"offers.price": field(price(i, round_ - 1), price(i, round_),
@@ -175,7 +186,11 @@ def test_two_jobs_of_the_same_spider_at_once(tmp_path: Path, site: tuple[Product
     both += start_round(tmp_path, watchlist, pg_store, redis_12, "t3", "b", 2, 30)
     procs = ok(finish(tmp_path, both))
     hits = served.take_hits()
-    assert set(hits.values()) == {2} and len(hits) == count  # once in round a, once in round b
+    changed = {f"/p/{i}" for i in range(count) if i % 7 == 0}
+    assert len(hits) == count and all(hits[p] == 2 for p in set(hits) - changed), hits  # once in a, once in b
+    # and a change's confirmation: by the round that saw it first, and by the other too if it
+    # read the key before that round committed (its judgement then finds the change made)
+    assert all(hits[p] in (3, 4) for p in changed), hits
     records = records_of(procs)
     assert sorted(str(r["key"]) for r in records) == sorted(f"p{i}" for i in range(count) if i % 7 == 0)
 
@@ -191,3 +206,45 @@ def test_two_jobs_of_the_same_spider_at_once(tmp_path: Path, site: tuple[Product
     proc = subprocess.run(cmd, cwd=tmp_path, env=scrapy_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "claimed key:p3 for" in proc.stderr and "CHANGEWATCH_ROUND" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_change_is_confirmed_by_the_process_that_observed_it(
+        tmp_path: Path, site: tuple[ProductSite, str], pg_store: str, own_redis: RedisServer) -> None:
+    """In a round of two processes, the confirmation of a changed page is loaded by the process
+    that observed the change, outside the round's queue (no claim, no push, no other process
+    fetches it), and reported once; a page whose confirmation answers 429 is reported as one load
+    showed it, ``"confirmed": false``, and that answer is never its baseline."""
+    served, base = site
+    count, processes = 60, 2
+    watchlist = write_watchlist(tmp_path / "watchlist.json", base, range(count))
+    served.prices.update({i: price(i, 1) for i in range(count)})
+    ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, own_redis.url, "t4", "r1", processes, 10)))
+    served.take_hits()
+
+    changed = {i for i in range(count) if i % 7 == 0}
+    served.prices.update({i: price(i, 2) for i in range(count)})
+    served.refused = {"/p/14"}
+    procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, own_redis.url, "t4", "r2", processes, 20)))
+    fetched = agents_by_path(served.fetched)
+    served.take_hits()
+    assert stat(procs, "changewatch/round/claimed") == count and stat(procs, "changewatch/round/dequeued") == count
+    assert stat(procs, "changewatch/round/skipped") == count * (processes - 1)
+    for i in range(count):
+        agents = fetched[f"/p/{i}"]
+        # a change's two loads (a 429 is not retried) by one process
+        assert len(agents) == (2 if i in changed else 1) and len(set(agents)) == 1, (i, agents)
+    for n, proc in enumerate(procs):
+        for record in proc.records:  # each process reports what it observed and confirmed itself
+            assert set(fetched[f"/p/{str(record['key'])[1:]}"]) == {f"changewatch-test/{n}"}, record
+        assert proc.stats.get("changewatch/confirm/sent", 0) == len(proc.records)
+    records = {str(r["key"]): r for r in records_of(procs)}
+    assert len(records_of(procs)) == len(changed) and sorted(records) == sorted(f"p{i}" for i in changed)
+    assert {k: r["confirmed"] for k, r in records.items()} == {f"p{i}": i != 14 for i in changed}
+    assert records["p14"]["changes"] == {"offers.price": field(price(14, 1), price(14, 2), "25", "26")}
+    assert stat(procs, "changewatch/confirm/failed") == 1
+    assert stat(procs, "changewatch/confirm/held") == len(changed) - 1
+
+    served.refused = set()
+    after = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, own_redis.url, "t4", "r3", processes, 30)))
+    assert served.take_hits() == {f"/p/{i}": 1 for i in range(count)}
+    assert records_of(after) == []  # the first load of p14 was committed, never the 429

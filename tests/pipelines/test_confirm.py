@@ -132,3 +132,13 @@ def test_the_confirmation_request_drops_the_first_loads_bookkeeping() -> None:
     assert again.meta[meta.VANTAGE] == {"accept_language": "de"} and again.meta["cookiejar"] == 2
     assert again.meta["playwright"] is True
     assert not {"download_latency", "retry_times", meta._SENT} & set(again.meta)
+
+
+def test_a_moves_confirmation_starts_where_the_redirects_started() -> None:
+    """A change is confirmed where the first load ended; a move from where its redirects started,
+    to see where they lead this time (and the chain is the confirmation's own)."""
+    landed = Request(f"{URL}/v1", meta={meta.KEY: "k", "redirect_urls": [URL], "redirect_reasons": [301]})
+    assert confirmation_request(landed).url == f"{URL}/v1"
+    again = confirmation_request(landed, from_start=True)
+    assert again.url == URL and not {"redirect_urls", "redirect_reasons"} & set(again.meta)
+    assert confirmation_request(Request(URL), from_start=True).url == URL
