@@ -62,6 +62,7 @@ class Tally:
     alerts: int = 0
     edits: int = 0
     edits_reported: int = 0
+    hidden: int = 0  # pages whose added box is not visible text (after an unclosed script, in a hidden block)
     plain_cpu: list[float] = field(default_factory=list)
     confirm_cpu: list[float] = field(default_factory=list)
 
@@ -92,6 +93,12 @@ def run_page(page: bytes, runs: int, noisy: bool, tally: Tally) -> None:
     first = observe(obs(load(0), 0), None, COMPARISONS)
     if first.keep is None:
         return
+    if noisy:
+        edited = observe(obs(load(0, True), 0), None, COMPARISONS).keep
+        content = edited.part("content") if edited is not None else None
+        if content is None or "Harbour Street" not in getattr(content, "text", ""):
+            tally.hidden += 1  # neither its noise nor its edit is on the page a reader sees
+            return
     stored = first.keep.encode(COMPARISONS)
     for run in range(1, runs + 2):
         edit = noisy and run == runs + 1
@@ -128,7 +135,8 @@ def main() -> None:
         for path in pages:
             run_page(path.read_bytes(), args.runs, noisy, tally)
         noise_only = tally.observations - tally.edits
-        print(f"{name}: {len(pages)} pages, {tally.observations} observations; "
+        hidden = f" ({tally.hidden} left out: the added box is not visible text there)" if tally.hidden else ""
+        print(f"{name}: {len(pages)} pages{hidden}, {tally.observations} observations; "
               f"{100 * tally.confirmations / tally.observations:.1f} confirmations per 100 observations; "
               f"{100 * tally.alerts / max(noise_only, 1):.1f} alerts per 100 noise-only observations; "
               f"edits reported {tally.edits_reported}/{tally.edits}; worker CPU per observation "
