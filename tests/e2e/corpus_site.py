@@ -60,6 +60,9 @@ def _noise() -> str:
             f'<p>Session token={secrets.token_urlsafe(24)}</p></div>')
 
 
+_QUOTES = ["Measure twice and cut once, the carpenter said.", "Fortune favours the prepared mind of a reader.",
+           "Nothing travels faster than the light of a rumour.", "Every river reaches the sea by its own bends."]
+
 _BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
 
 
@@ -78,6 +81,9 @@ class CorpusSite(ServedSite):
         self.overrides: dict[str, tuple[int, str, bytes]] = {}
         #: pages answering 503 (a struggling site), and pages gone (404) though still listed
         self.failing: set[str] = set()
+        #: pages that say something new on every load (a rotating quote: a change no second load confirms)
+        self.rotating: set[str] = set()
+        self.loads = 0
         self.requested: list[str] = []
         self._lock = threading.Lock()
 
@@ -114,6 +120,9 @@ class CorpusSite(ServedSite):
         extra = _noise()
         if path in self.edits:
             extra = f"<p>{self.edits[path]}</p>" + extra
+        if path in self.rotating:
+            self.loads += 1  # never the same quote twice in a row
+            extra = f"<p>Quote of the moment: {_QUOTES[self.loads % len(_QUOTES)]}</p>" + extra
         # the last <body>: a page may open one in conditional comments first
         at = ([m.end() for m in _BODY_OPEN.finditer(html)] or [0])[-1]
         return (html[:at] + extra + html[at:]).encode("utf-8")
