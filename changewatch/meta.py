@@ -67,3 +67,6 @@ _RENDER_OPTIONS = "_changewatch_render_options"
 _RENDER_PREVIOUS = "_changewatch_render_previous"
 #: the dependency set a render found, as stored (RenderDownloadHandler, private)
 _RENDER_DEPS = "_changewatch_render_deps"
+#: a link-mode site page's request: validators only with the page's stored links, else a full
+#: fetch; on its response, the links found, stored with its validators (spiders/site.py, private)
+_LINKS = "_changewatch_links"

@@ -331,4 +331,5 @@ def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidato
     if origin is None:
         return None
     return HttpValidators(url=origin.url, key=obs.key, etag=origin.etag, last_modified=origin.last_modified,
-                          size=origin.size, full_at=obs.observed_at, spec=origin.spec, render=origin.render)
+                          size=origin.size, full_at=obs.observed_at, spec=origin.spec, render=origin.render,
+                          links=origin.links)

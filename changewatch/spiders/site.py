@@ -142,9 +142,7 @@ class SiteCrawler:
         for url in spec.start:
             run.seen.add(canonical_url(url))
             run.pending += 1
-            page = page_watch(watch, url) if allowed(spec, canonical_url(url)) else None
-            yield Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
-                          meta={**common, _HOPS: 0, meta.WATCH: page})
+            yield self._link_request(run, url, 0)
 
     async def _stored_set(self, key: str) -> tuple[Any, list[str] | None]:
         runtime = self.runtime
@@ -381,14 +379,16 @@ class SiteCrawler:
         run.pending -= 1
         hops = int(response.meta.get(_HOPS, 0))
         watch: Watch | None = response.meta.get(meta.WATCH)
+        found = self._links_of(run, response, watch is not None)
         if watch is not None:
-            run.watched.add(canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params))
             canonical = canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
-            for obs in self.spider.parse_watch(response):
+            run.watched.add(canonical)
+            # a 304's unchanged observation is added by the ConditionalSpiderMiddleware
+            for obs in [] if meta.NOT_MODIFIED in response.meta else self.spider.parse_watch(response):
                 if run.previous is not None and canonical not in run.previous:
                     obs.options[REBASELINE] = True  # added to the set: a fresh, silent baseline
                 yield obs
-        links = page_links(response, run.spec.deny) if hops < run.spec.depth else []
+        links = (found or []) if hops < run.spec.depth else []
         if hops == 0:
             run.start_ok = run.start_ok or bool(links) or run.spec.depth == 0
         for url in links:
@@ -397,6 +397,22 @@ class SiteCrawler:
         if run.pending == 0:
             for last in self._link_set(run):
                 yield last
+
+    def _links_of(self, run: SiteRun, response: Response, watched: bool) -> list[str] | None:
+        """The links of a page: found in it, or, for a 304 (or a render not needed), those kept
+        with its validators (None: not kept; what it leads to is unknown this run, and no page of
+        the last good set is removed). A watched page's links are kept with its validators."""
+        notice = response.meta.get(meta.NOT_MODIFIED)
+        if notice is not None:
+            self.stats.inc("links_not_modified")
+            if notice.links is None:
+                run.some_failed = True
+                return None
+            return notice.links.split("\n") if notice.links else []
+        links = page_links(response, run.spec.deny)
+        if watched:
+            response.meta[meta._LINKS] = "\n".join(links)
+        return links
 
     def _follow(self, run: SiteRun, found: str, hops: int) -> Iterator[Request]:
         # patterns are matched against the canonical URL (tracking parameters and fragment gone)
@@ -412,13 +428,28 @@ class SiteCrawler:
             return
         run.seen.add(canonical)
         run.pending += 1
-        page = page_watch(run.watch, url) if watched else None
-        request = Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
-                          meta={_RUN: run, _HOPS: hops, meta.CONDITIONAL: False, meta.SCHEDULE: False,
-                                meta.WATCH: page})
-        if page is not None:  # a failure is this page's error
-            request.meta[meta.KEY] = page.key
-        yield request
+        yield self._link_request(run, url, hops)
+
+    def _link_request(self, run: SiteRun, url: str, hops: int) -> Request:
+        """Link mode: the request of *url*, *hops* links from a start URL. A page of the set is
+        its own watch's request (its options, vantage point, rendering; a failure is its error),
+        fetched whatever its schedule says; one of the last good set is conditional, a 304 leading
+        to the links kept with its validators (none kept: a full fetch). A page that only leads
+        to others is fetched in full."""
+        canonical = canonical_url(url, keep=run.watch.keep_params, drop=run.watch.drop_params)
+        site_meta = {_RUN: run, _HOPS: hops, meta.SCHEDULE: False}
+        if not allowed(run.spec, canonical):
+            return Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
+                           meta={**site_meta, meta.CONDITIONAL: False, meta.WATCH: None})
+        request = self.spider.watch_request(page_watch(run.watch, url)).replace(
+            callback=self.link_read, errback=self.link_failed)
+        request.meta.update(site_meta)
+        if run.previous is not None and canonical in run.previous:
+            request.meta[meta._LINKS] = True
+            request.meta["handle_httpstatus_list"] = [304]
+        else:  # new to the set: a fresh, silent baseline, never a 304
+            request.meta[meta.CONDITIONAL] = False
+        return request
 
     @reports_refusals
     def link_failed(self, failure: Failure) -> Iterator[Any]:

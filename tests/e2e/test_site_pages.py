@@ -177,3 +177,40 @@ def test_preview_and_status_of_a_site_watch(tmp_path: Path, site: CorpusSite) ->
     assert keys == ["blog", *sorted(key(site, "blog", p) for p in site.live[:3])], keys
     # another site watch's keys are not listed
     assert cli(crawler, "status", "--site-watch", "bl", "--json", "--store", crawler.store).stdout.count('"key"') == 0
+
+
+def test_link_mode_sends_conditional_requests_and_a_304_still_leads_to_the_pages_it_links_to(
+        tmp_path: Path, site: CorpusSite) -> None:
+    site.live = list(site.pages)[:8]
+    site.validators = True
+    linking, only_linked, edited = site.live[0], site.live[7], site.live[3]
+    site.hidden = {only_linked}  # not on the index: found through linking's "See also" alone
+    site.related = {linking: only_linked}
+    crawler = Crawler(tmp_path, [{"key": "posts", "site": {
+        "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "follow": [r"/page/\d+$"], "deny": ["/calendar"]},
+        "headers": {"X-Reader": "changewatch test"}}])
+    first = crawl(crawler, 0)
+    assert first.records == [] and first.stats["changewatch/site/pages"] == 8
+    assert sorted(site.full) == sorted(site.live)
+    # each page is requested as its own watch: with the watch's headers (not the index pages)
+    assert {site.headers[p].get("X-Reader") for p in site.live} == {"changewatch test"}
+    assert site.headers["/"].get("X-Reader") is None
+    # nothing changed: every page answers a 304, and the one found only through a 304 stays in the set
+    site.full.clear()
+    second = crawl(crawler, 1)
+    assert second.records == [], second.records
+    assert site.full == []  # not one page downloaded in full
+    assert second.stats["changewatch/conditional/not_modified"] == 8
+    assert second.stats["changewatch/site/pages"] == 8
+    # a page edited, and the link to only_linked dropped: both fetched in full (and again, to confirm
+    # the change); only_linked is no longer linked: removed; the others stay 304s
+    site.full.clear()
+    site.edit(edited, "The tariff for late returns doubles from the first of March.")
+    del site.related[linking]
+    third = crawl(crawler, 2)
+    assert set(site.full) == {linking, edited}, site.full
+    (pages_set,) = set_records(third.records, "posts")
+    assert [e["url"] for e in pages_set["removed"]] == [canonical_url(site.base + only_linked)]
+    assert "added" not in pages_set
+    assert {r["key"] for r in page_records(third.records, "posts")} == {
+        key(site, "posts", linking), key(site, "posts", edited)}

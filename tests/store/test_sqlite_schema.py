@@ -57,7 +57,7 @@ def test_a_new_store_is_created_at_the_first_released_schema_and_brought_up(tmp_
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert _columns(path, "observations")[-6:] == ["schedule", "due_at", "due_interval", "listed_at",
                                                    "last_observed", "content_since"]
-    assert _columns(path, "validators")[-1] == "render"
+    assert _columns(path, "validators")[-2:] == ["render", "links"]
     assert _columns(path, "notifications")[-1] == "discarded_at"
 
 
