@@ -731,7 +731,27 @@ WATCH_OPTIONS = frozenset(info.alias or name for name, info in WatchModel.model_
 DEFAULT_OPTIONS = frozenset(info.alias or name for name, info in WatchOptionsModel.model_fields.items())
 
 
+def _page_options_once(schema: dict[str, Any]) -> None:
+    """The page options written once, in ``$defs/WatchOptionsModel``: ``defaults``, a watch and a
+    rule refer to it and add their own members (``unevaluatedProperties`` refuses any other name,
+    as ``additionalProperties`` did where every option was repeated)."""
+    defs = schema["$defs"]
+    options = defs["WatchOptionsModel"]
+    shared = options["properties"]
+    del options["additionalProperties"]  # each user of the options says what else it allows
+    ref = {"$ref": "#/$defs/WatchOptionsModel"}
+    for name in ("RuleModel", "WatchModel"):
+        model = defs[name]
+        inherited = {option: model["properties"].pop(option) for option in shared}
+        assert inherited == shared, f"{name} words a page option otherwise than WatchOptionsModel"
+        del model["additionalProperties"]
+        defs[name] = {**ref, **model, "unevaluatedProperties": False}
+    alternatives = schema["properties"]["defaults"]["anyOf"]
+    alternatives[alternatives.index(ref)] = {**ref, "unevaluatedProperties": False}
+
+
 def watchlist_schema() -> str:
     """The JSON Schema of a watchlist, as shipped in ``changewatch/watchlist.schema.json``."""
     schema = {"$schema": SCHEMA_DIALECT, **WatchlistModel.model_json_schema()}
+    _page_options_once(schema)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
