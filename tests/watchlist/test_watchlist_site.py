@@ -177,7 +177,9 @@ def test_a_rule_that_unsets_a_text_option_on_jsonld_pages_is_accepted(is_json: b
     # null unsets: include and ignore set to null on pages compared by jsonld give them nothing
     document = {"watches": [{"key": "shop", "site": {"sitemap": "https://shop.example/sitemap.xml"},
                              "jsonld": {"type": "Product", "fields": ["offers.price"]},
-                             "rules": [{"match": "/p/", "include": None, "ignore": None},
+                             "confirm": False, "conditional": False, "sort_lines": True,
+                             "rules": [{"match": "/p/", "include": None, "ignore": None, "confirm": None,
+                                        "conditional": None, "sort_lines": None},
                                        {"match": "/blog/", "jsonld": None, "include": ["title"]},
                                        {"match": ".", "region": None, "fields": None, "every": None,
                                         "notify": None, "render": None, "type": None, "kinds": None}]}]}
@@ -187,6 +189,9 @@ def test_a_rule_that_unsets_a_text_option_on_jsonld_pages_is_accepted(is_json: b
                  next(iter(spool_watchlist(text, "w", is_json=is_json)))):
         product = page_watch(shop, "https://shop.example/p/1")
         assert product.jsonld is not None and product.include == () and not product.compares_text
+        # true-or-false options unset: their defaults, not the site watch's values
+        assert (product.confirm, product.conditional, product.sort_lines) == (True, True, False)
+        assert (shop.confirm, shop.conditional, shop.sort_lines) == (False, False, True)
         post = page_watch(shop, "https://shop.example/blog/a")
         assert post.jsonld is None and post.include == ("title",)
         other = page_watch(shop, "https://shop.example/x")
