@@ -189,9 +189,10 @@ def test_link_mode_sends_conditional_requests_and_a_304_still_leads_to_the_pages
     crawler = Crawler(tmp_path, [{"key": "posts", "site": {
         "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "follow": [r"/page/\d+$"], "deny": ["/calendar"]},
         "headers": {"X-Reader": "changewatch test"}}])
-    first = crawl(crawler, 0)
+    first = crawl(crawler, 0, "-a", "calibrate=2")  # each page calibrated too, as any watch
     assert first.records == [] and first.stats["changewatch/site/pages"] == 8
-    assert sorted(site.full) == sorted(site.live)
+    assert first.stats["changewatch/calibration/requests"] == 2 * 8
+    assert sorted(site.full) == sorted(site.live * 3)
     # each page is requested as its own watch: with the watch's headers (not the index pages)
     assert {site.headers[p].get("X-Reader") for p in site.live} == {"changewatch test"}
     assert site.headers["/"].get("X-Reader") is None
