@@ -5,7 +5,9 @@ The site is tests/e2e/corpus_site.py (../shared/corpus's articles, each served u
 slugs; every load differs: clock times, tokens, "N minutes ago"), crawled by real ``scrapy
 crawl`` subprocesses in sitemap mode (accurate lastmod) and in link mode (an index paginated 8
 posts a page; posts answer with an ETag and a 304 to it). Each round removes 2 pages, adds 2 and
-edits 6 with a sentence of their own (its lastmod moved); one listed page is denied.
+edits 6 with a sentence of their own (its lastmod moved); one listed page is denied. The last
+column: of the pages neither added nor edited in a round, those downloaded in full (a 200) that
+round (sitemap mode: the lastmod sample; link mode: pages answer 304s).
 
     python bench/bench_site_accuracy.py [--pages 40] [--rounds 8]
 """
@@ -36,7 +38,7 @@ def _site(pages: int) -> CorpusSite:
     site = CorpusSite(served[:2 * pages])
     site.pages[DENIED] = articles[0][1]
     site.live = [*list(site.pages)[:pages], DENIED]
-    site.lastmod = dict.fromkeys(site.live, "2026-11-20")
+    site.lastmod = dict.fromkeys(site.live, "2026-11-20T09:00:00+00:00")
     return site
 
 
@@ -52,7 +54,7 @@ def _day(n: int) -> str:
 
 
 def _round(site: CorpusSite, n: int) -> tuple[set[str], set[str], dict[str, str]]:
-    day = _day(n)[:10]
+    day = _day(n)[:10] + "T09:00:00+00:00"  # an hour before the run (a date alone is the end of its day)
     movable = [p for p in site.live if p != DENIED]
     removed = set(movable[:2])
     added = [p for p in site.pages if p not in site.live and p != DENIED][:2]
@@ -72,7 +74,8 @@ def measure(mode: str, pages: int, rounds: int) -> dict[str, int]:
     site.validators = mode == "links"
     base = site.start()
     tally = dict.fromkeys(("added", "added_reported", "removed", "removed_reported", "changes", "changes_reported",
-                           "first_run_alerts", "added_page_alerts", "other_alerts", "denied_requests"), 0)
+                           "first_run_alerts", "added_page_alerts", "other_alerts", "denied_requests",
+                           "unchanged", "unchanged_downloaded"), 0)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             crawler = Crawler(Path(tmp), [_watch(mode, base)])
@@ -87,7 +90,11 @@ def measure(mode: str, pages: int, rounds: int) -> dict[str, int]:
             tally["first_run_alerts"] = len(crawl(0))
             for n in range(1, rounds + 1):
                 removed, added, edits = _round(site, n)
+                mark = len(site.full)
                 records = crawl(n)
+                unchanged = {p for p in site.live if p != DENIED} - added - set(edits)
+                tally["unchanged"] += len(unchanged)
+                tally["unchanged_downloaded"] += len(unchanged & set(site.full[mark:]))
                 url = {path: canonical_url(base + path) for path in site.pages}
                 sets = [r for r in records if r["key"] == "site"]
                 reported_added = {e["url"] for r in sets for e in r.get("added", ())}
@@ -124,13 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"{args.pages} pages, {args.rounds} rounds of 2 added, 2 removed, 6 changed")
     print("| mode | added reported | removed reported | changes reported | first-run alerts | added-page alerts "
-          "| other alerts | requests into denied paths |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| other alerts | requests into denied paths | unchanged pages downloaded in full |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for mode in ("sitemap", "links"):
         t = measure(mode, args.pages, args.rounds)
         print(f"| {mode} | {_share(t['added_reported'], t['added'])} | {_share(t['removed_reported'], t['removed'])} "
               f"| {_share(t['changes_reported'], t['changes'])} | {t['first_run_alerts']} | {t['added_page_alerts']} "
-              f"| {t['other_alerts']} | {t['denied_requests']} |", flush=True)
+              f"| {t['other_alerts']} | {t['denied_requests']} | {_share(t['unchanged_downloaded'], t['unchanged'])} |",
+              flush=True)
     return 0
 
 

@@ -220,9 +220,11 @@ def response_origin(response: Response, stats: Stats) -> HttpValidators | None:
     if refused:
         stats.inc("validator_refused", len(refused))
         logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
+    links = response.meta.get(meta._LINKS)  # a link-mode site page's, once its callback found them
     return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
                           size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
-                          spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS))
+                          spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS),
+                          links=links if isinstance(links, str) else None)
 
 
 class ConditionalSpiderMiddleware:

@@ -372,6 +372,9 @@ class SiteCrawler:
     async def link_read(self, response: Response) -> AsyncIterator[Any]:
         if _RUN not in response.meta:  # a page's confirmation (pipelines/confirm.py): its observation only
             if response.meta.get(meta.WATCH) is not None:
+                # its validators replace the first load's: its links go with them (deny is applied
+                # when they are followed)
+                response.meta[meta._LINKS] = "\n".join(page_links(response, ()))
                 for obs in self.spider.parse_watch(response):
                     yield obs
             return

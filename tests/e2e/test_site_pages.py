@@ -215,3 +215,9 @@ def test_link_mode_sends_conditional_requests_and_a_304_still_leads_to_the_pages
     assert "added" not in pages_set
     assert {r["key"] for r in page_records(third.records, "posts")} == {
         key(site, "posts", linking), key(site, "posts", edited)}
+    # the next run: the changed pages' validators (from the load that confirmed them) kept their
+    # links too, so every page answers a 304 again
+    site.full.clear()
+    fourth = crawl(crawler, 3)
+    assert fourth.records == [] and site.full == [], (fourth.records, site.full)
+    assert fourth.stats["changewatch/site/pages"] == 7
