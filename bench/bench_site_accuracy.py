@@ -2,7 +2,7 @@
 changed between runs is reported, and how many alerts are noise.
 
 The site is tests/e2e/corpus_site.py (../shared/corpus's articles, each served under several
-slugs; every load differs: clock times, tokens, "N minutes ago"), crawled by real ``scrapy
+slugs, a copy's title its own; every load differs: clock times, tokens, "N minutes ago"), crawled by real ``scrapy
 crawl`` subprocesses in sitemap mode (accurate lastmod) and in link mode (an index paginated 8
 posts a page; posts answer with an ETag and a 304 to it). Each round removes 2 pages, adds 2 and
 edits 6 with a sentence of their own (its lastmod moved); one listed page is denied. The last
@@ -34,7 +34,9 @@ WORDS = ["written", "signed", "notarised", "countersigned", "stamped", "certifie
 
 def _site(pages: int) -> CorpusSite:
     articles = corpus_articles(100)
-    served = [(f"{slug}-{n}", html) for n in range(1 + 2 * pages // len(articles)) for slug, html in articles]
+    # each copy of an article its own page: a line of its own in its <title>
+    served = [(f"{slug}-{n}", html.replace("<title>", f"<title>Copy {n}: ", 1))
+              for n in range(1 + 2 * pages // len(articles)) for slug, html in articles]
     site = CorpusSite(served[:2 * pages])
     site.pages[DENIED] = articles[0][1]
     site.live = [*list(site.pages)[:pages], DENIED]
