@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.http import Response
+from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import meta
@@ -377,6 +378,14 @@ class SiteCrawler:
                 response.meta[meta._LINKS] = "\n".join(page_links(response, ()))
                 for obs in self.spider.parse_watch(response):
                     yield obs
+            return
+        if response.status == 304 and meta.NOT_MODIFIED not in response.meta:
+            # a 304 to a request that carried no validators (link mode lets 304s through): an
+            # error, as HttpErrorMiddleware would have made it
+            failure = Failure(HttpError(response, "Ignoring non-200 response"))  # type: ignore[no-untyped-call]
+            failure.request = response.request  # type: ignore[attr-defined]
+            for item in self.link_failed(failure):
+                yield item
             return
         run: SiteRun = response.meta[_RUN]
         run.pending -= 1

@@ -223,3 +223,16 @@ def test_link_mode_sends_conditional_requests_and_a_304_still_leads_to_the_pages
     fourth = crawl(crawler, 3)
     assert fourth.records == [] and site.full == [], (fourth.records, site.full)
     assert fourth.stats["changewatch/site/pages"] == 7
+
+
+def test_link_mode_a_304_to_a_request_without_validators_is_an_error(tmp_path: Path, site: CorpusSite) -> None:
+    site.live = list(site.pages)[:5]  # no validators: every page is fetched in full
+    crawler = Crawler(tmp_path, [{"key": "posts", "site": {
+        "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "deny": ["/calendar", "/tag/"]}}])
+    assert crawl(crawler, 0).records == []
+    odd = site.live[1]
+    site.overrides[odd] = (304, "text/html", b"")
+    result = crawl(crawler, 1)
+    assert [(r["key"], r["kind"]) for r in result.records] == [(key(site, "posts", odd), "error")], result.records
+    assert result.records[0]["error"].startswith("http: "), result.records[0]
+    assert result.stats["changewatch/conditional/unexpected_not_modified"] == 1
