@@ -87,6 +87,28 @@ def test_a_store_before_discards_keeps_its_pending_notifications_through_the_upg
         store.close()
 
 
+def test_a_store_before_kept_links_keeps_its_validators_through_the_upgrade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 103 keeps a link-mode site page's links with its validators: a store of 102 is
+    upgraded with its validators as they were, and no links (the page's next fetch is full)."""
+    path = tmp_path / "state.db"
+    with monkeypatch.context() as first:
+        first.setattr("changewatch.store.sqlite.schema.MIGRATIONS", MIGRATIONS[:2])
+        SQLiteStore(path).open()
+    with sqlite3.connect(path) as db:  # a row as that schema's code wrote it
+        db.execute("INSERT INTO validators (spider, url, key, etag, size, runs) "
+                   "VALUES ('spider', 'https://s.example/k', 'k', ?, 10, 0)", ('"a"',))
+    assert _meta_version(path) == str(FIRST_SCHEMA + 2) and "links" not in _columns(path, "validators")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _meta_version(path) == str(SHIPPED)
+        [row] = store.validators("spider", "https://s.example/k")
+        assert (row.etag, row.links) == ('"a"', None)
+    finally:
+        store.close()
+
+
 def test_a_keys_snapshot_lives_apart_and_goes_with_its_key(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     _store_with_a_key(path)
