@@ -27,6 +27,7 @@ from twisted.python.failure import Failure
 
 from .. import meta
 from ..core import clock
+from ..core.comparisons import spec_digest
 from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
 from ..core.siteset import (
     REBASELINE,
@@ -422,8 +423,10 @@ class SiteCrawler:
                 return None
             return notice.links.split("\n") if notice.links else []
         links = page_links(response, run.spec.deny)
-        if watched:
-            response.meta[meta._LINKS] = "\n".join(links)
+        if watched:  # kept: the links the crawl follows, canonical (its SPEC names the patterns)
+            keep, drop = run.watch.keep_params, run.watch.drop_params
+            kept = (canonical_url(link, keep=keep, drop=drop) for link in links)
+            response.meta[meta._LINKS] = "\n".join(dict.fromkeys(u for u in kept if followed(run.spec, u)))
         return links
 
     def _follow(self, run: SiteRun, found: str, hops: int) -> Iterator[Request]:
@@ -456,6 +459,10 @@ class SiteCrawler:
         request = self.spider.watch_request(page_watch(run.watch, url)).replace(
             callback=self.link_read, errback=self.link_failed)
         request.meta.update(site_meta)
+        # the links kept are those these patterns follow: other patterns, a full fetch (a new spec)
+        spec = run.spec
+        request.meta[meta.SPEC] = f"{request.meta.get(meta.SPEC)}|links:" + spec_digest(
+            [spec.allow, spec.follow, spec.deny, run.watch.keep_params, run.watch.drop_params])
         if run.previous is not None and canonical in run.previous:
             request.meta[meta._LINKS] = True
             request.meta["handle_httpstatus_list"] = [304]

@@ -223,6 +223,14 @@ def test_link_mode_sends_conditional_requests_and_a_304_still_leads_to_the_pages
     fourth = crawl(crawler, 3)
     assert fourth.records == [] and site.full == [], (fourth.records, site.full)
     assert fourth.stats["changewatch/site/pages"] == 7
+    # the pages' links were kept as these patterns follow them: other patterns, each page fetched in full
+    site.full.clear()
+    crawler.write_watchlist([{"key": "posts", "site": {
+        "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "follow": [r"/page/\d+$"],
+        "deny": ["/calendar", "/archive/"]}, "headers": {"X-Reader": "changewatch test"}}])
+    fifth = crawl(crawler, 4)
+    assert fifth.records == [] and sorted(site.full) == sorted(p for p in site.live if p != only_linked)
+    assert fifth.stats["changewatch/conditional/full_fetch_spec_changed"] == 7
 
 
 def test_link_mode_a_304_to_a_request_without_validators_is_an_error(tmp_path: Path, site: CorpusSite) -> None:
