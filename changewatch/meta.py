@@ -74,3 +74,6 @@ _ROUND_UNIT = "_changewatch_round_unit"
 #: on a unit's start request: the unit makes requests for the whole round (a sitemap's pages):
 #: the round's idle processes wait for them (changewatch.distributed.sharing, private)
 _ROUND_SHARES = "_changewatch_round_shares"
+#: a link-mode site page's request: validators only with the page's stored links, else a full
+#: fetch; on its response, the links found, stored with its validators (spiders/site.py, private)
+_LINKS = "_changewatch_links"

@@ -38,6 +38,8 @@ class HttpValidators:
     spec: str | None = None  # what the spider extracted with (a changed spec forces a full fetch)
     #: a rendered page's dependency set (changewatch.render.deps, as encoded); None: not rendered
     render: str | None = None
+    #: a link-mode site page's links (one URL a line, as found): what a 304 of it still leads to
+    links: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ never saw. See docs/conditional.md for the contract and the interplay with HttpC
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class _Sent:
     last_modified: str | None
     keys: tuple[str, ...]
     size: int
+    links: str | None = None
 
 
 def _strip_validators(request: Request) -> None:
@@ -150,6 +152,10 @@ class ConditionalRequestMiddleware:
             rows = [r for r in rows if r.key == key]
         if not rows:
             return
+        if request.meta.get(meta._LINKS) is True and any(r.links is None for r in rows):
+            # a link-mode site page whose links were not kept: a 304 would hide where it leads
+            self.stats.inc("full_fetch_no_links")
+            return
         # the crawl's clock: a full fetch's age is measured on the clock its fetch time was taken with
         plan = revalidation(rows, now=clock.now(), spec=request.meta.get(meta.SPEC),
                             max_runs=self.max_runs, max_age=self.max_age)
@@ -160,7 +166,8 @@ class ConditionalRequestMiddleware:
             request.headers[b"If-None-Match"] = plan.etag.encode("latin-1")
         if plan.last_modified is not None:
             request.headers[b"If-Modified-Since"] = plan.last_modified.encode("latin-1")
-        request.meta[meta._SENT] = _Sent(request.url, plan.etag, plan.last_modified, plan.keys, plan.size)
+        request.meta[meta._SENT] = _Sent(request.url, plan.etag, plan.last_modified, plan.keys, plan.size,
+                                         rows[0].links)
         self.stats.inc("sent")
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
@@ -200,7 +207,7 @@ class ConditionalRequestMiddleware:
         self.stats.inc("not_modified")
         self.stats.inc("bytes_saved", sent.size)
         return await answer_not_modified(self.crawler, self.runtime, request, response,
-                                         NotModified(url=sent.url, keys=sent.keys))
+                                         NotModified(url=sent.url, keys=sent.keys, links=sent.links))
 
 
 def response_origin(response: Response, stats: Stats) -> HttpValidators | None:
@@ -213,9 +220,11 @@ def response_origin(response: Response, stats: Stats) -> HttpValidators | None:
     if refused:
         stats.inc("validator_refused", len(refused))
         logger.debug("changewatch: validators of %s not kept: %s", response.url, ", ".join(refused))
+    links = response.meta.get(meta._LINKS)  # a link-mode site page's, once its callback found them
     return HttpValidators(url=response.url, key="", etag=etag, last_modified=last_modified,
                           size=int(response.meta.get(meta._WIRE_SIZE, len(response.body))),
-                          spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS))
+                          spec=response.meta.get(meta.SPEC), render=response.meta.get(meta._RENDER_DEPS),
+                          links=links if isinstance(links, str) else None)
 
 
 class ConditionalSpiderMiddleware:
@@ -259,6 +268,9 @@ class ConditionalSpiderMiddleware:
     def _seen(self, origin: HttpValidators | None, item: Any, keys: set[str], response: Response) -> None:
         if origin is None or isinstance(item, Request):
             return
+        links = response.meta.get(meta._LINKS)
+        if isinstance(links, str):  # a link-mode site page's links, found by its callback
+            origin = dataclasses.replace(origin, links=links)
         # the response too when its body may be kept as evidence (the pipeline decides)
         self.origins.register(item, origin, response if self.runtime.config.evidence_enabled else None)
         if isinstance(item, dict):  # the watch spider's observations: no adapter needed

@@ -56,6 +56,8 @@ class NotModified:
     url: str
     keys: tuple[str, ...]
     states: dict[str, KnownState] = field(default_factory=dict)
+    #: a link-mode site page's links, as kept with its validators (None: not kept)
+    links: str | None = None
 
 
 def not_modified_callback(response: Response, **_cb_kwargs: Any) -> Iterator[Observation]:

@@ -134,7 +134,8 @@ class RenderMiddleware:
                              len(decided.deps.deps))
                 response = Response(request.url, status=304, request=request, flags=["render-avoided"])
                 return await answer_not_modified(self.crawler, self.runtime, request, response,
-                                                 NotModified(url=request.url, keys=decided.keys))
+                                                 NotModified(url=request.url, keys=decided.keys,
+                                                             links=rows[0].links if rows else None))
             logger.debug("changewatch: %s is rendered: %s", request.url, changed)
             why = "changed"
         self.stats.inc(_WHY_STATS[why or "unknown"])

@@ -90,7 +90,8 @@ class Calibration:
         """After the normal load of *obs*'s key: its calibration loads, once per key and crawl,
         one after the other (each is made once the one before it was learned from: in the order
         they were served, and never two writers of one key)."""
-        if (not self.loads or request is None or obs.error or obs.key in self.scheduled
+        # a site watch's page set is no page: its pages are calibrated, each as its own key
+        if (not self.loads or request is None or obs.error or obs.key in self.scheduled or obs.options.get("site_pages")
                 or not isinstance(self.runtime.runner.store, SnapshotStore) or self.crawler.engine is None):
             return
         self.scheduled.add(obs.key)

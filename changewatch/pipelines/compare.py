@@ -73,6 +73,9 @@ class ChangewatchPipeline:
         #: dropped as older than the stored one (a page was observed: another process had a newer one)
         self.unobserved = 0
         self.stale = 0
+        #: site watches' page sets read this run: a sitemap read is no page observed (their failed
+        #: discoveries count as failed watches, in unobserved)
+        self.page_sets = 0
         #: None when summaries are off: nothing of them on the way of an item then
         self.summaries = CrawlSummaries.from_crawler(crawler, runtime)
         #: -a calibrate=N and -a forget=KEY (read when the spider opens)
@@ -266,6 +269,8 @@ class ChangewatchPipeline:
             logger.warning("changewatch %s %s: %s", self.runtime.spider, obs.key, outcome.error)
         elif outcome.kind is Kind.ERROR:
             self.unobserved += 1
+        elif obs.options.get("site_pages"):
+            self.page_sets += 1
         for event, count in judged.counters.items():
             component, _, name = event.partition("/")
             Stats(self.crawler, component).inc(name, count)
@@ -282,9 +287,11 @@ class ChangewatchPipeline:
         """A crawl that finished with watches due and not one page observed (every one ended in
         an error record: refused, unreachable, an error status, a timeout, a block page, a page
         that could not be judged; no page judged, no 304) is a failure cron and Scrapyd must
-        see: one ERROR line, and exit status 1. Each watch's own error record has been exported
-        and notified as usual; a crawl stopped early (a SIGTERM, CLOSESPIDER_*) is not judged."""
-        judged = sum(self.kinds.values()) + self.stale
+        see: one ERROR line, and exit status 1. A site watch's discovery that failed is a watch
+        that failed; one that succeeded observed no page (its pages are judged on their own).
+        Each watch's own error record has been exported and notified as usual; a crawl stopped
+        early (a SIGTERM, CLOSESPIDER_*) is not judged."""
+        judged = sum(self.kinds.values()) + self.stale - self.page_sets
         if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged \
                 or os.environ.get("SCRAPY_CHECK"):  # scrapy check: its contracts judge the pages
             return
@@ -328,4 +335,5 @@ def _validators(obs: Observation, origin: HttpValidators | None) -> HttpValidato
     if origin is None:
         return None
     return HttpValidators(url=origin.url, key=obs.key, etag=origin.etag, last_modified=origin.last_modified,
-                          size=origin.size, full_at=obs.observed_at, spec=origin.spec, render=origin.render)
+                          size=origin.size, full_at=obs.observed_at, spec=origin.spec, render=origin.render,
+                          links=origin.links)

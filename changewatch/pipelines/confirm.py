@@ -91,6 +91,8 @@ class Confirmation:
         permanent redirects away from where the key was last seen) is confirmed."""
         if not self.enabled or not (kind.changes_page or moving) or request is None or obs.not_modified:
             return False
+        if obs.options.get("site_pages"):  # a site's page set: its own checks (a loss is fetched again)
+            return False
         request = request.meta.get(meta._ANSWERED, request)
         return not (request.meta.get(meta.CONFIRM) is False or request.meta.get(meta.CALIBRATION)
                     or request.meta.get(meta.CONFIRMATION) or obs.options.get("confirm") is False)

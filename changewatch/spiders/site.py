@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.http import Response
+from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from .. import meta
 from ..core import clock
+from ..core.comparisons import spec_digest
 from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
 from ..core.siteset import (
     REBASELINE,
@@ -145,9 +147,7 @@ class SiteCrawler:
         for url in spec.start:
             run.seen.add(canonical_url(url))
             run.pending += 1
-            page = page_watch(watch, url) if allowed(spec, canonical_url(url)) else None
-            yield Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
-                          meta={**common, _HOPS: 0, meta.WATCH: page})
+            yield self._link_request(run, url, 0)
 
     async def _stored_set(self, key: str) -> tuple[Any, list[str] | None]:
         runtime = self.runtime
@@ -187,10 +187,9 @@ class SiteCrawler:
     def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
         """The page set as an ``entities`` observation of the site watch's key (an error when
         *run* has one: its last good set is kept)."""
-        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed;
-        # a set is not confirmed by a second load: a sudden loss has its own check (_confirm_loss)
+        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed
         options = {"entities_spec": f"site max_pages={run.spec.max_pages}", "site_watch": run.key,
-                   "site_pages": True, "confirm": False, "keep_params": list(run.watch.keep_params),
+                   "site_pages": True, "keep_params": list(run.watch.keep_params),
                    "drop_params": list(run.watch.drop_params)}
         obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
         if run.error is not None or pages is None:
@@ -388,21 +387,34 @@ class SiteCrawler:
     async def link_read(self, response: Response) -> AsyncIterator[Any]:
         if _RUN not in response.meta:  # a page's confirmation (pipelines/confirm.py): its observation only
             if response.meta.get(meta.WATCH) is not None:
+                # its validators replace the first load's: its links go with them (deny is applied
+                # when they are followed)
+                response.meta[meta._LINKS] = "\n".join(page_links(response, ()))
                 for obs in self.spider.parse_watch(response):
                     yield obs
+            return
+        if response.status == 304 and meta.NOT_MODIFIED not in response.meta:
+            # a 304 to a request that carried no validators (link mode lets 304s through): an
+            # error, as HttpErrorMiddleware would have made it
+            failure = Failure(HttpError(response, "Ignoring non-200 response"))  # type: ignore[no-untyped-call]
+            failure.request = response.request  # type: ignore[attr-defined]
+            for item in self.link_failed(failure):
+                yield item
             return
         run: SiteRun = response.meta[_RUN]
         run.pending -= 1
         hops = int(response.meta.get(_HOPS, 0))
         watch: Watch | None = response.meta.get(meta.WATCH)
+        found = self._links_of(run, response, watch is not None)
         if watch is not None:
-            run.watched.add(canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params))
             canonical = canonical_url(response.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
-            for obs in self.spider.parse_watch(response):
+            run.watched.add(canonical)
+            # a 304's unchanged observation is added by the ConditionalSpiderMiddleware
+            for obs in [] if meta.NOT_MODIFIED in response.meta else self.spider.parse_watch(response):
                 if run.previous is not None and canonical not in run.previous:
                     obs.options[REBASELINE] = True  # added to the set: a fresh, silent baseline
                 yield obs
-        links = page_links(response, run.spec.deny) if hops < run.spec.depth else []
+        links = (found or []) if hops < run.spec.depth else []
         if hops == 0:
             run.start_ok = run.start_ok or bool(links) or run.spec.depth == 0
         for url in links:
@@ -411,6 +423,24 @@ class SiteCrawler:
         if run.pending == 0:
             for last in self._link_set(run):
                 yield last
+
+    def _links_of(self, run: SiteRun, response: Response, watched: bool) -> list[str] | None:
+        """The links of a page: found in it, or, for a 304 (or a render not needed), those kept
+        with its validators (None: not kept; what it leads to is unknown this run, and no page of
+        the last good set is removed). A watched page's links are kept with its validators."""
+        notice = response.meta.get(meta.NOT_MODIFIED)
+        if notice is not None:
+            self.stats.inc("links_not_modified")
+            if notice.links is None:
+                run.some_failed = True
+                return None
+            return notice.links.split("\n") if notice.links else []
+        links = page_links(response, run.spec.deny)
+        if watched:  # kept: the links the crawl follows, canonical (its SPEC names the patterns)
+            keep, drop = run.watch.keep_params, run.watch.drop_params
+            kept = (canonical_url(link, keep=keep, drop=drop) for link in links)
+            response.meta[meta._LINKS] = "\n".join(dict.fromkeys(u for u in kept if followed(run.spec, u)))
+        return links
 
     def _follow(self, run: SiteRun, found: str, hops: int) -> Iterator[Request]:
         # patterns are matched against the canonical URL (tracking parameters and fragment gone)
@@ -426,13 +456,32 @@ class SiteCrawler:
             return
         run.seen.add(canonical)
         run.pending += 1
-        page = page_watch(run.watch, url) if watched else None
-        request = Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
-                          meta={_RUN: run, _HOPS: hops, meta.CONDITIONAL: False, meta.SCHEDULE: False,
-                                meta.WATCH: page, meta._ROUND_UNIT: run.key})
-        if page is not None:  # a failure is this page's error
-            request.meta[meta.KEY] = page.key
-        yield request
+        yield self._link_request(run, url, hops)
+
+    def _link_request(self, run: SiteRun, url: str, hops: int) -> Request:
+        """Link mode: the request of *url*, *hops* links from a start URL. A page of the set is
+        its own watch's request (its options, vantage point, rendering; a failure is its error),
+        fetched whatever its schedule says; one of the last good set is conditional, a 304 leading
+        to the links kept with its validators (none kept: a full fetch). A page that only leads
+        to others is fetched in full."""
+        canonical = canonical_url(url, keep=run.watch.keep_params, drop=run.watch.drop_params)
+        site_meta = {_RUN: run, _HOPS: hops, meta.SCHEDULE: False, meta._ROUND_UNIT: run.key}
+        if not allowed(run.spec, canonical):
+            return Request(url, callback=self.link_read, errback=self.link_failed, dont_filter=True,
+                           meta={**site_meta, meta.CONDITIONAL: False, meta.WATCH: None})
+        request = self.spider.watch_request(page_watch(run.watch, url)).replace(
+            callback=self.link_read, errback=self.link_failed)
+        request.meta.update(site_meta)
+        # the links kept are those these patterns follow: other patterns, a full fetch (a new spec)
+        spec = run.spec
+        request.meta[meta.SPEC] = f"{request.meta.get(meta.SPEC)}|links:" + spec_digest(
+            [spec.allow, spec.follow, spec.deny, run.watch.keep_params, run.watch.drop_params])
+        if run.previous is not None and canonical in run.previous:
+            request.meta[meta._LINKS] = True
+            request.meta["handle_httpstatus_list"] = [304]
+        else:  # new to the set: a fresh, silent baseline, never a 304
+            request.meta[meta.CONDITIONAL] = False
+        return request
 
     @reports_refusals
     def link_failed(self, failure: Failure) -> Iterator[Any]:

@@ -166,7 +166,8 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
                      "schedule", "due_at", "due_interval", "listed_at",
                      # -- the previous observation and the age of the content, apart from the snapshot's time
                      "last_observed", "content_since"),
-    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render"),
+    "validators": ("spider", "url", "key", "etag", "last_modified", "size", "full_at", "runs", "spec", "render",
+                   "links"),
     "changes": ("id", "spider", "key", "kind", "observed_at", "record", "delivered_at"),
     # the watcher's own health (store/health.py): the history it is judged by, its open conditions
     "health_history": ("spider", "site", "day", "kind", "count", "distances", "distance_sum", "distance_max"),

@@ -68,7 +68,9 @@ def _watch(defaults: WatchOptionsModel | None, model: WatchModel) -> Watch:
     site = _site_spec(model.site)
     watch = _built(o, site.url, model.key or "", None)
     rules = tuple(PageRule(r.match, tuple(sorted(n for n in r.model_fields_set if n != "match")),
-                           _page_options({**o, **_options(None, r)})) for r in model.rules or ())
+                           _page_options({**o, **_options(None, r)}),
+                           own_text_options(r))
+                  for r in model.rules or ())
     return dataclasses.replace(watch, site=site, rules=rules)
 
 
@@ -156,8 +158,9 @@ def _unknown_fields(watch: Watch) -> str | None:
     return None
 
 
-def own_text_options(model: WatchModel) -> tuple[str, ...]:
-    """The text options (include, ignore) a watch gives itself, not through its defaults."""
+def own_text_options(model: WatchOptionsModel) -> tuple[str, ...]:
+    """The text options (include, ignore) a watch (or a rule) gives itself a value, not through
+    its defaults; a ``null`` gives none (it unsets the option)."""
     return tuple(o for o in ("include", "ignore") if getattr(model, o) is not None)
 
 
@@ -167,8 +170,7 @@ def merged_problems(watch: Watch, own: tuple[str, ...]) -> list[str]:
     :func:`parse_watchlist` and the spider's, watch by watch (:mod:`.spool`)."""
     found = _page_problems(watch, own)
     for n, rule in enumerate(watch.rules):
-        rule_own = tuple(o for o in ("include", "ignore") if o in rule.options)
-        found.extend(f"rules.{n}: {why}" for why in _page_problems(rule.watch, rule_own))
+        found.extend(f"rules.{n}: {why}" for why in _page_problems(rule.watch, rule.text_options))
     return found
 
 

@@ -513,6 +513,16 @@ class CanaryModel(BaseModel):
 # ---- end of canary ----
 
 
+def _unset_to(default: bool) -> Callable[[Any], Any]:
+    # null unsets a true-or-false option: its default (a rule's null undoes the site watch's value)
+    return lambda value: default if value is None else value
+
+
+_FLAG_SCHEMA = WithJsonSchema({"type": ["boolean", "null"]})
+FlagOff = Annotated[StrictBool, BeforeValidator(_unset_to(False)), _FLAG_SCHEMA]
+FlagOn = Annotated[StrictBool, BeforeValidator(_unset_to(True)), _FLAG_SCHEMA]
+
+
 class WatchOptionsModel(BaseModel):
     """Options of a watch; under `defaults`, applied to every watch (a watch's own value wins)."""
 
@@ -522,7 +532,7 @@ class WatchOptionsModel(BaseModel):
         None, description="CSS selector: compare only the text inside the matching elements", examples=["main article"])
     threshold: Annotated[Annotated[StrictInt, Field(ge=0, le=64)], BeforeValidator(_whole)] | None = Field(
         None, description="A text change of at most this many simhash bits (0-64) is noise", examples=[3])
-    sort_lines: StrictBool = Field(False, description="Sort the text's lines before comparing (shuffling lists)")
+    sort_lines: FlagOff = Field(False, description="Sort the text's lines before comparing (shuffling lists)")
     jsonld: JsonLdModel | None = Field(None, description="Fields from JSON-LD or microdata")
     fields: Annotated[dict[Name, Selector], Field(min_length=1)] | None = Field(
         None, description="Fields from CSS or XPath selectors, by name", examples=[{"stock": "p.stock::text"}])
@@ -531,8 +541,8 @@ class WatchOptionsModel(BaseModel):
     drop_params: OptionalStrings = Field(None, description="More query parameters to strip from canonical URLs")
     kinds: Annotated[dict[Name, Kind], Field(min_length=1)] | None = Field(
         None, description="How a field compares, by field name", examples=[{"offers.price": "price"}])
-    conditional: StrictBool = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
-    confirm: StrictBool = Field(True, description="A change is loaded once more and reported only as both loads "
+    conditional: FlagOn = Field(True, description="Re-visits are conditional requests (false: never trust 304s)")
+    confirm: FlagOn = Field(True, description="A change is loaded once more and reported only as both loads "
                                 "show it (false: reported from one load)")
     type: Literal["html", "json", "feed", "text", "pdf", "bytes"] | None = Field(
         None, description="How to read the response (default: from its Content-Type, its first bytes, its URL)")
@@ -731,7 +741,27 @@ WATCH_OPTIONS = frozenset(info.alias or name for name, info in WatchModel.model_
 DEFAULT_OPTIONS = frozenset(info.alias or name for name, info in WatchOptionsModel.model_fields.items())
 
 
+def _page_options_once(schema: dict[str, Any]) -> None:
+    """The page options written once, in ``$defs/WatchOptionsModel``: ``defaults``, a watch and a
+    rule refer to it and add their own members (``unevaluatedProperties`` refuses any other name,
+    as ``additionalProperties`` did where every option was repeated)."""
+    defs = schema["$defs"]
+    options = defs["WatchOptionsModel"]
+    shared = options["properties"]
+    del options["additionalProperties"]  # each user of the options says what else it allows
+    ref = {"$ref": "#/$defs/WatchOptionsModel"}
+    for name in ("RuleModel", "WatchModel"):
+        model = defs[name]
+        inherited = {option: model["properties"].pop(option) for option in shared}
+        assert inherited == shared, f"{name} words a page option otherwise than WatchOptionsModel"
+        del model["additionalProperties"]
+        defs[name] = {**ref, **model, "unevaluatedProperties": False}
+    alternatives = schema["properties"]["defaults"]["anyOf"]
+    alternatives[alternatives.index(ref)] = {**ref, "unevaluatedProperties": False}
+
+
 def watchlist_schema() -> str:
     """The JSON Schema of a watchlist, as shipped in ``changewatch/watchlist.schema.json``."""
     schema = {"$schema": SCHEMA_DIALECT, **WatchlistModel.model_json_schema()}
+    _page_options_once(schema)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

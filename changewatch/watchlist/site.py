@@ -62,6 +62,8 @@ class PageRule:
     options: tuple[str, ...]
     #: the page options with the rule applied (its url and key are empty: :func:`page_watch` sets them)
     watch: Watch
+    #: the text options (include, ignore) the rule sets to a value (a ``null`` unsets, and sets none)
+    text_options: tuple[str, ...] = ()
 
 
 def _any(patterns: Iterable[str], url: str) -> bool:

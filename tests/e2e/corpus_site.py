@@ -6,6 +6,7 @@ changed between runs, and the bad inputs of a site watch can be served instead."
 from __future__ import annotations
 
 import csv
+import hashlib
 import random
 import re
 import secrets
@@ -60,6 +61,9 @@ def _noise() -> str:
             f'<p>Session token={secrets.token_urlsafe(24)}</p></div>')
 
 
+_QUOTES = ["Measure twice and cut once, the carpenter said.", "Fortune favours the prepared mind of a reader.",
+           "Nothing travels faster than the light of a rumour.", "Every river reaches the sea by its own bends."]
+
 _BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
 
 
@@ -78,7 +82,19 @@ class CorpusSite(ServedSite):
         self.overrides: dict[str, tuple[int, str, bytes]] = {}
         #: pages answering 503 (a struggling site), and pages gone (404) though still listed
         self.failing: set[str] = set()
+        #: pages that say something new on every load (a rotating quote: a change no second load confirms)
+        self.rotating: set[str] = set()
+        self.loads = 0
+        #: posts answer with an ETag of their revision (the article and its edit) and a 304 to it
+        self.validators = False
+        #: the posts answered in full (200)
+        self.full: list[str] = []
+        #: path → the post it links to ("See also"); live posts the index leaves out (found only so)
+        self.related: dict[str, str] = {}
+        self.hidden: set[str] = set()
         self.requested: list[str] = []
+        #: path → the request headers it came with, the last time
+        self.headers: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
 
     # -- changes between runs --------------------------------------------------------------------------
@@ -98,9 +114,10 @@ class CorpusSite(ServedSite):
                 f"{rows}</urlset>\n").encode()
 
     def index(self, number: int) -> bytes:
-        chunk = self.live[(number - 1) * PER_PAGE:number * PER_PAGE]
+        listed = [path for path in self.live if path not in self.hidden]
+        chunk = listed[(number - 1) * PER_PAGE:number * PER_PAGE]
         links = "".join(f'<li><a href="{path}?utm_source=index">{path.rsplit("/", 1)[1]}</a></li>' for path in chunk)
-        more = f'<a href="/page/{number + 1}">Older posts</a>' if number * PER_PAGE < len(self.live) else ""
+        more = f'<a href="/page/{number + 1}">Older posts</a>' if number * PER_PAGE < len(listed) else ""
         body = (f"<h1>Posts, page {number}</h1><ul>{links}</ul>{more}"
                 '<p><a href="/tag/news">news</a> <a href="/calendar?month=1">calendar</a></p>')
         return self._html("Posts", body)
@@ -114,6 +131,11 @@ class CorpusSite(ServedSite):
         extra = _noise()
         if path in self.edits:
             extra = f"<p>{self.edits[path]}</p>" + extra
+        if path in self.related:
+            extra = f'<p>See also <a href="{self.related[path]}">this post</a>.</p>' + extra
+        if path in self.rotating:
+            self.loads += 1  # never the same quote twice in a row
+            extra = f"<p>Quote of the moment: {_QUOTES[self.loads % len(_QUOTES)]}</p>" + extra
         # the last <body>: a page may open one in conditional comments first
         at = ([m.end() for m in _BODY_OPEN.finditer(html)] or [0])[-1]
         return (html[:at] + extra + html[at:]).encode("utf-8")
@@ -123,9 +145,20 @@ class CorpusSite(ServedSite):
         return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
                 f"{_noise()}<main>{body}</main></body></html>").encode()
 
-    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    def _post_answer(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes, dict[str, str]]:
+        revision = self.pages[path] + self.edits.get(path, "") + self.related.get(path, "")
+        etag = f'"{hashlib.sha256(revision.encode()).hexdigest()[:16]}"'
+        if self.validators and path not in self.rotating and headers.get("If-None-Match") == etag:
+            return 304, "text/html; charset=utf-8", b"", {"ETag": etag}
+        with self._lock:
+            self.full.append(path)
+        return 200, "text/html; charset=utf-8", self.post(path), {"ETag": etag} if self.validators else {}
+
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes] | tuple[
+            int, str, bytes, dict[str, str]]:
         with self._lock:
             self.requested.append(path)
+            self.headers[path.partition("?")[0]] = headers
         only, _, query = path.partition("?")
         base = f"http://{headers.get('Host', '127.0.0.1')}"
         if only in self.overrides:
@@ -145,5 +178,5 @@ class CorpusSite(ServedSite):
         if only.startswith("/tag/"):
             return 200, "text/html; charset=utf-8", self._html("Tag", "<p>tagged</p>")
         if only in self.pages and only in self.live:
-            return 200, "text/html; charset=utf-8", self.post(only)
+            return self._post_answer(only, headers)
         return 404, "text/html", b"<h1>Not found</h1>"

@@ -71,6 +71,7 @@ def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, remo
     base = site.base
     (pages_set,) = set_records(records, key)
     assert pages_set["kind"] == "entities" and pages_set["site_watch"] == key
+    assert "confirmed" not in pages_set  # the page set is no page: its changes are not loaded again
     assert {r.get("site_watch") for r in page_records(records, key)} <= {key}
     assert urls(pages_set["added"]) == {canonical_url(base + p) for p in added}
     assert urls(pages_set["removed"]) == {canonical_url(base + p) for p in removed}

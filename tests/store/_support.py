@@ -45,8 +45,9 @@ def outcome(kind: Kind, snapshot: bytes | None = None, record: dict[str, Any] | 
 
 
 def with_http(kind: Kind, url: str, etag: str | None, *, not_modified: bool = False, snapshot: bytes | None = None,
-              at: str = T0, render: str | None = None) -> Outcome:
-    http = None if not_modified else HttpValidators(url=url, key="", etag=etag, size=1234, spec="s1", render=render)
+              at: str = T0, render: str | None = None, links: str | None = None) -> Outcome:
+    http = None if not_modified else HttpValidators(url=url, key="", etag=etag, size=1234, spec="s1", render=render,
+                                                    links=links)
     return Outcome(kind, url, at, snapshot=snapshot, http=http, not_modified=not_modified,
                    record={"kind": kind.value} if kind.reported else None)
 

@@ -119,6 +119,23 @@ def test_a_rendered_pages_dependency_set_is_written_with_its_observation(store: 
     assert v.render is None and v.etag == '"b"' and v.runs == 0
 
 
+def test_a_link_mode_pages_links_are_written_with_its_observation(store: Store) -> None:
+    """The links a link-mode site page had live in its validators row: a 304 keeps them (it
+    still leads to them), the next full response replaces them."""
+    links = "https://s.example/a\nhttps://s.example/é?x=1"
+    store.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded(), links=links))
+    [v] = store.validators("spider", URL)
+    assert v.links == links
+    store.commit("spider", "k", 1, with_http(Kind.NONE, URL, None, not_modified=True, at=T1))
+    [v] = store.validators("spider", URL)
+    assert v.links == links and v.runs == 1
+    store.commit("spider", "k", 2, with_http(Kind.NONE, URL, '"b"', at=T2, links=""))  # a page without links
+    [v] = store.validators("spider", URL)
+    assert v.links == "" and v.etag == '"b"'
+    store.commit("spider", "k", 3, with_http(Kind.NONE, URL, '"c"', at=T3))
+    assert [v.links for v in store.validators("spider", URL)] == [None]
+
+
 def test_a_losing_commit_writes_no_dependency_set(new_store: Callable[[], Store]) -> None:
     a, b = new_store(), new_store()
     a.commit("spider", "k", None, with_http(Kind.BASELINE, URL, '"a"', snapshot=encoded(), render="first"))

@@ -57,7 +57,7 @@ def test_a_new_store_is_created_at_the_first_released_schema_and_brought_up(tmp_
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert _columns(path, "observations")[-6:] == ["schedule", "due_at", "due_interval", "listed_at",
                                                    "last_observed", "content_since"]
-    assert _columns(path, "validators")[-1] == "render"
+    assert _columns(path, "validators")[-2:] == ["render", "links"]
     assert _columns(path, "notifications")[-1] == "discarded_at"
 
 
@@ -83,6 +83,28 @@ def test_a_store_before_discards_keeps_its_pending_notifications_through_the_upg
         index = store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'notifications_pending'").fetchone()[0]
         assert "discarded_at IS NULL" in index
         assert store.discard_notifications("dest", T1) == 1 and store.notification_states() == []
+    finally:
+        store.close()
+
+
+def test_a_store_before_kept_links_keeps_its_validators_through_the_upgrade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema 103 keeps a link-mode site page's links with its validators: a store of 102 is
+    upgraded with its validators as they were, and no links (the page's next fetch is full)."""
+    path = tmp_path / "state.db"
+    with monkeypatch.context() as first:
+        first.setattr("changewatch.store.sqlite.schema.MIGRATIONS", MIGRATIONS[:2])
+        SQLiteStore(path).open()
+    with sqlite3.connect(path) as db:  # a row as that schema's code wrote it
+        db.execute("INSERT INTO validators (spider, url, key, etag, size, runs) "
+                   "VALUES ('spider', 'https://s.example/k', 'k', ?, 10, 0)", ('"a"',))
+    assert _meta_version(path) == str(FIRST_SCHEMA + 2) and "links" not in _columns(path, "validators")
+    store = SQLiteStore(path)
+    store.open()
+    try:
+        assert _meta_version(path) == str(SHIPPED)
+        [row] = store.validators("spider", "https://s.example/k")
+        assert (row.etag, row.links) == ('"a"', None)
     finally:
         store.close()
 

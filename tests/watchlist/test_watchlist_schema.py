@@ -58,13 +58,31 @@ def test_the_schema_helps_an_editor() -> None:
     schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
     watch = schema["$defs"]["WatchModel"]
     assert schema["title"] == "changewatch watchlist" and schema["required"] == ["watches"]
-    assert watch["additionalProperties"] is False
+    assert watch["unevaluatedProperties"] is False and watch["$ref"] == "#/$defs/WatchOptionsModel"
     assert [alternative["required"] for alternative in watch["oneOf"]] == [["url"], ["site", "key"]]
     assert all(prop.get("description") for prop in watch["properties"].values())
     assert schema["$defs"]["WatchOptionsModel"]["properties"]["kinds"]["anyOf"][0]["additionalProperties"]["enum"]
     for example in schema["examples"]:
         validator().validate(example)
         parse_watchlist(example)
+
+
+def test_the_page_options_are_written_once_and_other_names_are_refused() -> None:
+    schema = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    options = set(defs["WatchOptionsModel"]["properties"])
+    assert {"region", "jsonld", "render", "notify", "every"} <= options
+    for name in ("WatchModel", "RuleModel"):
+        assert not options & set(defs[name]["properties"]), name  # referred to, not repeated
+    assert set(defs["RuleModel"]["properties"]) == {"match"}
+    site = {"key": "s", "site": {"start": "https://a.example/"}}
+    for document in ({"watches": [{"url": "https://a.example/", "regoin": "main"}]},
+                     {"defaults": {"url": "https://a.example/"}, "watches": [{"url": "https://a.example/"}]},
+                     {"watches": [{**site, "rules": [{"match": "/a/", "key": "k"}]}]},
+                     {"watches": [{**site, "rules": [{"region": "main"}]}]}):
+        assert list(validator().iter_errors(document)), document
+    validator().validate({"defaults": {"threshold": 3}, "watches": [{**site, "region": "main", "rules": [
+        {"match": "/a/", "region": None, "jsonld": {"type": "Product", "fields": ["name"]}}]}]})
 
 
 def _documented() -> list[tuple[str, Any]]:

@@ -172,6 +172,36 @@ def test_rules_are_checked_with_the_options_they_merge_with() -> None:
                                                                             "when": "price < 3"}}]}]})
 
 
+@pytest.mark.parametrize("is_json", [False, True])
+def test_a_rule_that_unsets_a_text_option_on_jsonld_pages_is_accepted(is_json: bool) -> None:
+    # null unsets: include and ignore set to null on pages compared by jsonld give them nothing
+    document = {"watches": [{"key": "shop", "site": {"sitemap": "https://shop.example/sitemap.xml"},
+                             "jsonld": {"type": "Product", "fields": ["offers.price"]},
+                             "confirm": False, "conditional": False, "sort_lines": True,
+                             "rules": [{"match": "/p/", "include": None, "ignore": None, "confirm": None,
+                                        "conditional": None, "sort_lines": None},
+                                       {"match": "/blog/", "jsonld": None, "include": ["title"]},
+                                       {"match": ".", "region": None, "fields": None, "every": None,
+                                        "notify": None, "render": None, "type": None, "kinds": None}]}]}
+    assert not [e.message for e in validator().iter_errors(document)]
+    text = json.dumps(document) if is_json else yaml.safe_dump(document)
+    for shop in (parse_watchlist_text(text, "w", is_json=is_json)[0],
+                 next(iter(spool_watchlist(text, "w", is_json=is_json)))):
+        product = page_watch(shop, "https://shop.example/p/1")
+        assert product.jsonld is not None and product.include == () and not product.compares_text
+        # true-or-false options unset: their defaults, not the site watch's values
+        assert (product.confirm, product.conditional, product.sort_lines) == (True, True, False)
+        assert (shop.confirm, shop.conditional, shop.sort_lines) == (False, False, True)
+        post = page_watch(shop, "https://shop.example/blog/a")
+        assert post.jsonld is None and post.include == ("title",)
+        other = page_watch(shop, "https://shop.example/x")
+        assert other.jsonld is not None and other.render is None and other.every is None
+    # a value is still refused where the page is not a text page
+    document["watches"][0]["rules"][0]["include"] = ["title"]
+    with pytest.raises(WatchlistError, match=r"rules\.0: include applies to text watches"):
+        parse_watchlist(document)
+
+
 def test_good_site_watches_are_accepted_by_the_crawl_and_the_schema() -> None:
     document = yaml.safe_load(SITE_WATCHLIST)
     document["watches"] += [

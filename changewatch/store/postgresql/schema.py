@@ -130,6 +130,8 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     "ALTER TABLE {s}.notifications ADD COLUMN discarded_at text; DROP INDEX {s}.notifications_pending; "
     "CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) "
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
+    # 102 → 103: a link-mode site page's links, kept with its validators: a 304 still leads to them
+    "ALTER TABLE {s}.validators ADD COLUMN links text",
 ]
 
 

@@ -361,11 +361,11 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
 
     def validators(self, spider: str, url: str) -> list[HttpValidators]:
         rows = self._retrying("read validators", lambda cur, _: cur.execute(
-            "SELECT url, key, etag, last_modified, size, full_at, runs, spec, render "
+            "SELECT url, key, etag, last_modified, size, full_at, runs, spec, render, links "
             f"FROM {self._quoted}.validators WHERE spider = %s AND url = %s "
             'ORDER BY key COLLATE "C"', (spider, url)).fetchall(), statement=True)
         return [HttpValidators(url=r[0], key=r[1], etag=r[2], last_modified=r[3], size=r[4], full_at=r[5],
-                               runs=r[6], spec=r[7], render=r[8]) for r in rows]
+                               runs=r[6], spec=r[7], render=r[8], links=r[9]) for r in rows]
 
     def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
         def work(cur: Any, _: Attempt) -> int:
@@ -450,12 +450,12 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
         # written in place (both see the same snapshot, and touch different rows).
         cur.execute(f"WITH moved AS (DELETE FROM {self._quoted}.validators WHERE spider = %s AND key = %s "
                     f"AND url <> %s) INSERT INTO {self._quoted}.validators (spider, url, key, etag, last_modified, "
-                    "size, full_at, runs, spec, render) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "size, full_at, runs, spec, render, links) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                     "ON CONFLICT (spider, url, key) DO UPDATE SET etag = excluded.etag, "
                     "last_modified = excluded.last_modified, size = excluded.size, full_at = excluded.full_at, "
-                    "runs = excluded.runs, spec = excluded.spec, render = excluded.render",
+                    "runs = excluded.runs, spec = excluded.spec, render = excluded.render, links = excluded.links",
                     (spider, key, v.url, spider, v.url, key, v.etag, v.last_modified, v.size,
-                     v.full_at or observed_at, v.runs, v.spec, v.render))
+                     v.full_at or observed_at, v.runs, v.spec, v.render, v.links))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         self._retrying("forget validators", lambda cur, _: cur.execute(

@@ -147,6 +147,8 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "ALTER TABLE notifications ADD COLUMN discarded_at TEXT; DROP INDEX notifications_pending; "
     "CREATE INDEX notifications_pending ON notifications (destination, change_id) "
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
+    # 102 → 103: a link-mode site page's links, kept with its validators: a 304 still leads to them
+    "ALTER TABLE validators ADD COLUMN links TEXT",
 ]
 
 

@@ -54,9 +54,10 @@ _STATE = ("SELECT o.*, s.snapshot AS kept FROM observations o LEFT JOIN snapshot
           "ON s.spider = o.spider AND s.key = o.key WHERE o.spider=? AND o.key=?")
 #: a key's validators for one URL, written in place when the row is there
 _WRITE_VALIDATORS = ("INSERT INTO validators (spider, url, key, etag, last_modified, size, full_at, runs, spec, "
-                     "render) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (spider, url, key) DO UPDATE SET "
+                     "render, links) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (spider, url, key) DO UPDATE SET "
                      "etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size, "
-                     "full_at = excluded.full_at, runs = excluded.runs, spec = excluded.spec, render = excluded.render")
+                     "full_at = excluded.full_at, runs = excluded.runs, spec = excluded.spec, "
+                     "render = excluded.render, links = excluded.links")
 _KEEP_SNAPSHOT = ("INSERT INTO snapshots (spider, key, snapshot) VALUES (?,?,?) "
                   "ON CONFLICT (spider, key) DO UPDATE SET snapshot = excluded.snapshot")
 
@@ -237,7 +238,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             rows = db.execute("SELECT * FROM validators WHERE spider=? AND url=? ORDER BY key", (spider, url))
             return [HttpValidators(url=r["url"], key=r["key"], etag=r["etag"], last_modified=r["last_modified"],
                                    size=r["size"], full_at=r["full_at"], runs=r["runs"], spec=r["spec"],
-                                   render=r["render"])
+                                   render=r["render"], links=r["links"])
                     for r in rows.fetchall()]
 
     def replace_snapshot(self, spider: str, key: str, expected_version: int, snapshot: bytes) -> int:
@@ -322,7 +323,7 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
         db.execute("DELETE FROM validators INDEXED BY validators_by_key WHERE spider=? AND key=? AND url<>?",
                    (spider, key, v.url))
         db.execute(_WRITE_VALIDATORS, (spider, v.url, key, v.etag, v.last_modified, v.size, v.full_at or observed_at,
-                                       v.runs, v.spec, v.render))
+                                       v.runs, v.spec, v.render, v.links))
 
     def forget_validators(self, spider: str, url: str, keep: Sequence[str]) -> None:
         kept = list(keep)
