@@ -57,7 +57,8 @@ class LoggedSite(CorpusSite):
         self.unseen_by_reader: dict[str, str] = {}
         self.reader = ""  # the User-Agent of the process that last asked for the sitemap
 
-    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    def respond_to(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes] | tuple[
+            int, str, bytes, dict[str, str]]:
         agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
         self.by[path.split("?")[0]].append(agent)
         if self.on_request is not None:
@@ -67,12 +68,14 @@ class LoggedSite(CorpusSite):
         if path.startswith("/sitemap.xml"):
             self.reader = agent
             time.sleep(self.sitemap_delay)
-        status, ctype, body = super().respond_to(path, headers)
+        answer = super().respond_to(path, headers)
+        status, ctype, body = answer[:3]
         sentence = self.unseen_by_reader.get(path.split("?")[0])
         if sentence is not None and agent != self.reader and status == 200:
             at = ([m.end() for m in re.finditer(rb"<body\b[^>]*>", body, flags=re.IGNORECASE)] or [0])[-1]
             body = body[:at] + f"<p>{sentence}</p>".encode() + body[at:]
-        return status, ctype, body
+            return status, ctype, body  # another body: not the one its ETag names
+        return answer
 
     def take(self) -> dict[str, list[str]]:
         by, self.by = self.by, defaultdict(list)
