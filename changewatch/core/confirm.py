@@ -23,6 +23,7 @@ between the two loads is reported by the next run, late but not lost).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -35,7 +36,8 @@ from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
 from .diff import line_diff
 from .documents import read_document
-from .learned import Learned, between_loads, judge
+from .learned import Learned, between_loads, changed_lines, judge
+from .learned_state import replaced
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
@@ -207,11 +209,16 @@ def _taught(verdict: Verdict, loads: Loads) -> Verdict:
     the judgement is the stored model's; what the two loads teach is for the next ones."""
     one, two = loads.first.part(_CONTENT), loads.second.part(_CONTENT)
     keep = verdict.keep if verdict.keep is not None else loads.old
-    part = keep.part(_CONTENT)
-    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)) \
-            or one.raw_hash == two.raw_hash or one.text == two.text:
+    part, before = keep.part(_CONTENT), loads.old.part(_CONTENT)
+    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)):
         return verdict
-    learned = between_loads(part.learned, one.text, two.text)
+    learned = part.learned
+    if isinstance(before, ContentPart) and before.text != part.text:
+        learned = changed_lines(learned, before.text, part.text)  # a flip back is known from the first change
+    if one.raw_hash != two.raw_hash and one.text != two.text:
+        learned = between_loads(learned, one.text, two.text)
+    if learned is part.learned:
+        return verdict
     verdict.keep = Snapshot({**keep.parts, _CONTENT: part.with_learned(learned)}, keep.foreign)
     return verdict
 
@@ -219,6 +226,8 @@ def _taught(verdict: Verdict, loads: Loads) -> Verdict:
 def _content(old: ContentPart, first: ContentPart, second: ContentPart, members: Mapping[str, Any],
              learned: Learned | None, context: CompareContext) -> dict[str, Any] | None:
     """The members of the text's change that both loads show (None: none)."""
+    if first.text != second.text:
+        learned = _pair_slots(learned, first.text, second.text)
     before = judge(old.text, second.text, learned).shown_from if learned is not None else old.text
     check = confirmed_text(before, first.text, second.text)
     if not check.confirmed:
@@ -229,6 +238,14 @@ def _content(old: ContentPart, first: ContentPart, second: ContentPart, members:
     diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
                                       max_lines=options.max_lines, max_chars=options.max_chars))
     return {**members, "diff": diff}
+
+
+def _pair_slots(learned: Learned | None, first: str, second: str) -> Learned:
+    """*learned* with where the two loads differ as slots, for judging this candidate: what
+    varies between two loads seconds apart is no change, whatever the baseline held there."""
+    taught = between_loads(learned, first, second)
+    return replaced(taught, slots=tuple(dataclasses.replace(slot, stayed="", was=()) if slot.provisional else slot
+                                        for slot in taught.slots))
 
 
 #: each comparison's members that a confirmation narrows to what both loads show

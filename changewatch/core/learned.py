@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .learned_edit import forget_slot, learn_noise, numbered, without
+from .learned_flips import held_slot, noted, returns
 from .learned_state import (
     MAX_CANDIDATES,
     MAX_LINES,
@@ -66,8 +67,8 @@ from .slots import (
 )
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
-           "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
-           "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
+           "Slot", "between_loads", "changed_lines", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise",
+           "noisiness", "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,8 @@ class _Slotted:
     slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
     held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
     owners: dict[int, int] = field(default_factory=dict)  # covered positions: the slot's index
+    #: positions in *lines* of provisional slots that stayed put (a change, reported now: never held again)
+    stayed: set[int] = field(default_factory=set)
 
 
 def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
@@ -237,7 +240,8 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         if slot.provisional:
             if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
                 kept[loc.index] = None
-                _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                start = _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                out.stayed.update(range(start - 1, len(out.lines) + 1))  # with its anchors: a hunk may take them
                 continue
             slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
         mark = len(out.lines)
@@ -338,20 +342,22 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
     base, found = _aligned(old, osig, new, nsig, learned)
+    split = [None if hunk.covered(learned) else _split(hunk, learned) for hunk in found]
+    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
+    held, after = _flipped_back(base, found, split, new, nsig, after)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
-    for hunk in found:
-        if hunk.covered(learned):
+    for i, (hunk, parts) in enumerate(zip(found, split, strict=True)):
+        if parts is None or i in held:
             ignored.append(hunk)
             shown.append(hunk.added)  # as if it had happened: its lines are the new text's
             continue
-        quiet, rest = _split(hunk, learned)
+        quiet, rest = parts
         if quiet is not None:
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
     prints = (fingerprint(base.lines, after, base.covered),
               fingerprint(new, after, base.held))
     known = bool(remaining) and prints[1] in learned.variants
@@ -363,6 +369,49 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
     return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy)
+
+
+def _flipped_back(base: _Slotted, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],
+                  new: Sequence[str], nsig: Sequence[str], learned: Learned) -> tuple[set[int], Learned]:
+    """The hunks (indexes in *found*) of each run of changed lines that flips back to what the key
+    showed before (:mod:`.learned_flips`): held as provisional slots, not reported; and *learned*
+    with those slots and every changed line noted."""
+    changed = [i for i, parts in enumerate(split) if parts is not None]
+    if not changed:
+        return set(), learned
+    runs: list[list[int]] = []
+    for i in changed:
+        if runs and found[i].start - found[runs[-1][-1]].end <= MERGE_GAP:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    held: set[int] = set()
+    taught: list[Slot] = []
+    removed = [line for i in changed for line in split[i][1].removed]  # type: ignore[index]
+    added = [line for i in changed for line in split[i][1].added]  # type: ignore[index]
+    sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    for run in runs:
+        gone = [line for i in run for line in split[i][1].removed]  # type: ignore[index]
+        come = [line for i in run for line in split[i][1].added]  # type: ignore[index]
+        if not returns(gone, come, learned.flips) or any(
+                i in base.stayed for h in run for i in range(found[h].start, max(found[h].end, found[h].start + 1))):
+            continue
+        slot = held_slot(base.lines, sigs, found[run[0]].start, found[run[-1]].end, base.covered, learned.lines,
+                         new, nsig or signatures(new))
+        if slot is not None:
+            held.update(run)
+            taught.append(slot)
+    learned = replaced(learned, flips=noted(learned.flips, removed, added))
+    return held, learned.with_slots(taught)
+
+
+def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Learned:
+    """*learned* with the lines a change *old_text* → *new_text* removed and added noted, so that
+    a place flipping back is known (:mod:`.learned_flips`) from a key's first reported change."""
+    learned = learned or Learned()
+    found = hunks(old_text.split("\n"), new_text.split("\n"))
+    return replaced(learned, flips=noted(learned.flips, [line for h in found for line in h.removed],
+                                         [line for h in found for line in h.added]))
 
 
 def _groups(found: Sequence[Hunk]) -> list[tuple[int, int]]:

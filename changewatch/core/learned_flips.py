@@ -1,0 +1,77 @@
+"""A place of a key's text that flips back: its lines return to what the key has shown before.
+
+Two-state furniture (an A/B teaser with two variants, a newsletter block present on some loads)
+varies between runs, yet both loads of one run often show it alike, so a confirmation lets its
+first flip through. What tells it apart is history: every changed observation notes each line it
+removed and added (by the line's hash, numbers kept: "Price: 89" and "Price: 79" are two lines).
+A run of changed lines whose added lines were all removed before and whose removed lines were all
+added before flips *back* (A→B→A).
+
+A flip back is held, not reported: the place is learned as a provisional slot (core/slots.py)
+holding what the flip showed. Judged again, a slot holding something else (B again, a third
+text) varies: it is a slot from then on, and the flips after are quiet. One still holding what
+the flip back showed stayed put: that was an edit reverted (a price back to 89, a deadline moved
+back), and it is reported then, from the text before the revert (late by one run, not lost).
+Nothing here imports Scrapy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from .learned_state import MAX_FLIPS
+from .slots import MAX_KEPT_LINES, Slot, content_hash, locate_all, slot_between
+
+__all__ = ["ADDED", "REMOVED", "held_slot", "noted", "returns"]
+
+REMOVED, ADDED = 1, 2
+
+
+def _key(line: str) -> str:
+    return content_hash((line,))
+
+
+def returns(removed: Sequence[str], added: Sequence[str], flips: Mapping[str, int]) -> bool:
+    """Whether lines *removed* and *added* by a change bring back what the key showed before:
+    each added line was removed by an earlier change, each removed line added by one.
+
+    >>> flips = noted({}, ["Subscribe now"], ["Join our readers"])
+    >>> returns(["Join our readers"], ["Subscribe now"], flips), returns(["Join our readers"], ["Buy now"], flips)
+    (True, False)
+    >>> returns([], ["Sign up"], noted({}, ["Sign up"], [])), returns(["Price: 79"], ["Price: 69"], flips)
+    (True, False)
+    """
+    removed = [line for line in removed if line.strip()]
+    added = [line for line in added if line.strip()]
+    return bool(removed or added) and all(flips.get(_key(line), 0) & REMOVED for line in added) \
+        and all(flips.get(_key(line), 0) & ADDED for line in removed)
+
+
+def noted(flips: Mapping[str, int], removed: Sequence[str], added: Sequence[str]) -> dict[str, int]:
+    """*flips* with a change's lines noted (the latest kept, within :data:`MAX_FLIPS`)."""
+    out = dict(flips)
+    for lines, bit in ((removed, REMOVED), (added, ADDED)):
+        for line in lines:
+            if line.strip():
+                key = _key(line)
+                out[key] = out.pop(key, 0) | bit
+    while len(out) > MAX_FLIPS:
+        out.pop(next(iter(out)))
+    return out
+
+
+def held_slot(lines: Sequence[str], sigs: Sequence[str], start: int, end: int, covered: set[int],
+              volatile: frozenset[str], new: Sequence[str], nsig: Sequence[str]) -> Slot | None:
+    """The provisional slot holding ``lines[start:end]``, changed into what *new* holds there: it
+    keeps the old lines and the hash of the new ones (None: its anchors are not in both texts)."""
+    slot = slot_between(lines, sigs, start, end, covered, volatile)
+    there, here = locate_all([slot], nsig), locate_all([slot], sigs)
+    if not there or not here:
+        return None
+    now, was = new[there[0].start:there[0].end], lines[here[0].start:here[0].end]
+    if content_hash(now) == content_hash(was):
+        return None
+    sizes = sum(1 for line in now if line.strip()), sum(1 for line in was if line.strip())
+    return dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES]),
+                               most=max(sizes), least=min(sizes))
