@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .learned_edit import forget_slot, learn_noise, numbered, without
-from .learned_flips import held_slot, noted, returns
+from .learned_flips import Changed, Slotted, held_back, noted
 from .learned_state import (
     MAX_CANDIDATES,
     MAX_LINES,
@@ -376,33 +376,16 @@ def _flipped_back(base: _Slotted, found: Sequence[Hunk], split: Sequence[tuple[H
     """The hunks (indexes in *found*) of each run of changed lines that flips back to what the key
     showed before (:mod:`.learned_flips`): held as provisional slots, not reported; and *learned*
     with those slots and every changed line noted."""
-    changed = [i for i, parts in enumerate(split) if parts is not None]
-    if not changed:
+    changes = [Changed(i, found[i].start, found[i].end, parts[1].removed, parts[1].added)
+               for i, parts in enumerate(split) if parts is not None]
+    if not changes:
         return set(), learned
-    runs: list[list[int]] = []
-    for i in changed:
-        if runs and found[i].start - found[runs[-1][-1]].end <= MERGE_GAP:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    held: set[int] = set()
-    taught: list[Slot] = []
-    removed = [line for i in changed for line in split[i][1].removed]  # type: ignore[index]
-    added = [line for i in changed for line in split[i][1].added]  # type: ignore[index]
     sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
-    for run in runs:
-        gone = [line for i in run for line in split[i][1].removed]  # type: ignore[index]
-        come = [line for i in run for line in split[i][1].added]  # type: ignore[index]
-        if not returns(gone, come, learned.flips) or any(
-                i in base.stayed for h in run for i in range(found[h].start, max(found[h].end, found[h].start + 1))):
-            continue
-        slot = held_slot(base.lines, sigs, found[run[0]].start, found[run[-1]].end, base.covered, learned.lines,
-                         new, nsig or signatures(new))
-        if slot is not None:
-            held.update(run)
-            taught.append(slot)
-    learned = replaced(learned, flips=noted(learned.flips, removed, added))
-    return held, learned.with_slots(taught)
+    text = Slotted(base.lines, sigs, base.covered, base.stayed)
+    held, taught = held_back(text, changes, learned.flips, learned.lines, new, nsig or signatures(new))
+    flips = noted(learned.flips, [line for c in changes for line in c.removed],
+                  [line for c in changes for line in c.added])
+    return held, replaced(learned, flips=flips).with_slots(taught)
 
 
 def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Learned:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from .learned_state import MAX_FLIPS
+from .learned_state import MAX_FLIPS, MERGE_GAP
 from .slots import MAX_KEPT_LINES, Slot, content_hash, locate_all, slot_between
 
-__all__ = ["ADDED", "REMOVED", "held_slot", "noted", "returns"]
+__all__ = ["ADDED", "REMOVED", "Changed", "Slotted", "held_back", "held_slot", "noted", "returns"]
 
 REMOVED, ADDED = 1, 2
 
@@ -75,3 +76,50 @@ def held_slot(lines: Sequence[str], sigs: Sequence[str], start: int, end: int, c
     sizes = sum(1 for line in now if line.strip()), sum(1 for line in was if line.strip())
     return dataclasses.replace(slot, stayed=content_hash(now), was=tuple(was[:MAX_KEPT_LINES]),
                                most=max(sizes), least=min(sizes))
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """A hunk of a change that is not ignored: its index, where it stands in the old text (slotted),
+    and the lines it removes and adds."""
+
+    index: int
+    start: int
+    end: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted:
+    """The old text as the slots put it: its lines, their signatures, the positions slots hold,
+    and those of provisional slots that stayed put (reported now: never held again)."""
+
+    lines: Sequence[str]
+    sigs: Sequence[str]
+    covered: set[int]
+    stayed: set[int]
+
+
+def held_back(text: Slotted, changes: Sequence[Changed], flips: Mapping[str, int], volatile: frozenset[str],
+              new: Sequence[str], nsig: Sequence[str]) -> tuple[set[int], list[Slot]]:
+    """The hunks (their indexes) of each run of *changes* (hunks :data:`MERGE_GAP` lines apart are
+    one) that flips back, and the provisional slots that hold them."""
+    runs: list[list[Changed]] = []
+    for change in changes:
+        if runs and change.start - runs[-1][-1].end <= MERGE_GAP:
+            runs[-1].append(change)
+        else:
+            runs.append([change])
+    held: set[int] = set()
+    taught: list[Slot] = []
+    for run in runs:
+        where = {i for c in run for i in range(c.start, max(c.end, c.start + 1))}
+        if where & text.stayed or not returns([line for c in run for line in c.removed],
+                                              [line for c in run for line in c.added], flips):
+            continue
+        slot = held_slot(text.lines, text.sigs, run[0].start, run[-1].end, text.covered, volatile, new, nsig)
+        if slot is not None:
+            held.update(c.index for c in run)
+            taught.append(slot)
+    return held, taught
