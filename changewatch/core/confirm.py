@@ -23,7 +23,6 @@ between the two loads is reported by the next run, late but not lost).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections import Counter
@@ -34,10 +33,10 @@ from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
+from .confirm_slots import pair_slots
 from .diff import line_diff
 from .documents import read_document
 from .learned import Learned, between_loads, changed_lines, judge
-from .learned_state import replaced
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
@@ -227,7 +226,7 @@ def _content(old: ContentPart, first: ContentPart, second: ContentPart, members:
              learned: Learned | None, context: CompareContext) -> dict[str, Any] | None:
     """The members of the text's change that both loads show (None: none)."""
     if first.text != second.text:
-        learned = _pair_slots(learned, first.text, second.text)
+        learned = pair_slots(learned, old.text, first.text, second.text)
     before = judge(old.text, second.text, learned).shown_from if learned is not None else old.text
     check = confirmed_text(before, first.text, second.text)
     if not check.confirmed:
@@ -238,14 +237,6 @@ def _content(old: ContentPart, first: ContentPart, second: ContentPart, members:
     diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
                                       max_lines=options.max_lines, max_chars=options.max_chars))
     return {**members, "diff": diff}
-
-
-def _pair_slots(learned: Learned | None, first: str, second: str) -> Learned:
-    """*learned* with where the two loads differ as slots, for judging this candidate: what
-    varies between two loads seconds apart is no change, whatever the baseline held there."""
-    taught = between_loads(learned, first, second)
-    return replaced(taught, slots=tuple(dataclasses.replace(slot, stayed="", was=()) if slot.provisional else slot
-                                        for slot in taught.slots))
 
 
 #: each comparison's members that a confirmation narrows to what both loads show
