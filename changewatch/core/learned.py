@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .learned_edit import forget_slot, learn_noise, numbered, without
-from .learned_flips import Changed, Slotted, held_back, noted
+from .learned_flips import Changed, Slotted, held_back, noted, streak
 from .learned_state import (
     MAX_CANDIDATES,
     MAX_LINES,
@@ -139,6 +139,9 @@ class Learning:
     shown_from: str = ""
     #: nearly every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
+    #: it flipped back (:mod:`.learned_flips`), and its key's flipping streak ``began`` or is ``over``
+    flipped: bool = False
+    flipping: str | None = None
 
     @property
     def ignored_regions(self) -> dict[str, Any]:
@@ -365,10 +368,11 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
         after = _counted(after, remaining, base)
     after = replaced(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new, nsig or None)
+    after, flipping = streak(after, bool(held), learned.changes + 1)
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
-    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy)
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, bool(held), flipping)
 
 
 def _flipped_back(base: _Slotted, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],

@@ -21,10 +21,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .learned_state import MAX_FLIPS, MERGE_GAP
+from .learned_state import FLIPPING_AFTER, FLIPPING_WINDOW, MAX_FLIPS, MERGE_GAP, Learned, replaced
 from .slots import MAX_KEPT_LINES, Slot, content_hash, locate_all, slot_between
 
-__all__ = ["ADDED", "REMOVED", "Changed", "Slotted", "held_back", "held_slot", "noted", "returns"]
+__all__ = ["ADDED", "REMOVED", "Changed", "Slotted", "held_back", "held_slot", "noted", "returns", "streak"]
 
 REMOVED, ADDED = 1, 2
 
@@ -123,3 +123,25 @@ def held_back(text: Slotted, changes: Sequence[Changed], flips: Mapping[str, int
             held.update(c.index for c in run)
             taught.append(slot)
     return held, taught
+
+
+def streak(learned: Learned, flipped: bool, now: int) -> tuple[Learned, str | None]:
+    """*learned* after changed observation *now* (the candidates' clock) that flipped back
+    (*flipped*) or not, and whether its key's flipping streak began (``"began"``) or is over
+    (``"over"``) with it: a key keeps
+    flipping while :data:`FLIPPING_AFTER` of its last :data:`FLIPPING_WINDOW` changed observations
+    flipped back (an A/B test, servers out of step: its text returns to earlier ones again and again).
+
+    >>> learned, said = Learned(), []
+    >>> for n, back in enumerate([True, False, True, True] + [False] * 8):
+    ...     learned, event = streak(learned, back, n)
+    ...     said.append(event)
+    >>> [(n, e) for n, e in enumerate(said) if e]
+    [(3, 'began'), (11, 'over')]
+    """
+    recent = tuple(i for i in learned.flipped if i > now - FLIPPING_WINDOW)
+    if flipped:
+        recent = (*recent, now)[-FLIPPING_AFTER:]
+    holds = len(recent) >= FLIPPING_AFTER if flipped or not learned.flipping else bool(recent)
+    event = "began" if holds and not learned.flipping else "over" if learned.flipping and not holds else None
+    return replaced(learned, flipped=recent, flipping=int(holds)), event

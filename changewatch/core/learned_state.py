@@ -13,7 +13,8 @@ from typing import Any
 
 from .slots import MAX_SLOTS, Slot
 
-__all__ = ["MAX_CANDIDATES", "MAX_FLIPS", "MAX_LINES", "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE",
+__all__ = ["FLIPPING_AFTER", "FLIPPING_WINDOW", "MAX_CANDIDATES", "MAX_FLIPS", "MAX_LINES",
+           "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE",
            "VOLATILE_AFTER", "WINDOW", "Learned", "Sighting", "Span", "replaced", "signature", "signatures",
            "text_hash"]
 
@@ -21,6 +22,9 @@ MAX_LINES = 2000
 MAX_CANDIDATES = 2000
 MAX_VARIANTS = 8
 MAX_FLIPS = 400
+#: a key keeps flipping when FLIPPING_AFTER of its last FLIPPING_WINDOW changed observations flipped back
+FLIPPING_AFTER = 3
+FLIPPING_WINDOW = 8
 VOLATILE_AFTER = 3
 WINDOW = 4
 #: hunks this few equal lines apart are learned as one slot in normal runs (a reshuffled list
@@ -83,6 +87,10 @@ class Learned:
     #: a line's hash (spacing aside, numbers kept) → how changed observations saw it: 1 removed,
     #: 2 added, 3 both (≤ MAX_FLIPS, the latest kept): a place whose lines come back flips
     flips: Mapping[str, int] = field(default_factory=dict)
+    #: the changed observations (their index, the candidates' clock) that flipped back (≤ FLIPPING_AFTER)
+    flipped: tuple[int, ...] = ()
+    #: 1: it keeps flipping (its ``health: flipping:`` condition is open), 0: not
+    flipping: int = 0
 
     @property
     def empty(self) -> bool:
@@ -102,6 +110,8 @@ class Learned:
                 "noisy": self.noisy}
         if self.flips:
             data["flips"] = dict(self.flips)
+        if self.flipped or self.flipping:
+            data["flipped"], data["flipping"] = list(self.flipped), self.flipping
         if self.spans:
             data["spans"] = [[s, e, list(p), last, f, m, n] for s, e, p, last, f, m, n in self.spans]
             data["basis"] = self.basis
@@ -124,7 +134,8 @@ class Learned:
                              for s, e, p, last, f, m, n in data.get("spans") or ()),
                        str(data.get("basis") or ""), tuple(map(str, data.get("variants") or ())),
                        int(data.get("changes") or 0), int(data.get("calibrated") or 0), int(data.get("noisy") or 0),
-                       {str(k): int(v) for k, v in (data.get("flips") or {}).items()})
+                       {str(k): int(v) for k, v in (data.get("flips") or {}).items()},
+                       tuple(int(i) for i in data.get("flipped") or ()), int(data.get("flipping") or 0))
         except (TypeError, ValueError, IndexError, AttributeError):
             return None
 

@@ -20,7 +20,7 @@ from .base import CompareContext, Difference, Status
 if TYPE_CHECKING:
     from .content_part import ContentPart
 
-__all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
+__all__ = ["CALIBRATION", "FLIPPING", "FORGET", "NOISY", "learned_difference"]
 
 #: the observation's option that marks a calibration load (set by the pipeline, never by a user)
 CALIBRATION = "calibration"
@@ -28,6 +28,8 @@ CALIBRATION = "calibration"
 FORGET = "forget"
 #: the member of a noise verdict that asks for a one-time ``noisy:`` error record
 NOISY = "noisy"
+#: the counters ``flipping_began`` and ``flipping_over``: a key's flipping streak (core/learned_flips.py)
+FLIPPING = "flipping"
 
 
 def learned_difference(old: ContentPart, new: ContentPart, difference: Difference,
@@ -51,6 +53,10 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
         return _with_learned(difference, new, learned)
     learning = judge(old.text, new.text, learned)
     counters = dict(difference.counters)
+    if learning.flipped:
+        counters["learned_flipped"] = 1
+    if learning.flipping:
+        counters[f"{FLIPPING}_{learning.flipping}"] = 1  # the pipeline opens or closes a health condition
     if learning.noisy:
         counters["noisy"] = 1
         told = dataclasses.replace(learning.learned, noisy=2)
