@@ -363,7 +363,8 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
     prints = (fingerprint(base.lines, after, base.covered),
               fingerprint(new, after, base.held))
-    known = bool(remaining) and prints[1] in learned.variants
+    # a return that stayed put is an edit reverted: reported, though its text is a recent variant
+    known = bool(remaining) and prints[1] in learned.variants and not base.stayed
     if remaining:
         after = _counted(after, remaining, base)
     after = replaced(after, variants=with_variants(after, *prints))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .learned_state import FLIPPING_AFTER, FLIPPING_WINDOW, MAX_FLIPS, MERGE_GAP, Learned, replaced
 from .slots import MAX_KEPT_LINES, Slot, content_hash, locate_all, slot_between
 
-__all__ = ["ADDED", "REMOVED", "Changed", "Slotted", "held_back", "held_slot", "noted", "returns", "streak"]
+__all__ = ["ADDED", "REMOVED", "Changed", "Slotted", "held_back", "held_slot", "noted", "quiet", "returns", "streak"]
 
 REMOVED, ADDED = 1, 2
 
@@ -128,9 +128,10 @@ def held_back(text: Slotted, changes: Sequence[Changed], flips: Mapping[str, int
 def streak(learned: Learned, flipped: bool, now: int) -> tuple[Learned, str | None]:
     """*learned* after changed observation *now* (the candidates' clock) that flipped back
     (*flipped*) or not, and whether its key's flipping streak began (``"began"``) or is over
-    (``"over"``) with it: a key keeps
-    flipping while :data:`FLIPPING_AFTER` of its last :data:`FLIPPING_WINDOW` changed observations
-    flipped back (an A/B test, servers out of step: its text returns to earlier ones again and again).
+    (``"over"``) with it. A key keeps flipping from the observation that makes
+    :data:`FLIPPING_AFTER` flip backs within its last :data:`FLIPPING_WINDOW` changed observations
+    (an A/B test, servers out of step: its text returns to earlier ones again and again), until
+    :data:`FLIPPING_WINDOW` observations in a row (changed or not: :func:`quiet`) flipped back no more.
 
     >>> learned, said = Learned(), []
     >>> for n, back in enumerate([True, False, True, True] + [False] * 8):
@@ -142,6 +143,20 @@ def streak(learned: Learned, flipped: bool, now: int) -> tuple[Learned, str | No
     recent = tuple(i for i in learned.flipped if i > now - FLIPPING_WINDOW)
     if flipped:
         recent = (*recent, now)[-FLIPPING_AFTER:]
-    holds = len(recent) >= FLIPPING_AFTER if flipped or not learned.flipping else bool(recent)
-    event = "began" if holds and not learned.flipping else "over" if learned.flipping and not holds else None
-    return replaced(learned, flipped=recent, flipping=int(holds)), event
+    if not learned.flipping:
+        if len(recent) >= FLIPPING_AFTER:
+            return replaced(learned, flipped=recent, flipping=1), "began"
+        return replaced(learned, flipped=recent), None
+    if flipped:
+        return replaced(learned, flipped=recent, flipping=1), None
+    return quiet(replaced(learned, flipped=recent))
+
+
+def quiet(learned: Learned) -> tuple[Learned, str | None]:
+    """*learned* after an observation of a key that keeps flipping that did not flip back, and
+    ``"over"`` when it is the :data:`FLIPPING_WINDOW`-th such in a row."""
+    if not learned.flipping:
+        return learned, None
+    if learned.flipping >= FLIPPING_WINDOW:
+        return replaced(learned, flipped=(), flipping=0), "over"
+    return replaced(learned, flipping=learned.flipping + 1), None

@@ -89,7 +89,8 @@ class Learned:
     flips: Mapping[str, int] = field(default_factory=dict)
     #: the changed observations (their index, the candidates' clock) that flipped back (≤ FLIPPING_AFTER)
     flipped: tuple[int, ...] = ()
-    #: 1: it keeps flipping (its ``health: flipping:`` condition is open), 0: not
+    #: 0: not flipping; n: it keeps flipping (its ``health: flipping:`` condition is open), and
+    #: n - 1 observations in a row did not flip back
     flipping: int = 0
 
     @property

@@ -20,6 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
 from ..core import clock
+from ..core.comparisons.noise import FLIPPING
 from ..runtime.services import CrawlServices
 from ..store import StoreError
 from ..store.health import HealthStore, OpenCondition, site_of
@@ -34,8 +35,6 @@ __all__ = ["FLIPPING", "KeyHealth"]
 
 logger = logging.getLogger(__name__)
 
-#: a watch whose text keeps returning to earlier ones (core/learned_flips.py)
-FLIPPING = "flipping"
 
 
 class KeyHealth:

@@ -3,6 +3,7 @@ flip on, and an edit that is reverted is still reported (late by one run, never 
 
 from __future__ import annotations
 
+from changewatch.core.comparisons import load_comparisons
 from changewatch.core.confirm import Loads, judge_loads
 from changewatch.core.learned import Learned, changed_lines, judge
 from changewatch.core.learned_flips import returns
@@ -49,6 +50,7 @@ def test_an_edit_reverted_is_reported_by_the_next_run() -> None:
     # not: the next run still shows 89 (it stayed put): the revert is reported then, from 79
     later = judge(stored, text("Price: 89 EUR"), back.learned)
     assert [(h.removed, h.added) for h in later.remaining] == [(("Price: 79 EUR",), ("Price: 89 EUR",))]
+    assert not later.known_variant  # a text seen before, yet a change: not noise as a recent variant
     assert "Price: 79 EUR" in later.shown_from and not later.learned.provisional
 
 
@@ -92,3 +94,33 @@ def test_a_confirmed_flip_back_is_quiet_in_the_two_loads_judgement() -> None:
     learned = first.keep.part("content").learned  # type: ignore[union-attr]
     back = judge_loads(Loads(snap(B, learned), snap(A), snap(A)), comparisons)
     assert not back.kind.reported, back.members
+
+
+def test_a_key_that_keeps_flipping_begins_a_streak_once_and_ends_it_when_it_stops() -> None:
+    # an A/B test whose servers answer the one text for two runs, then the other: each return is
+    # held, then reported when it stays; the third return within eight changes begins the streak
+    from changewatch.core.comparisons import Kind
+    from changewatch.core.verdict import classify
+
+    comparisons = load_comparisons()
+    stored = _snapshot(comparisons, A)
+    events = []
+    for n, line in enumerate([A, B, B, A, A, B, B, A, A, B, B, *[B] * 9]):
+        page = _snapshot(comparisons, line)
+        verdict = classify(stored, page, comparisons)
+        if verdict.kind.changes_page:  # confirmed by a second load alike
+            verdict = judge_loads(Loads(stored, page, page), comparisons)
+        events += [(n, name) for name in verdict.counters if name.startswith("content/flipping_")]
+        if verdict.keep is not None and verdict.kind is not Kind.ERROR:
+            stored = verdict.keep
+    began = [n for n, name in events if name.endswith("began")]
+    over = [n for n, name in events if name.endswith("over")]
+    assert len(began) == 1 and len(over) == 1 and began[0] < over[0], events
+
+
+def _snapshot(comparisons, line: str):  # type: ignore[no-untyped-def]
+    from changewatch.core.observation import Observation
+    from changewatch.core.verdict import digest
+
+    html = "<p>" + "</p><p>".join(text(line).split("\n")) + "</p>"
+    return digest(Observation("k", "https://flip.test/", html=html), comparisons)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..calibration import calibrate
 from ..diff import line_diff
 from ..learned import Learned, judge
+from ..learned_flips import quiet
 from ..text import charset
 from .base import CompareContext, Difference, Status
 
@@ -50,6 +51,9 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
     if difference.status is not Status.CHANGED:
         if learned.provisional and difference.status is Status.NONE:
             return _settled(old, new, difference, learned, context)
+        learned, event = quiet(learned)
+        if event:
+            difference = dataclasses.replace(difference, counters={**difference.counters, f"{FLIPPING}_{event}": 1})
         return _with_learned(difference, new, learned)
     learning = judge(old.text, new.text, learned)
     counters = dict(difference.counters)
