@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import clock
+
+if TYPE_CHECKING:
+    from .siteset import PageSetDelta
 
 __all__ = ["Observation", "canonical_time", "utc_now"]
 
@@ -69,3 +72,6 @@ class Observation:
     moved_from: str | None = None
     #: a page of a site watch: the site watch's key (its records carry it as ``site_watch``)
     site_watch: str | None = None
+    #: a site watch's page set, judged against its stored rows (``entities``: pages added and
+    #: removed); None for every other observation
+    page_set: PageSetDelta | None = None

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.schedule import DueEntry, epoch
 from .changelog import entry
-from .records import ChangeEvidence, Evidence, KeptVersion
+from .records import ChangeEvidence, Evidence, KeptVersion, PageSetChange
 
 __all__ = ["BODY_WINDOW", "Dialect", "DueTable"]
 
@@ -61,6 +61,9 @@ class Dialect:
     any_array: bool = False  # ``= ANY(array)`` (PostgreSQL) instead of ``IN (…)``
     #: a stored time ``{time}`` moved by ``{seconds}`` (a number), written as the store writes times
     shifted: str = "strftime('%Y-%m-%dT%H:%M:%SZ', {time}, printf('%.3f seconds', {seconds}))"
+    #: after a text column: ordered and compared by code point, as Python orders str (SQLite's
+    #: BINARY is UTF-8 byte order, which is code point order)
+    by_code_point: str = ""
 
     def among(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         if self.any_array:
@@ -148,6 +151,29 @@ class Dialect:
     def _unseen(self) -> str:
         return f"{self.greatest}(coalesce(last_seen, ''), coalesce(listed_at, '')) < {self.mark}"
 
+    # -- site watches' page sets ------------------------------------------------------------------
+
+    def write_pages(self, cur: Any, spider: str, site: str, change: PageSetChange) -> None:
+        """The rows of *site*'s page set that *change* adds and removes (in the caller's transaction)."""
+        m, table = self.mark, self.table("site_pages")
+        if change.added:
+            cur.executemany(f"INSERT INTO {table} (spider, site, url) VALUES ({m}, {m}, {m}) ON CONFLICT DO NOTHING",
+                            [(spider, site, url) for url in change.added])
+        if change.removed:
+            cur.executemany(f"DELETE FROM {table} WHERE spider = {m} AND site = {m} AND url = {m}",
+                            [(spider, site, url) for url in change.removed])
+
+    def site_pages(self, cur: Any, spider: str, site: str, after: str, limit: int) -> list[tuple[str, float | None]]:
+        """Up to *limit* pages of *site*'s set after the URL *after*, in URL order (code points),
+        each with its page key's last fetch (None: never fetched)."""
+        m, url = self.mark, f"p.url{self.by_code_point}"
+        rows = cur.execute(
+            f"SELECT p.url, o.last_seen FROM {self.table('site_pages')} p LEFT JOIN {self.table('observations')} o "
+            f"ON o.spider = p.spider AND o.key = p.site || {m} || p.url "
+            f"WHERE p.spider = {m} AND p.site = {m} AND {url} > {m} ORDER BY {url} LIMIT {m}",
+            ("|", spider, site, after, limit)).fetchall()
+        return [(row[0], epoch(row[1])) for row in rows]
+
     def forget(self, cur: Any, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
         m = self.mark
         keys = [r[0] for r in cur.execute(f"SELECT key FROM {self.table('observations')} WHERE spider = {m} AND "
@@ -161,6 +187,8 @@ class Dialect:
         if forgotten:
             among, args = self.among("key", forgotten)
             cur.execute(f"DELETE FROM {self.table('validators')} WHERE spider = {m} AND {among}", (spider, *args))
+            cur.execute(f"DELETE FROM {self.table('site_pages')} WHERE spider = {m} AND "
+                        f"{self.among('site', forgotten)[0]}", (spider, *args))
             digests = [r[0] for r in cur.execute(f"DELETE FROM {self.table('evidence')} WHERE spider = {m} "
                                                  f"AND {among} RETURNING digest", (spider, *args)).fetchall()]
             self._delete_bodies(cur, spider, digests, bodies_before)

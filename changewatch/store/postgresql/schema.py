@@ -130,6 +130,11 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     "ALTER TABLE {s}.notifications ADD COLUMN discarded_at text; DROP INDEX {s}.notifications_pending; "
     "CREATE INDEX notifications_pending ON {s}.notifications (destination, change_id) "
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
+    # 102 → 103: a site watch's page set, one row a page (the site watch's key, the page's canonical
+    # URL), written in the transaction of the observation that reports it; read in code point order
+    "CREATE TABLE {s}.site_pages (spider text NOT NULL, site text NOT NULL, url text NOT NULL, "
+    "PRIMARY KEY (spider, site, url)); "
+    'CREATE INDEX site_pages_in_order ON {s}.site_pages (spider, site, url COLLATE "C")',
 ]
 
 

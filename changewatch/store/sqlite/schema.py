@@ -147,6 +147,10 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "ALTER TABLE notifications ADD COLUMN discarded_at TEXT; DROP INDEX notifications_pending; "
     "CREATE INDEX notifications_pending ON notifications (destination, change_id) "
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
+    # 102 → 103: a site watch's page set, one row a page (the site watch's key, the page's canonical
+    # URL), written in the transaction of the observation that reports it; it goes with its key
+    "CREATE TABLE site_pages (spider TEXT NOT NULL, site TEXT NOT NULL, url TEXT NOT NULL, "
+    "PRIMARY KEY (spider, site, url)) WITHOUT ROWID",
 ]
 
 
