@@ -114,9 +114,10 @@ def bench(sizes: list[int]) -> int:
                     child = max((kb for _, kb in peaks.values()), default=0)
                     runs.append({"self": result["vmhwm_self"], "child": child, "wall": result["wall"], "ok": ok,
                                  "opened": result["rss_opened"]})
+                    children = ", ".join(f"{label} {kb / 1024:.0f}" for label, kb in sorted(peaks.values()))
                     print(f"{n:>6} pages, crawl {run}: {ok} answers 200 in {result['wall']:.0f} s; peak RSS crawl "
                           f"process {result['vmhwm_self'] / 1024:.0f} MB (at open {result['rss_opened'] / 1024:.0f}),"
-                          f" worker {child / 1024:.0f} MB", flush=True)
+                          f" worker {child / 1024:.0f} MB (children: {children})", flush=True)
                 table[n] = runs
             finally:
                 server.kill()

@@ -67,3 +67,7 @@ _RENDER_OPTIONS = "_changewatch_render_options"
 _RENDER_PREVIOUS = "_changewatch_render_previous"
 #: the dependency set a render found, as stored (RenderDownloadHandler, private)
 _RENDER_DEPS = "_changewatch_render_deps"
+#: the key's due state (a DueEntry; None: never fetched), read by whoever made the request with
+#: what it read of the store: ScheduleMiddleware decides with it and reads no due table for it
+#: (a site watch's pages, read with its page set; private)
+_DUE_ENTRY = "_changewatch_due_entry"

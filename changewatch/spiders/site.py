@@ -26,6 +26,7 @@ from twisted.python.failure import Failure
 
 from .. import meta
 from ..core import clock
+from ..core.schedule import DueEntry
 from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
 from ..core.siteset import REBASELINE, PageSetDelta, bounded, kept_pages, loss_confirmed, page_plan, shrunk
 from ..core.urls import canonical_url
@@ -64,6 +65,8 @@ FRESH = "_changewatch_site_fresh"
 _AT_ONCE = 8
 #: missing pages fetched to confirm a sudden loss
 _LOSS_SAMPLE = 5
+#: a page request's due state not read with the set: the schedule looks it up (private)
+_UNREAD = object()
 
 
 @dataclass(slots=True)
@@ -190,21 +193,24 @@ class SiteCrawler:
         pacer = StartPacer(self.crawler)
         try:
             async for rows in run.stored.batches():
-                for url, _ in rows:
+                for url, entry in rows:
                     await pacer.room()
-                    yield self.page_request(run, url)
+                    yield self.page_request(run, url, entry=entry)
         except StoreError as exc:
             self.runtime.fail(f"the store cannot be read: {exc}")
 
     # -- pages ----------------------------------------------------------------------------------------
 
     def page_request(self, run: SiteRun, url: str, *, fresh: bool = False, due: bool = False,
-                     checked: bool = False) -> Request:
+                     checked: bool = False, entry: DueEntry | object | None = _UNREAD) -> Request:
         """The request of a page of *run*'s set: its own watch (:func:`page_watch`), as the
         watch spider makes any other. *fresh*: added to the set, its first observation is a silent
         baseline, fetched in full; *due*: its lastmod moved, fetched whatever its schedule says;
-        *checked*: its lastmod did not move, fetched to check it."""
+        *checked*: its lastmod did not move, fetched to check it; *entry*: its key's due state, read
+        with the set (the schedule then reads no table for it)."""
         request = self.spider.watch_request(page_watch(run.watch, url))
+        if entry is not _UNREAD:
+            request.meta[meta._DUE_ENTRY] = entry
         if fresh:
             request.meta[meta.CONDITIONAL] = False
             request.meta[FRESH] = True
@@ -242,7 +248,9 @@ class SiteCrawler:
         for i, url in enumerate(read.urls):
             if not read.selected[i]:
                 continue
-            plan = page_plan(url, read.lastmod(i), read.last_seen(i), trusted=run.trusted, turn=run.turn)
+            entry = read.entry(i)
+            plan = page_plan(url, read.lastmod(i), entry.last_seen if entry else None, trusted=run.trusted,
+                             turn=run.turn)
             if plan != "unlisted":
                 self.stats.inc(f"lastmod_{plan}")
             if plan == "skipped":
@@ -250,7 +258,7 @@ class SiteCrawler:
                 continue
             await pacer.room()
             yield self.page_request(run, url, fresh=run.has_set and not read.stored[i], due=plan == "moved",
-                                    checked=plan == "checked")
+                                    checked=plan == "checked", entry=entry)
         await listed.flush()
 
     # -- sitemap mode ---------------------------------------------------------------------------------
@@ -279,8 +287,8 @@ class SiteCrawler:
         yield self.set_observation(run, None)
         try:
             for rows in run.stored.batches_now():
-                for url, _ in rows:
-                    yield self.page_request(run, url)
+                for url, entry in rows:
+                    yield self.page_request(run, url, entry=entry)
         except StoreError as exc:
             self.runtime.fail(f"the store cannot be read: {exc}")
 

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core.schedule import DueEntry
 from ..core.siteset import PageSetDelta, parse_lastmod
 from ..core.urls import canonical_url
 from ..store import PageSetStore, StoreError
@@ -67,13 +68,14 @@ class Listing:
 @dataclass(slots=True)
 class SetRead:
     """A sitemap's listing merged with the stored set: per listed page (by index), whether it is
-    stored, when its page was last fetched, whether it is in the new set; the stored pages no
-    longer listed; how many pages were stored."""
+    stored, its page key's due state (:class:`DueEntry`'s four times, NaN: none), whether it is in
+    the new set; the stored pages no longer listed; how many pages were stored."""
 
     urls: list[str]
     lastmods: array[float]
     stored: bytearray = field(default_factory=bytearray)
-    seen: array[float] = field(default_factory=lambda: array("d"))
+    #: last_seen, due_at, interval, listed_at of each listed page's key
+    due: tuple[array[float], ...] = ()
     selected: bytearray = field(default_factory=bytearray)
     gone: list[str] = field(default_factory=list)
     stored_count: int = 0
@@ -105,9 +107,10 @@ class SetRead:
         dropped = [u for u, s, c in zip(self.urls, self.stored, self.selected, strict=True) if s and not c]
         return PageSetDelta(added=added, removed=self.gone, dropped=dropped, first=first)
 
-    def last_seen(self, i: int) -> float | None:
-        seen = self.seen[i]
-        return None if math.isnan(seen) else seen
+    def entry(self, i: int) -> DueEntry | None:
+        """The due state of page *i*'s key (None: never stored)."""
+        values = [None if math.isnan(column[i]) else column[i] for column in self.due]
+        return None if values == [None] * 4 else DueEntry(*values)
 
     def lastmod(self, i: int) -> float | None:
         lastmod = self.lastmods[i]
@@ -127,13 +130,13 @@ class StoredPages:
                              "changewatch.store.PageSetStore)")
         return store
 
-    async def batches(self, limit: int = BATCH) -> AsyncIterator[list[tuple[str, float | None]]]:
+    async def batches(self, limit: int = BATCH) -> AsyncIterator[list[tuple[str, DueEntry | None]]]:
         store, after = self._store(), ""
         while rows := await self.runtime.runner.call(store.site_pages, self.runtime.spider, self.site, after, limit):
             yield rows
             after = rows[-1][0]
 
-    def batches_now(self, limit: int = BATCH) -> Iterator[list[tuple[str, float | None]]]:
+    def batches_now(self, limit: int = BATCH) -> Iterator[list[tuple[str, DueEntry | None]]]:
         """:meth:`batches` for a synchronous caller (an errback)."""
         store, after = self._store(), ""
         while rows := self.runtime.runner.call_now(store.site_pages, self.runtime.spider, self.site, after, limit):
@@ -152,16 +155,20 @@ class StoredPages:
 
 async def merged(urls: list[str], lastmods: array[float], stored: StoredPages) -> SetRead:
     """*urls* (sorted) merged with the stored set, read in URL order beside them."""
-    read = SetRead(urls, lastmods, stored=bytearray(len(urls)), seen=array("d", [_NONE]) * len(urls))
+    read = SetRead(urls, lastmods, stored=bytearray(len(urls)),
+                   due=tuple(array("d", [_NONE]) * len(urls) for _ in range(4)))
     i, n = 0, len(urls)
     async for rows in stored.batches():
-        for url, seen in rows:
+        for url, entry in rows:
             read.stored_count += 1
             while i < n and urls[i] < url:
                 i += 1
             if i < n and urls[i] == url:
                 read.stored[i] = 1
-                read.seen[i] = _NONE if seen is None else seen
+                if entry is not None:
+                    for column, value in zip(read.due, (entry.last_seen, entry.due_at, entry.interval,
+                                                        entry.listed_at), strict=True):
+                        column[i] = _NONE if value is None else value
             else:
                 read.gone.append(url)
     return read

@@ -322,7 +322,9 @@ class PageSetStore(Protocol):
     transaction of the observation that reports them, and read a batch at a time, so that a crawl
     never holds a large site's stored set whole."""
 
-    def site_pages(self, spider: str, site: str, after: str = "", limit: int = 1000) -> list[tuple[str, float | None]]:
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
         """Up to *limit* pages of the set of site watch *site* whose URL sorts after *after*, in
-        code point order, each with its page key's last fetch (seconds since 1970; None: never)."""
+        code point order, each with its page key's due state (its last fetch, due time, interval,
+        last listing; None: the key was never stored)."""
         ...

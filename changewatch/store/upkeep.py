@@ -40,7 +40,12 @@ class DueTable(Mapping[str, DueEntry]):
         self._rows = {row[0]: row for row in rows}
 
     def __getitem__(self, key: str) -> DueEntry:
-        _, last_seen, due_at, interval, listed_at = tuple(self._rows[key])
+        return self.entry(self._rows[key][1:])
+
+    @staticmethod
+    def entry(row: Sequence[Any]) -> DueEntry:
+        """A due entry of (last_seen, due_at, due_interval, listed_at) as stored."""
+        last_seen, due_at, interval, listed_at = tuple(row)
         return DueEntry(epoch(last_seen), epoch(due_at), None if interval is None else float(interval),
                         epoch(listed_at))
 
@@ -163,16 +168,17 @@ class Dialect:
             cur.executemany(f"DELETE FROM {table} WHERE spider = {m} AND site = {m} AND url = {m}",
                             [(spider, site, url) for url in change.removed])
 
-    def site_pages(self, cur: Any, spider: str, site: str, after: str, limit: int) -> list[tuple[str, float | None]]:
+    def site_pages(self, cur: Any, spider: str, site: str, after: str, limit: int) -> list[tuple[str, DueEntry | None]]:
         """Up to *limit* pages of *site*'s set after the URL *after*, in URL order (code points),
-        each with its page key's last fetch (None: never fetched)."""
+        each with its page key's due state (None: the key was never stored)."""
         m, url = self.mark, f"p.url{self.by_code_point}"
         rows = cur.execute(
-            f"SELECT p.url, o.last_seen FROM {self.table('site_pages')} p LEFT JOIN {self.table('observations')} o "
+            f"SELECT p.url, o.key, o.last_seen, o.due_at, o.due_interval, o.listed_at FROM "
+            f"{self.table('site_pages')} p LEFT JOIN {self.table('observations')} o "
             f"ON o.spider = p.spider AND o.key = p.site || {m} || p.url "
             f"WHERE p.spider = {m} AND p.site = {m} AND {url} > {m} ORDER BY {url} LIMIT {m}",
             ("|", spider, site, after, limit)).fetchall()
-        return [(row[0], epoch(row[1])) for row in rows]
+        return [(row[0], None if row[1] is None else DueTable.entry(row[2:])) for row in rows]
 
     def forget(self, cur: Any, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
         m = self.mark

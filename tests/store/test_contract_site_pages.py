@@ -7,24 +7,34 @@ from __future__ import annotations
 import pytest
 
 from changewatch.core.comparisons import Kind
-from changewatch.core.schedule import epoch
-from changewatch.store import Outcome, PageSetChange, PageSetStore, Store, StoreError, VersionConflict
+from changewatch.core.schedule import Bounds, ScheduleUpdate, epoch
+from changewatch.store import (
+    MaintainedStore,
+    Outcome,
+    PageSetChange,
+    PageSetStore,
+    Store,
+    StoreError,
+    VersionConflict,
+)
 
 from ._support import T0, T1, T2
 
 SITE = "docs"
+BOUNDS = Bounds(900.0, 7 * 86400.0)
 #: URLs whose code point order differs from a locale's (case, punctuation, non-ASCII)
 ODD = ["https://d.example/B", "https://d.example/a", "https://d.example/_", "https://d.example/é",
        "https://d.example/z", "https://d.example/%C3%A9", "https://d.example/a-b", "https://d.example/a/b"]
 
 
 def pages_of(store: Store, site: str = SITE, spider: str = "spider", batch: int = 7) -> list[tuple[str, float | None]]:
+    """The stored set of *site*, each page with its key's last fetch (None: never stored)."""
     assert isinstance(store, PageSetStore)
     out: list[tuple[str, float | None]] = []
     after = ""
     while rows := store.site_pages(spider, site, after, batch):
         assert len(rows) <= batch
-        out.extend(rows)
+        out.extend((url, None if entry is None else entry.last_seen) for url, entry in rows)
         after = rows[-1][0]
     return out
 
@@ -46,11 +56,15 @@ def test_a_page_set_is_written_with_its_observation_and_read_in_code_point_order
     assert len(pages_of(store, batch=1000)) == 3000 - 40 + len(ODD) + 60
 
 
-def test_each_page_comes_with_its_page_keys_last_fetch(store: Store) -> None:
+def test_each_page_comes_with_its_page_keys_due_state(store: Store) -> None:
+    assert isinstance(store, PageSetStore) and isinstance(store, MaintainedStore)
     store.commit("spider", SITE, None, set_outcome(Kind.BASELINE, T0, ODD[:3]))
-    store.commit("spider", f"{SITE}|{ODD[1]}", None, Outcome(Kind.BASELINE, ODD[1], T1))
+    store.commit("spider", f"{SITE}|{ODD[1]}", None, Outcome(Kind.BASELINE, ODD[1], T1,
+                                                              schedule=ScheduleUpdate(False, BOUNDS)))
     store.commit("other", f"{SITE}|{ODD[0]}", None, Outcome(Kind.BASELINE, ODD[0], T2))  # another spider's key
     assert dict(pages_of(store)) == {ODD[0]: None, ODD[1]: epoch(T1), ODD[2]: None}
+    entries = dict(store.site_pages("spider", SITE))
+    assert entries[ODD[1]] == store.due_table("spider")[f"{SITE}|{ODD[1]}"] and entries[ODD[0]] is None
 
 
 def test_a_commit_that_fails_writes_no_page(store: Store) -> None:
@@ -71,8 +85,6 @@ def test_a_commit_that_fails_writes_no_page(store: Store) -> None:
 
 
 def test_a_page_set_goes_with_its_forgotten_key(store: Store) -> None:
-    from changewatch.store import MaintainedStore
-
     assert isinstance(store, MaintainedStore)
     store.commit("spider", SITE, None, set_outcome(Kind.BASELINE, T0, ODD))
     store.commit("spider", "kept", None, set_outcome(Kind.BASELINE, T2, ODD[:2]))

@@ -41,7 +41,8 @@ class PostgreSQLUpkeep:
                         evidence: Evidence, now: datetime) -> None:
         self._sql.write_evidence(cur, spider, key, change_id, observed_at, evidence, format_time(now))
 
-    def site_pages(self, spider: str, site: str, after: str = "", limit: int = 1000) -> list[tuple[str, float | None]]:
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
         return self._retrying("read a site's page set",
                               lambda cur, _: self._sql.site_pages(cur, spider, site, after, limit), statement=True)
 

@@ -33,7 +33,8 @@ class SQLiteUpkeep:
                         evidence: Evidence, now: datetime) -> None:
         SQL.write_evidence(db, spider, key, change_id, observed_at, evidence, format_time(now))
 
-    def site_pages(self, spider: str, site: str, after: str = "", limit: int = 1000) -> list[tuple[str, float | None]]:
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
         with self._reading("read a site's page set") as db:
             return SQL.site_pages(db, spider, site, after, limit)
 
