@@ -181,8 +181,11 @@ class PageSetDelta:
     #: pages of the stored set still listed but left out by ``max_pages``: no longer watched,
     #: never reported ``removed``
     dropped: Sequence[str] = ()
-    #: no set was stored: the whole set is a silent baseline
+    #: no set was stored, or it was chosen another way (another *spec*): the whole set is a
+    #: silent baseline
     first: bool = False
+    #: how the set is chosen (``max_pages``)
+    spec: str | None = None
 
     @property
     def deleted(self) -> list[str]:

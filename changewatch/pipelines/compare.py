@@ -250,7 +250,8 @@ class ChangewatchPipeline:
                        distance=_distance(judged), schedule=schedule,
                        evidence=None if error else _evidence(judged, response, self.runtime.served_headers),
                        pages=None if error or obs.page_set is None else PageSetChange(obs.page_set.added,
-                                                                                      obs.page_set.deleted))
+                                                                                      obs.page_set.deleted,
+                                                                                      obs.page_set.spec))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> tuple[ChangeRecord, int]:

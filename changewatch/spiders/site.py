@@ -79,6 +79,9 @@ class SiteRun:
     stored: StoredPages
     #: a last good page set is stored (False: the first run)
     has_set: bool
+    #: the stored set was chosen as this run chooses it (the same ``max_pages``): else this run's
+    #: set is a fresh, silent baseline
+    same_spec: bool = True
     #: link mode: the last good page set (canonical URLs; None: no set yet, the first run)
     previous: set[str] | None = None
     #: the site's lastmod is trusted, and the run's turn of the lastmod sample
@@ -147,7 +150,8 @@ class SiteCrawler:
         assert spec is not None
         state = await self._state(watch.key)
         stored = StoredPages(self.runtime, watch.key)
-        run = SiteRun(watch, spec, stored, await self._has_set(stored))
+        stored_spec = await self._stored_spec(stored)
+        run = SiteRun(watch, spec, stored, stored_spec is not None, stored_spec in (None, self.spec_of(spec)))
         if spec.sitemap is None and run.has_set:
             run.previous = await stored.urls()
         since = parse_time(state.last_seen).timestamp() if state is not None and state.last_seen else None
@@ -181,12 +185,18 @@ class SiteCrawler:
             runtime.fail(f"the store cannot be read: {exc}")
             return None
 
-    async def _has_set(self, stored: StoredPages) -> bool:
+    async def _stored_spec(self, stored: StoredPages) -> str | None:
         try:
-            return await stored.exists()
+            return await stored.spec()
         except StoreError as exc:
             self.runtime.fail(f"the store cannot be read: {exc}")
-            return False
+            return None
+
+    @staticmethod
+    def spec_of(spec: SiteSpec) -> str:
+        """How a set is chosen: another ``max_pages`` is another set, which starts afresh (the
+        pages it lets in are not ``added``, those it leaves out not ``removed``)."""
+        return f"max_pages={spec.max_pages}"
 
     async def _stored_requests(self, run: SiteRun) -> AsyncIterator[Request]:
         """A request for each page of the stored set (the set is not discovered this run)."""
@@ -241,7 +251,8 @@ class SiteCrawler:
             async for request in self._stored_requests(run):
                 yield request
             return
-        yield self.set_observation(run, read.delta(first=not run.has_set), len(read))
+        yield self.set_observation(run, read.delta(first=not (run.has_set and run.same_spec),
+                                                   spec=self.spec_of(run.spec)), len(read))
         if not run.trusted:
             self.health.full_checks[run.key] = run.spec.url
         pacer, listed = StartPacer(self.crawler), ListedPages(self)
@@ -478,7 +489,7 @@ class SiteCrawler:
         delta = PageSetDelta(added=[url for url in pages if url not in previous],
                              removed=sorted(previous.difference(found)),
                              dropped=sorted(url for url in previous.intersection(found) if url not in chosen),
-                             first=not run.has_set)
+                             first=not (run.has_set and run.same_spec), spec=self.spec_of(run.spec))
         yield self.set_observation(run, delta, len(pages))
 
     # -- lastmod's trust ------------------------------------------------------------------------------

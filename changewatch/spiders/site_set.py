@@ -101,11 +101,11 @@ class SetRead:
                     self.selected[i], room = 1, room - 1
         return n - max_pages
 
-    def delta(self, *, first: bool) -> PageSetDelta:
+    def delta(self, *, first: bool, spec: str) -> PageSetDelta:
         """The rows the set's commit writes, and what its record says."""
         added = [u for u, s, c in zip(self.urls, self.stored, self.selected, strict=True) if c and not s]
         dropped = [u for u, s, c in zip(self.urls, self.stored, self.selected, strict=True) if s and not c]
-        return PageSetDelta(added=added, removed=self.gone, dropped=dropped, first=first)
+        return PageSetDelta(added=added, removed=self.gone, dropped=dropped, first=first, spec=spec)
 
     def entry(self, i: int) -> DueEntry | None:
         """The due state of page *i*'s key (None: never stored)."""
@@ -143,10 +143,9 @@ class StoredPages:
             yield rows
             after = rows[-1][0]
 
-    async def exists(self) -> bool:
-        async for _ in self.batches(limit=1):
-            return True
-        return False
+    async def spec(self) -> str | None:
+        """How the stored set was chosen (None: no set is stored)."""
+        return await self.runtime.runner.call(self._store().site_spec, self.runtime.spider, self.site)
 
     async def urls(self) -> set[str]:
         """The whole stored set (link mode, bounded by ``max_pages``)."""

@@ -328,3 +328,7 @@ class PageSetStore(Protocol):
         code point order, each with its page key's due state (its last fetch, due time, interval,
         last listing; None: the key was never stored)."""
         ...
+
+    def site_spec(self, spider: str, site: str) -> str | None:
+        """How the stored set of site watch *site* was chosen (``PageSetChange.spec``); None: no set."""
+        ...

@@ -63,6 +63,8 @@ class PageSetChange:
 
     added: Sequence[str] = ()
     removed: Sequence[str] = ()
+    #: how the set was chosen (``max_pages``): another spec starts the set afresh, silently
+    spec: str | None = None
 
 
 @dataclass(slots=True)
@@ -194,6 +196,7 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
                  "superseded"),
     # -- site watches' page sets
     "site_pages": ("spider", "site", "url"),
+    "site_sets": ("spider", "site", "spec"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a

@@ -167,6 +167,14 @@ class Dialect:
         if change.removed:
             cur.executemany(f"DELETE FROM {table} WHERE spider = {m} AND site = {m} AND url = {m}",
                             [(spider, site, url) for url in change.removed])
+        if change.spec is not None:
+            cur.execute(f"INSERT INTO {self.table('site_sets')} (spider, site, spec) VALUES ({m}, {m}, {m}) "
+                        "ON CONFLICT (spider, site) DO UPDATE SET spec = excluded.spec", (spider, site, change.spec))
+
+    def site_spec(self, cur: Any, spider: str, site: str) -> str | None:
+        row = cur.execute(f"SELECT spec FROM {self.table('site_sets')} WHERE spider = {self.mark} AND site = "
+                          f"{self.mark}", (spider, site)).fetchone()
+        return None if row is None else str(row[0])
 
     def site_pages(self, cur: Any, spider: str, site: str, after: str, limit: int) -> list[tuple[str, DueEntry | None]]:
         """Up to *limit* pages of *site*'s set after the URL *after*, in URL order (code points),
@@ -193,8 +201,9 @@ class Dialect:
         if forgotten:
             among, args = self.among("key", forgotten)
             cur.execute(f"DELETE FROM {self.table('validators')} WHERE spider = {m} AND {among}", (spider, *args))
-            cur.execute(f"DELETE FROM {self.table('site_pages')} WHERE spider = {m} AND "
-                        f"{self.among('site', forgotten)[0]}", (spider, *args))
+            for table in ("site_pages", "site_sets"):
+                cur.execute(f"DELETE FROM {self.table(table)} WHERE spider = {m} AND "
+                            f"{self.among('site', forgotten)[0]}", (spider, *args))
             digests = [r[0] for r in cur.execute(f"DELETE FROM {self.table('evidence')} WHERE spider = {m} "
                                                  f"AND {among} RETURNING digest", (spider, *args)).fetchall()]
             self._delete_bodies(cur, spider, digests, bodies_before)

@@ -142,3 +142,31 @@ def replayed(site: ManyPages, records: list[dict[str, Any]]) -> list[str]:
         assert not added & pages and removed <= pages, record  # nothing added twice, nothing removed unseen
         pages = (pages - removed) | added
     return sorted(pages)
+
+
+def test_another_max_pages_starts_the_set_afresh_silently(tmp_path: Path) -> None:
+    """Pages a lower max_pages leaves out are not removed, those a higher one lets in not added;
+    with the same max_pages, a page gone from the sitemap is removed and the first page left out
+    takes its place (added)."""
+    for site in served(range(300)):
+        uri = f"sqlite:///{tmp_path / 'state.db'}"
+        crawler = crawler_for(tmp_path, site, uri)
+        in_order = sorted(site.url(i) for i in range(300))
+        assert run(crawler, site, 200) == [] and stored_pages(uri) == in_order[:200]
+        assert run(crawler, site, 100) == [] and stored_pages(uri) == in_order[:100]
+        assert run(crawler, site, 300) == [] and stored_pages(uri) == in_order
+        assert run(crawler, site, 100) == [] and stored_pages(uri) == in_order[:100]
+        gone = in_order[5]
+        site.listed.discard(int(gone.rsplit("/", 1)[1]))
+        [record] = run(crawler, site, 100)
+        assert [e["url"] for e in record["removed"]] == [gone]
+        assert [e["url"] for e in record["added"]] == [in_order[100]]
+        assert stored_pages(uri) == sorted(set(in_order[:101]) - {gone})
+
+
+def run(crawler: Crawler, site: ManyPages, max_pages: int) -> list[dict[str, Any]]:
+    """A crawl of *site* watched with *max_pages*: the page set's records."""
+    crawler.write_watchlist([{"key": "big", "site": {"sitemap": f"{site.base}/sitemap.xml", "max_pages": max_pages}}])
+    result = crawler.run("-s", "ROBOTSTXT_OBEY=False")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [r for r in result.records if r["key"] == "big"]

@@ -84,9 +84,21 @@ def test_a_commit_that_fails_writes_no_page(store: Store) -> None:
     assert [c.key for c in store.changes("spider")] == []
 
 
+def test_how_a_set_was_chosen_is_written_with_it(store: Store) -> None:
+    assert isinstance(store, PageSetStore)
+    assert store.site_spec("spider", SITE) is None
+    store.commit("spider", SITE, None, Outcome(Kind.BASELINE, "u", T0, pages=PageSetChange(ODD, spec="max_pages=9")))
+    store.commit("spider", SITE, 1, Outcome(Kind.NONE, "u", T1, pages=PageSetChange(spec="max_pages=3")))
+    assert store.site_spec("spider", SITE) == "max_pages=3" and store.site_spec("other", SITE) is None
+    with pytest.raises(VersionConflict):
+        store.commit("spider", SITE, 1, Outcome(Kind.NONE, "u", T2, pages=PageSetChange(spec="max_pages=4")))
+    assert store.site_spec("spider", SITE) == "max_pages=3"
+
+
 def test_a_page_set_goes_with_its_forgotten_key(store: Store) -> None:
-    assert isinstance(store, MaintainedStore)
-    store.commit("spider", SITE, None, set_outcome(Kind.BASELINE, T0, ODD))
+    assert isinstance(store, MaintainedStore) and isinstance(store, PageSetStore)
+    store.commit("spider", SITE, None, Outcome(Kind.BASELINE, "u", T0, pages=PageSetChange(ODD, spec="max_pages=9")))
     store.commit("spider", "kept", None, set_outcome(Kind.BASELINE, T2, ODD[:2]))
     assert store.forget("spider", T1, 100, T1) == [SITE]
     assert pages_of(store) == [] and len(pages_of(store, site="kept")) == 2
+    assert store.site_spec("spider", SITE) is None

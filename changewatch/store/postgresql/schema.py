@@ -134,7 +134,9 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     # URL), written in the transaction of the observation that reports it; read in code point order
     "CREATE TABLE {s}.site_pages (spider text NOT NULL, site text NOT NULL, url text NOT NULL, "
     "PRIMARY KEY (spider, site, url)); "
-    'CREATE INDEX site_pages_in_order ON {s}.site_pages (spider, site, url COLLATE "C")',
+    'CREATE INDEX site_pages_in_order ON {s}.site_pages (spider, site, url COLLATE "C"); '
+    "CREATE TABLE {s}.site_sets (spider text NOT NULL, site text NOT NULL, spec text NOT NULL, "
+    "PRIMARY KEY (spider, site))",
 ]
 
 

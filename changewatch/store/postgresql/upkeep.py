@@ -46,6 +46,10 @@ class PostgreSQLUpkeep:
         return self._retrying("read a site's page set",
                               lambda cur, _: self._sql.site_pages(cur, spider, site, after, limit), statement=True)
 
+    def site_spec(self, spider: str, site: str) -> str | None:
+        return self._retrying("read a site's page set", lambda cur, _: self._sql.site_spec(cur, spider, site),
+                              statement=True)
+
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         return self._retrying("read the schedule", lambda cur, _: self._sql.due_table(cur, spider), statement=True)
 

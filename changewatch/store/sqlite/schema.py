@@ -150,7 +150,9 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     # 102 → 103: a site watch's page set, one row a page (the site watch's key, the page's canonical
     # URL), written in the transaction of the observation that reports it; it goes with its key
     "CREATE TABLE site_pages (spider TEXT NOT NULL, site TEXT NOT NULL, url TEXT NOT NULL, "
-    "PRIMARY KEY (spider, site, url)) WITHOUT ROWID",
+    "PRIMARY KEY (spider, site, url)) WITHOUT ROWID; "
+    "CREATE TABLE site_sets (spider TEXT NOT NULL, site TEXT NOT NULL, spec TEXT NOT NULL, "
+    "PRIMARY KEY (spider, site))",
 ]
 
 

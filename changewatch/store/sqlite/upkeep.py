@@ -38,6 +38,10 @@ class SQLiteUpkeep:
         with self._reading("read a site's page set") as db:
             return SQL.site_pages(db, spider, site, after, limit)
 
+    def site_spec(self, spider: str, site: str) -> str | None:
+        with self._reading("read a site's page set") as db:
+            return SQL.site_spec(db, spider, site)
+
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         with self._reading("read the schedule") as db:
             return SQL.due_table(db, spider)
