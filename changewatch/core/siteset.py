@@ -1,8 +1,8 @@
 """A site watch's page set, decided (pure): which pages are watched, whether a discovery can be
 trusted to say which went, and which pages a sitemap's ``<lastmod>`` lets a run leave alone.
 
-The page set is an entity set of the site watch's key (each page an entity keyed by its
-canonical URL), judged by the pipeline like any other: these functions only decide what the
+The page set is the site watch's key's set of pages (canonical URLs), kept as rows of the store
+and reported as an ``entities`` record (pages added and removed): these functions decide what the
 crawl puts in it, so that a bad discovery never reports pages ``removed``:
 
 - :func:`bounded`: at most ``max_pages``, the first in a stable order (sorted URLs);

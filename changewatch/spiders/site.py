@@ -1,6 +1,7 @@
 """Site watches in the ``watch`` spider: a site's page set found from its sitemap or by following
-its links, judged as an ``entities`` observation of the site watch's key, and each page observed
-as an ordinary watch of its own (:func:`changewatch.watchlist.site.page_watch`).
+its links, judged against its stored rows (:mod:`.site_set`) as an observation of the site watch's
+key, and each page observed as an ordinary watch of its own
+(:func:`changewatch.watchlist.site.page_watch`).
 
 Every discovery request goes through Scrapy's downloader middlewares as any other: the SSRF
 guard, robots.txt, retries, redirects. Sitemaps are read whole or not at all
@@ -36,12 +37,12 @@ from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from ..store import MaintainedStore, StoreError
-from ..store.semantics import format_time, parse_time
+from ..store import StoreError
+from ..store.semantics import parse_time
 from ..watchlist.site import SiteSpec, allowed, followed, page_watch
 from .pacing import StartPacer
 from .site_health import LASTMOD, MAX_PAGES, SiteHealth
-from .site_set import BATCH, Listing, SetRead, StoredPages, merged
+from .site_set import ListedPages, Listing, SetRead, StoredPages, merged
 
 if TYPE_CHECKING:
     from ..watchlist import Watch
@@ -100,31 +101,6 @@ class SiteRun:
     @property
     def key(self) -> str:
         return self.watch.key
-
-
-class ListedPages:
-    """Keys of pages left alone this run (their lastmod did not move), noted as still watched a
-    batch at a time, as the housekeeper notes the keys the schedule skips."""
-
-    def __init__(self, site: SiteCrawler):
-        self.runtime = site.runtime
-        self.keys: list[str] = []
-
-    async def add(self, key: str) -> None:
-        self.keys.append(key)
-        if len(self.keys) >= BATCH:
-            await self.flush()
-
-    async def flush(self) -> None:
-        store, keys = self.runtime.runner.store, self.keys
-        self.keys = []
-        if not keys or not isinstance(store, MaintainedStore):
-            return
-        try:
-            await self.runtime.runner.call(store.mark_listed, self.runtime.spider, keys, format_time(clock.now()))
-        except StoreError as exc:  # the next run notes them again; forgetting waits far longer than a run
-            logger.warning("changewatch: site: pages left alone cannot be noted as still watched (%s)", exc)
-        Stats(self.runtime.crawler, "housekeeping").inc("listed", len(keys))
 
 
 class SiteCrawler:
@@ -255,7 +231,7 @@ class SiteCrawler:
                                                    spec=self.spec_of(run.spec)), len(read))
         if not run.trusted:
             self.health.full_checks[run.key] = run.spec.url
-        pacer, listed = StartPacer(self.crawler), ListedPages(self)
+        pacer, listed = StartPacer(self.crawler), ListedPages(self.runtime)
         for i, url in enumerate(read.urls):
             if not read.selected[i]:
                 continue

@@ -10,23 +10,29 @@ together or neither."""
 
 from __future__ import annotations
 
+import logging
 import math
 from array import array
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core import clock
 from ..core.schedule import DueEntry
 from ..core.siteset import PageSetDelta, parse_lastmod
 from ..core.urls import canonical_url
-from ..store import PageSetStore, StoreError
+from ..runtime.stats import Stats
+from ..store import MaintainedStore, PageSetStore, StoreError
+from ..store.semantics import format_time
 from ..watchlist.site import allowed
 
 if TYPE_CHECKING:
     from ..runtime.services import CrawlServices
     from ..watchlist import Watch
 
-__all__ = ["BATCH", "Listing", "SetRead", "StoredPages", "merged"]
+__all__ = ["BATCH", "ListedPages", "Listing", "SetRead", "StoredPages", "merged"]
+
+logger = logging.getLogger(__name__)
 
 #: rows of a stored set read at once
 BATCH = 1000
@@ -115,6 +121,31 @@ class SetRead:
     def lastmod(self, i: int) -> float | None:
         lastmod = self.lastmods[i]
         return None if math.isnan(lastmod) else lastmod
+
+
+class ListedPages:
+    """Keys of pages left alone this run (their lastmod did not move), noted as still watched a
+    batch at a time, as the housekeeper notes the keys the schedule skips."""
+
+    def __init__(self, runtime: CrawlServices):
+        self.runtime = runtime
+        self.keys: list[str] = []
+
+    async def add(self, key: str) -> None:
+        self.keys.append(key)
+        if len(self.keys) >= BATCH:
+            await self.flush()
+
+    async def flush(self) -> None:
+        store, keys = self.runtime.runner.store, self.keys
+        self.keys = []
+        if not keys or not isinstance(store, MaintainedStore):
+            return
+        try:
+            await self.runtime.runner.call(store.mark_listed, self.runtime.spider, keys, format_time(clock.now()))
+        except StoreError as exc:  # the next run notes them again; forgetting waits far longer than a run
+            logger.warning("changewatch: site: pages left alone cannot be noted as still watched (%s)", exc)
+        Stats(self.runtime.crawler, "housekeeping").inc("listed", len(keys))
 
 
 class StoredPages:
