@@ -184,7 +184,7 @@ class PageSetDelta:
     #: no set was stored, or it was chosen another way (another *spec*): the whole set is a
     #: silent baseline
     first: bool = False
-    #: how the set is chosen (``max_pages``)
+    #: how the set is chosen (``max_pages``), stored with it; None: as the stored set was
     spec: str | None = None
 
     @property

@@ -102,6 +102,11 @@ class SiteRun:
     def key(self) -> str:
         return self.watch.key
 
+    @property
+    def afresh(self) -> bool:
+        """This run's set is a fresh, silent baseline: none is stored, or it was chosen otherwise."""
+        return not (self.has_set and self.same_spec)
+
 
 class SiteCrawler:
     """The site watches of one crawl of the ``watch`` spider."""
@@ -168,6 +173,10 @@ class SiteCrawler:
             self.runtime.fail(f"the store cannot be read: {exc}")
             return None
 
+    def new_spec(self, run: SiteRun) -> str | None:
+        """The spec to store with the set: this run's, when the stored set was chosen otherwise."""
+        return self.spec_of(run.spec) if run.afresh else None
+
     @staticmethod
     def spec_of(spec: SiteSpec) -> str:
         """How a set is chosen: another ``max_pages`` is another set, which starts afresh (the
@@ -227,8 +236,7 @@ class SiteCrawler:
             async for request in self._stored_requests(run):
                 yield request
             return
-        yield self.set_observation(run, read.delta(first=not (run.has_set and run.same_spec),
-                                                   spec=self.spec_of(run.spec)), len(read))
+        yield self.set_observation(run, read.delta(first=run.afresh, spec=self.new_spec(run)), len(read))
         if not run.trusted:
             self.health.full_checks[run.key] = run.spec.url
         pacer, listed = StartPacer(self.crawler), ListedPages(self.runtime)
@@ -465,7 +473,7 @@ class SiteCrawler:
         delta = PageSetDelta(added=[url for url in pages if url not in previous],
                              removed=sorted(previous.difference(found)),
                              dropped=sorted(url for url in previous.intersection(found) if url not in chosen),
-                             first=not (run.has_set and run.same_spec), spec=self.spec_of(run.spec))
+                             first=run.afresh, spec=self.new_spec(run))
         yield self.set_observation(run, delta, len(pages))
 
     # -- lastmod's trust ------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ class SetRead:
                     self.selected[i], room = 1, room - 1
         return n - max_pages
 
-    def delta(self, *, first: bool, spec: str) -> PageSetDelta:
+    def delta(self, *, first: bool, spec: str | None) -> PageSetDelta:
         """The rows the set's commit writes, and what its record says."""
         added = [u for u, s, c in zip(self.urls, self.stored, self.selected, strict=True) if c and not s]
         dropped = [u for u, s, c in zip(self.urls, self.stored, self.selected, strict=True) if s and not c]
