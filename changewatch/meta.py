@@ -77,3 +77,7 @@ _ROUND_SHARES = "_changewatch_round_shares"
 #: a link-mode site page's request: validators only with the page's stored links, else a full
 #: fetch; on its response, the links found, stored with its validators (spiders/site.py, private)
 _LINKS = "_changewatch_links"
+#: the key's due state (a DueEntry; None: never fetched), read by whoever made the request with
+#: what it read of the store: ScheduleMiddleware decides with it and reads no due table for it
+#: (a site watch's pages, read with its page set; private)
+_DUE_ENTRY = "_changewatch_due_entry"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import clock
+
+if TYPE_CHECKING:
+    from .siteset import PageSetDelta
 
 __all__ = ["Observation", "canonical_time", "utc_now"]
 
@@ -69,6 +72,9 @@ class Observation:
     moved_from: str | None = None
     #: a page of a site watch: the site watch's key (its records carry it as ``site_watch``)
     site_watch: str | None = None
+    #: a site watch's page set, judged against its stored rows (``entities``: pages added and
+    #: removed); None for every other observation
+    page_set: PageSetDelta | None = None
 
     def __repr__(self) -> str:
         """Its page and entity set by their sizes: Scrapy logs an item the pipeline drops (each
@@ -82,7 +88,9 @@ class Observation:
             value = getattr(self, member.name)
             if value == member.default or (value == {} and member.name == "options"):
                 continue
-            if member.name in _SIZED and value is not None:
+            if member.name == "page_set" and value is not None:
+                shown.append(f"page_set=<{len(value.added)} added, {len(value.removed)} removed>")
+            elif member.name in _SIZED and value is not None:
                 unit = "bytes" if isinstance(value, bytes) else _SIZED[member.name]
                 shown.append(f"{member.name}=<{len(value)} {unit}>")
             else:

@@ -1,8 +1,8 @@
 """A site watch's page set, decided (pure): which pages are watched, whether a discovery can be
 trusted to say which went, and which pages a sitemap's ``<lastmod>`` lets a run leave alone.
 
-The page set is an entity set of the site watch's key (each page an entity keyed by its
-canonical URL), judged by the pipeline like any other: these functions only decide what the
+The page set is the site watch's key's set of pages (canonical URLs), kept as rows of the store
+and reported as an ``entities`` record (pages added and removed): these functions decide what the
 crawl puts in it, so that a bad discovery never reports pages ``removed``:
 
 - :func:`bounded`: at most ``max_pages``, the first in a stable order (sorted URLs);
@@ -10,7 +10,9 @@ crawl puts in it, so that a bad discovery never reports pages ``removed``:
   before its loss is believed (:func:`loss_confirmed`);
 - :func:`kept_pages`: in link mode, pages of the last good set that were not found again while
   some page failed are kept (a page is not removed because the pages linking to it failed);
-- :func:`plan_pages`: each listed page fetched, sampled or left alone, by its lastmod.
+- :func:`plan_pages`: each listed page fetched, sampled or left alone, by its lastmod;
+- :func:`page_set_verdict`: what a run's :class:`PageSetDelta` (the set compared with its
+  stored rows, in the crawl) reports.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-__all__ = ["LASTMOD_SAMPLE", "REBASELINE", "SHRINK_MIN_PAGES", "SHRINK_RATIO", "PagePlan", "bounded", "kept_pages",
-           "loss_confirmed", "parse_lastmod", "plan_pages", "shrunk"]
+from .comparisons import Kind
+
+__all__ = ["LASTMOD_SAMPLE", "REBASELINE", "SHRINK_MIN_PAGES", "SHRINK_RATIO", "PagePlan", "PageSetDelta", "bounded",
+           "kept_pages", "loss_confirmed", "page_plan", "page_set_verdict", "parse_lastmod", "plan_pages", "shrunk"]
 
 #: an observation's option: the page was just added to its site's set (or came back after it was
 #: removed): its observation is a fresh, silent baseline, whatever was stored of the key before
@@ -143,18 +148,63 @@ def plan_pages(pages: Sequence[str], lastmods: Mapping[str, float | None], last_
     """
     plan = PagePlan([], [], [], [])
     for url in pages:
-        lastmod = lastmods.get(url)
-        seen = last_seen.get(url)
-        if lastmod is None:
-            plan.unlisted.append(url)
-        elif seen is None or lastmod > seen:
-            plan.moved.append(url)
-        elif not trusted or _turn_of(url, sample) == turn % sample:
-            plan.checked.append(url)
-        else:
-            plan.skipped.append(url)
+        getattr(plan, page_plan(url, lastmods.get(url), last_seen.get(url), trusted=trusted, turn=turn,
+                                sample=sample)).append(url)
     return plan
+
+
+def page_plan(url: str, lastmod: float | None, seen: float | None, *, trusted: bool, turn: int,
+              sample: int = LASTMOD_SAMPLE) -> str:
+    """One page's part of :func:`plan_pages`: ``moved``, ``checked``, ``skipped`` or ``unlisted``."""
+    if lastmod is None:
+        return "unlisted"
+    if seen is None or lastmod > seen:
+        return "moved"
+    if not trusted or _turn_of(url, sample) == turn % sample:
+        return "checked"
+    return "skipped"
 
 
 def _turn_of(url: str, sample: int) -> int:
     return zlib.crc32(url.encode("utf-8", "surrogatepass")) % sample
+
+
+@dataclass(frozen=True, slots=True)
+class PageSetDelta:
+    """A run's page set against the stored one (canonical URLs): the rows its commit writes and
+    what its record says."""
+
+    #: pages new to the set (reported ``added``, except on a first run)
+    added: Sequence[str] = ()
+    #: pages of the stored set no longer listed (reported ``removed``)
+    removed: Sequence[str] = ()
+    #: pages of the stored set still listed but left out by ``max_pages``: no longer watched,
+    #: never reported ``removed``
+    dropped: Sequence[str] = ()
+    #: no set was stored, or it was chosen another way (another *spec*): the whole set is a
+    #: silent baseline
+    first: bool = False
+    #: how the set is chosen (``max_pages``), stored with it; None: as the stored set was
+    spec: str | None = None
+
+    @property
+    def deleted(self) -> list[str]:
+        return [*self.removed, *self.dropped]
+
+
+def page_set_verdict(delta: PageSetDelta) -> tuple[Kind, dict[str, Any]]:
+    """The kind and record members of a page set's observation: a first run is a silent
+    baseline; pages added or removed are an ``entities`` change, each entry its page's URL.
+
+    >>> page_set_verdict(PageSetDelta(added=["u"], first=True))
+    (<Kind.BASELINE: 'baseline'>, {})
+    >>> page_set_verdict(PageSetDelta(added=["u"], dropped=["v"]))
+    (<Kind.ENTITIES: 'entities'>, {'added': [{'key': 'u', 'url': 'u'}]})
+    >>> page_set_verdict(PageSetDelta(dropped=["v"]))[0]
+    <Kind.NONE: 'none'>
+    """
+    if delta.first:
+        return Kind.BASELINE, {}
+    members = {name: [{"key": url, "url": url} for url in urls]
+               for name, urls in (("added", delta.added), ("removed", delta.removed)) if urls}
+    return (Kind.ENTITIES if members else Kind.NONE), members

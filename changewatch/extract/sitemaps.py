@@ -8,6 +8,7 @@ read as a shorter list of pages."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -53,9 +54,12 @@ def _body(response: Response) -> bytes:
     return body
 
 
-def read_sitemap(response: Response) -> SitemapRead:
-    """The sitemap (or robots.txt) in *response*; :class:`SitemapError` when it is not whole."""
+def read_sitemap(response: Response, page: Callable[[str, str | None], None] | None = None) -> SitemapRead:
+    """The sitemap (or robots.txt) in *response*; :class:`SitemapError` when it is not whole.
+    *page*: called with each page (URL, ``<lastmod>`` text) as it is read, instead of keeping
+    them in ``pages`` (a large sitemap's pages are then never held twice)."""
     read = SitemapRead()
+    keep = page if page is not None else read.pages.setdefault
     if is_robots(response.url):
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
             _keep(read.children, read, response.url, url)
@@ -74,13 +78,13 @@ def read_sitemap(response: Response) -> SitemapRead:
             _keep(read.children, read, response.url, url)
             continue
         if same_host(url, response.url):
-            read.pages.setdefault(url, entry.get("lastmod"))
+            keep(url, entry.get("lastmod"))
         else:
             read.offsite += 1
         for alternate in entry.get("alternate") or ():
             other = urljoin(response.url, alternate)
             if same_host(other, response.url):
-                read.pages.setdefault(other, entry.get("lastmod"))
+                keep(other, entry.get("lastmod"))
     return read
 
 

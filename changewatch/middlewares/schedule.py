@@ -94,10 +94,12 @@ class ScheduleMiddleware:
         decided, every = self._checked(item)
         if not decided:
             return True
+        if meta._DUE_ENTRY in item.meta:
+            return self._decide(item, item.meta[meta._DUE_ENTRY], every)
         table = await self._due_table()
         if table is None:
             return True
-        return self._decide(item, table, every)
+        return self._decide(item, table.get(str(item.meta[meta.KEY])), every)
 
     def _keep_now(self, item: Any) -> bool:
         """:meth:`_keep` without awaiting: the due table is read at the first request that needs
@@ -106,15 +108,16 @@ class ScheduleMiddleware:
         decided, every = self._checked(item)
         if not decided:
             return True
+        if meta._DUE_ENTRY in item.meta:
+            return self._decide(item, item.meta[meta._DUE_ENTRY], every)
         table = self._table if self._table is not None else self._due_table_now()
         if table is None:
             return True
-        return self._decide(item, table, every)
+        return self._decide(item, table.get(str(item.meta[meta.KEY])), every)
 
-    def _decide(self, item: Request, table: Mapping[str, DueEntry], every: float | None) -> bool:
+    def _decide(self, item: Request, entry: DueEntry | None, every: float | None) -> bool:
         adaptive = self.runtime.config.schedule_enabled
         key, now = str(item.meta[meta.KEY]), clock.now().timestamp()
-        entry = table.get(key)
         due = decide(entry, now, every=every, adaptive=adaptive)
         if due.due or self.runtime.force:
             self.counts["due"] += 1

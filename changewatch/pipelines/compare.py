@@ -43,6 +43,7 @@ from ..core.evidence import headers_json, without_credentials
 from ..core.learned_state import FLIPPING_AFTER, FLIPPING_WINDOW
 from ..core.observation import Observation
 from ..core.schedule import ScheduleUpdate
+from ..core.siteset import page_set_verdict
 from ..core.validators import HttpValidators
 from ..health.keyed import FLIPPING, KeyHealth
 from ..items import ChangeRecord, as_observation
@@ -50,7 +51,7 @@ from ..runtime.offload import ConfirmTask, Judged, ObserveTask, judge
 from ..runtime.origins import ServedHeaders
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from ..store import Evidence, Outcome, StoredState, StoreError
+from ..store import Evidence, Outcome, PageSetChange, StoredState, StoreError
 from ..store.semantics import is_stale
 from ..summary.crawl import CrawlSummaries
 from .calibration import Calibration
@@ -212,6 +213,8 @@ class ChangewatchPipeline:
         return self.exported(record, change_id)
 
     async def _judge(self, obs: Observation, state: StoredState | None, response: Response | None) -> Judged:
+        if obs.page_set is not None and not obs.error:  # judged against its rows, in the crawl: nothing to digest
+            return Judged(*page_set_verdict(obs.page_set))
         # A key seen only through errors has no snapshot: no baseline yet.
         old = state.snapshot if state is not None else None
         comparisons = self.comparisons_for(obs)
@@ -257,7 +260,10 @@ class ChangewatchPipeline:
                        record=logged, error=judged.error, http=None if error else _validators(obs, origin),
                        not_modified=obs.not_modified, notify=self.runtime.notifications.targets(obs, logged),
                        distance=_distance(judged), schedule=schedule,
-                       evidence=None if error else _evidence(judged, response, self.runtime.served_headers))
+                       evidence=None if error else _evidence(judged, response, self.runtime.served_headers),
+                       pages=None if error or obs.page_set is None else PageSetChange(obs.page_set.added,
+                                                                                      obs.page_set.deleted,
+                                                                                      obs.page_set.spec))
 
     def _result(self, obs: Observation, judged: Judged, outcome: Outcome, change_id: int | None,
                 clamped: bool) -> tuple[ChangeRecord, int]:

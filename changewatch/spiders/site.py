@@ -1,6 +1,7 @@
 """Site watches in the ``watch`` spider: a site's page set found from its sitemap or by following
-its links, judged as an ``entities`` observation of the site watch's key, and each page observed
-as an ordinary watch of its own (:func:`changewatch.watchlist.site.page_watch`).
+its links, judged against its stored rows (:mod:`.site_set`) as an observation of the site watch's
+key, and each page observed as an ordinary watch of its own
+(:func:`changewatch.watchlist.site.page_watch`).
 
 Every discovery request goes through Scrapy's downloader middlewares as any other: the SSRF
 guard, robots.txt, retries, redirects. Sitemaps are read whole or not at all
@@ -28,17 +29,9 @@ from twisted.python.failure import Failure
 from .. import meta
 from ..core import clock
 from ..core.comparisons import spec_digest
+from ..core.schedule import DueEntry
 from ..core.sitemaps import MAX_CHILD_SITEMAPS, MAX_INDEX_DEPTH, MAX_SITEMAP_BYTES, SitemapError
-from ..core.siteset import (
-    REBASELINE,
-    bounded,
-    kept_pages,
-    loss_confirmed,
-    parse_lastmod,
-    plan_pages,
-    shrunk,
-)
-from ..core.snapshot import Snapshot, SnapshotError
+from ..core.siteset import REBASELINE, PageSetDelta, bounded, kept_pages, loss_confirmed, page_plan, shrunk
 from ..core.urls import canonical_url
 from ..distributed import round_scheduler
 from ..extract.observe import describe_failure
@@ -47,11 +40,12 @@ from ..guard import reports_refusals
 from ..items import Observation
 from ..runtime.services import CrawlServices
 from ..runtime.stats import Stats
-from ..store import MaintainedStore, StoreError
+from ..store import StoreError
 from ..store.semantics import parse_time
 from ..watchlist.site import SiteSpec, allowed, followed, page_watch
 from .pacing import StartPacer
 from .site_health import LASTMOD, MAX_PAGES, SiteHealth
+from .site_set import ListedPages, Listing, SetRead, StoredPages, merged
 
 if TYPE_CHECKING:
     from ..watchlist import Watch
@@ -75,6 +69,8 @@ FRESH = "_changewatch_site_fresh"
 _AT_ONCE = 8
 #: missing pages fetched to confirm a sudden loss
 _LOSS_SAMPLE = 5
+#: a page request's due state not read with the set: the schedule looks it up (private)
+_UNREAD = object()
 
 
 @dataclass(slots=True)
@@ -83,8 +79,15 @@ class SiteRun:
 
     watch: Watch
     spec: SiteSpec
-    #: the last good page set (canonical URLs; None: no set yet, the first run)
-    previous: list[str] | None
+    #: the last good page set, in the store
+    stored: StoredPages
+    #: a last good page set is stored (False: the first run)
+    has_set: bool
+    #: the stored set was chosen as this run chooses it (the same ``max_pages``): else this run's
+    #: set is a fresh, silent baseline
+    same_spec: bool = True
+    #: link mode: the last good page set (canonical URLs; None: no set yet, the first run)
+    previous: set[str] | None = None
     #: the site's lastmod is trusted, and the run's turn of the lastmod sample
     trusted: bool = True
     turn: int = 0
@@ -102,6 +105,11 @@ class SiteRun:
     def key(self) -> str:
         return self.watch.key
 
+    @property
+    def afresh(self) -> bool:
+        """This run's set is a fresh, silent baseline: none is stored, or it was chosen otherwise."""
+        return not (self.has_set and self.same_spec)
+
 
 class SiteCrawler:
     """The site watches of one crawl of the ``watch`` spider."""
@@ -110,7 +118,6 @@ class SiteCrawler:
         self.spider = spider
         self.crawler = spider.crawler
         self.stats = Stats(spider.crawler, "site")
-        self.last_seen: dict[str, float | None] | None = None
         self.health = SiteHealth(spider.crawler)
         self.crawler.signals.connect(self._scraped, signal=signals.item_scraped)
 
@@ -125,16 +132,20 @@ class SiteCrawler:
         discovered again (``site.every``), its last good set's pages."""
         spec = watch.site
         assert spec is not None
-        state, previous = await self._stored_set(watch.key)
-        run = SiteRun(watch, spec, previous)
+        state = await self._state(watch.key)
+        stored = StoredPages(self.runtime, watch.key)
+        stored_spec = await self._stored_spec(stored)
+        run = SiteRun(watch, spec, stored, stored_spec is not None, stored_spec in (None, self.spec_of(spec)))
+        if spec.sitemap is None and run.has_set:
+            run.previous = await stored.urls()
         since = parse_time(state.last_seen).timestamp() if state is not None and state.last_seen else None
         run.trusted = self._trusted(run)
         run.turn = sum(state.counters.values()) if state is not None else 0
-        if (spec.every is not None and previous is not None and since is not None and not self.runtime.force
+        if (spec.every is not None and run.has_set and since is not None and not self.runtime.force
                 and clock.now().timestamp() - since < spec.every):
             self.stats.inc("discovery_not_due")
-            for url in previous:
-                yield self.page_request(run, url)
+            async for request in self._stored_requests(run):
+                yield request
             return
         self.stats.inc("discovered")
         # a distributed round's process that claims the site reads its sitemap or follows its links
@@ -149,31 +160,55 @@ class SiteCrawler:
             run.pending += 1
             yield self._link_request(run, url, 0)
 
-    async def _stored_set(self, key: str) -> tuple[Any, list[str] | None]:
+    async def _state(self, key: str) -> Any:
         runtime = self.runtime
         await runtime.open()
         try:
-            state = await runtime.runner.call(runtime.runner.store.read, runtime.spider, key)
+            return await runtime.runner.call(runtime.runner.store.read, runtime.spider, key)
         except StoreError as exc:
             runtime.fail(f"the store cannot be read: {exc}")
-            return None, None
-        if state is None or state.snapshot is None:
-            return state, None
+            return None
+
+    async def _stored_spec(self, stored: StoredPages) -> str | None:
         try:
-            entities = Snapshot.decode(state.snapshot, runtime.comparisons).entities
-        except SnapshotError:
-            return state, None
-        return state, None if entities is None else list(entities)
+            return await stored.spec()
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be read: {exc}")
+            return None
+
+    def new_spec(self, run: SiteRun) -> str | None:
+        """The spec to store with the set: this run's, when the stored set was chosen otherwise."""
+        return self.spec_of(run.spec) if run.afresh else None
+
+    @staticmethod
+    def spec_of(spec: SiteSpec) -> str:
+        """How a set is chosen: another ``max_pages`` is another set, which starts afresh (the
+        pages it lets in are not ``added``, those it leaves out not ``removed``)."""
+        return f"max_pages={spec.max_pages}"
+
+    async def _stored_requests(self, run: SiteRun) -> AsyncIterator[Request]:
+        """A request for each page of the stored set (the set is not discovered this run)."""
+        pacer = StartPacer(self.crawler)
+        try:
+            async for rows in run.stored.batches():
+                for url, entry in rows:
+                    await pacer.room()
+                    yield self.page_request(run, url, entry=entry)
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be read: {exc}")
 
     # -- pages ----------------------------------------------------------------------------------------
 
     def page_request(self, run: SiteRun, url: str, *, fresh: bool = False, due: bool = False,
-                     checked: bool = False) -> Request:
+                     checked: bool = False, entry: DueEntry | object | None = _UNREAD) -> Request:
         """The request of a page of *run*'s set: its own watch (:func:`page_watch`), as the
         watch spider makes any other. *fresh*: added to the set, its first observation is a silent
         baseline, fetched in full; *due*: its lastmod moved, fetched whatever its schedule says;
-        *checked*: its lastmod did not move, fetched to check it."""
+        *checked*: its lastmod did not move, fetched to check it; *entry*: its key's due state, read
+        with the set (the schedule then reads no table for it)."""
         request = self.spider.watch_request(page_watch(run.watch, url))
+        if entry is not _UNREAD:
+            request.meta[meta._DUE_ENTRY] = entry
         if fresh:
             request.meta[meta.CONDITIONAL] = False
             request.meta[FRESH] = True
@@ -184,74 +219,64 @@ class SiteCrawler:
             request.meta[_SITE_URL] = run.spec.url
         return request
 
-    def set_observation(self, run: SiteRun, pages: list[str] | None) -> Observation:
-        """The page set as an ``entities`` observation of the site watch's key (an error when
-        *run* has one: its last good set is kept)."""
-        # another max_pages is another set, which starts afresh: the pages it leaves out are not removed
-        options = {"entities_spec": f"site max_pages={run.spec.max_pages}", "site_watch": run.key,
-                   "site_pages": True, "keep_params": list(run.watch.keep_params),
-                   "drop_params": list(run.watch.drop_params)}
+    def set_observation(self, run: SiteRun, delta: PageSetDelta | None, pages: int = 0) -> Observation:
+        """The page set as an observation of the site watch's key, judged against its stored rows
+        (*delta*, of a set of *pages* pages); an error when *run* has one: its last good set is kept."""
+        options = {"site_watch": run.key, "site_pages": True, "confirm": False}
         obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
-        if run.error is not None or pages is None:
+        if run.error is not None or delta is None:
             obs.error = run.error or "empty: no page was found"
             self.stats.inc("discovery_failed")
         else:
-            obs.entities = [{"key": url, "fields": {}} for url in pages]
-            self.stats.inc("pages", len(pages))
+            obs.page_set = delta
+            self.stats.inc("pages", pages)
         return obs
 
-    async def _pages(self, run: SiteRun, pages: list[str], lastmods: dict[str, str | None]) -> AsyncIterator[Any]:
+    async def _pages(self, run: SiteRun, read: SetRead | None) -> AsyncIterator[Any]:
         """The set's observation, then a request for each page the lastmod plan fetches."""
-        yield self.set_observation(run, pages if run.error is None else run.previous)
-        pacer = StartPacer(self.crawler)
-        if run.error is not None:
-            for url in run.previous or ():
-                await pacer.room()
-                yield self.page_request(run, url)
+        if run.error is not None or read is None:
+            yield self.set_observation(run, None)
+            async for request in self._stored_requests(run):
+                yield request
             self._shared(run)
             return
-        before = set(run.previous or ())
-        seen = await self._last_seen(run, pages)
-        plan = plan_pages(pages, {url: parse_lastmod(lastmods.get(url)) for url in pages}, seen,
-                          trusted=run.trusted, turn=run.turn)
-        self.stats.inc("lastmod_moved", len(plan.moved))
-        self.stats.inc("lastmod_checked", len(plan.checked))
-        self.stats.inc("lastmod_skipped", len(plan.skipped))
+        yield self.set_observation(run, read.delta(first=run.afresh, spec=self.new_spec(run)), len(read))
         if not run.trusted:
             self.health.full_checks[run.key] = run.spec.url
-        housekeeper = self.runtime.housekeeper
-        housekeeper.listed.update(page_watch(run.watch, url).key for url in plan.skipped)
-        checked = set(plan.checked)
-        for url in [*plan.moved, *plan.checked, *plan.unlisted]:
+        pacer, listed = StartPacer(self.crawler), ListedPages(self.runtime)
+        for i, url in enumerate(read.urls):
+            if not read.selected[i]:
+                continue
+            entry = read.entry(i)
+            plan = page_plan(url, read.lastmod(i), entry.last_seen if entry else None, trusted=run.trusted,
+                             turn=run.turn)
+            if plan != "unlisted":
+                self.stats.inc(f"lastmod_{plan}")
+            if plan == "skipped":
+                await listed.add(page_watch(run.watch, url).key)
+                continue
             await pacer.room()
-            fresh = run.previous is not None and url not in before
-            yield self.page_request(run, url, fresh=fresh, due=url in plan.moved, checked=url in checked)
+            yield self.page_request(run, url, fresh=run.has_set and not read.stored[i], due=plan == "moved",
+                                    checked=plan == "checked", entry=entry)
+        await listed.flush()
         self._shared(run)
-
-    async def _last_seen(self, run: SiteRun, pages: list[str]) -> dict[str, float | None]:
-        """When each page was last observed (the store's schedule table, read once a crawl)."""
-        if self.last_seen is None:
-            store = self.runtime.runner.store
-            table = {}
-            if isinstance(store, MaintainedStore):
-                try:
-                    table = dict(await self.runtime.runner.call(store.due_table, self.runtime.spider))
-                except StoreError as exc:
-                    logger.warning("changewatch: site: the schedule cannot be read (%s): every page is fetched", exc)
-            self.last_seen = {key: entry.last_seen for key, entry in table.items()}
-        return {url: self.last_seen.get(page_watch(run.watch, url).key) for url in pages}
 
     # -- sitemap mode ---------------------------------------------------------------------------------
 
     async def sitemap_read(self, response: Response) -> AsyncIterator[Any]:
         run: SiteRun = response.meta[_RUN]
-        lastmods: dict[str, str | None] = {}
+        listing = Listing(run.watch)
         try:
-            lastmods = await self._tree(run, response)
+            await self._tree(run, response, listing)
         except SitemapError as exc:
             run.error = f"{exc} ({response.url})" if response.url not in str(exc) else str(exc)
-        pages = await self._judged(run, lastmods) if run.error is None else []
-        async for item in self._pages(run, pages, lastmods):
+        read = None
+        try:
+            read = await self._judged(run, listing) if run.error is None else None
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be read: {exc}")
+            return
+        async for item in self._pages(run, read):
             yield item
 
     @reports_refusals
@@ -260,8 +285,12 @@ class SiteCrawler:
         run: SiteRun = request.meta[_RUN]
         run.error = f"{self.spider.describe_failure(failure)} (the sitemap {request.url})"
         yield self.set_observation(run, None)
-        for url in run.previous or ():
-            yield self.page_request(run, url)
+        try:
+            for rows in run.stored.batches_now():
+                for url, entry in rows:
+                    yield self.page_request(run, url, entry=entry)
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be read: {exc}")
         self._shared(run)
 
     def _shared(self, run: SiteRun) -> None:
@@ -271,13 +300,13 @@ class SiteCrawler:
         if shared is not None:
             shared.shared(run.key)
 
-    async def _tree(self, run: SiteRun, response: Response) -> dict[str, str | None]:
-        """Every page a sitemap tree lists (URL → lastmod): the index's children read too, at
+    async def _tree(self, run: SiteRun, response: Response, listing: Listing) -> None:
+        """Every page a sitemap tree lists, into *listing*: the index's children read too, at
         most MAX_CHILD_SITEMAPS of them, none twice (an index listing itself), MAX_INDEX_DEPTH deep."""
         if response.status != 200:
             raise SitemapError(f"http: HTTP {response.status} for the sitemap {response.url}")
-        read = read_sitemap(response)
-        pages, done = dict(read.pages), {canonical_url(response.url)}
+        read = read_sitemap(response, listing.add)
+        done = {canonical_url(response.url)}
         offsite, level, children = read.offsite, 0, read.children
         while children:
             level += 1
@@ -290,26 +319,23 @@ class SiteCrawler:
             done.update(canonical_url(url) for url in todo)
             children = []
             for start in range(0, len(todo), _AT_ONCE):
-                for child in await asyncio.gather(*(self._child(url) for url in todo[start:start + _AT_ONCE])):
+                for child in await asyncio.gather(*(self._child(url, listing) for url in todo[start:start + _AT_ONCE])):
                     children.extend(child.children)
                     offsite += child.offsite
-                    for url, lastmod in child.pages.items():
-                        pages.setdefault(url, lastmod)
         self.stats.inc("sitemaps_read", len(done))
         if offsite:
             self.stats.inc("offsite", offsite)
             logger.warning("changewatch: site %s: %d URL(s) of its sitemaps are on another host: not watched",
                            run.key, offsite)
-        return pages
 
-    async def _child(self, url: str) -> Any:
+    async def _child(self, url: str, listing: Listing) -> Any:
         request = Request(url, dont_filter=True, meta={meta.CONDITIONAL: False, "download_maxsize": MAX_SITEMAP_BYTES})
         response = await self._download(request)
         if isinstance(response, str):
             raise SitemapError(f"{response} (the sitemap {url})")
         if response.status != 200:
             raise SitemapError(f"http: HTTP {response.status} for the sitemap {url}")
-        return read_sitemap(response)
+        return read_sitemap(response, listing.add)
 
     async def _download(self, request: Request) -> Response | str:
         """*request* through the downloader middlewares (the guard, robots.txt, retries); a
@@ -321,47 +347,38 @@ class SiteCrawler:
             failure.request = request  # type: ignore[attr-defined]
             return describe_failure(failure, maxsize=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
-    async def _judged(self, run: SiteRun, listed: dict[str, str | None]) -> list[str]:
-        """The pages of the set (canonical URLs) from what the sitemaps list; sets run.error
-        when the list cannot be trusted."""
-        keep, drop = run.watch.keep_params, run.watch.drop_params
-        canonical = {url: lastmod for url, lastmod in
-                     ((canonical_url(found, keep=keep, drop=drop), lastmod) for found, lastmod in listed.items())
-                     if allowed(run.spec, url)}
-        if not canonical:
-            run.error = (f"empty: the sitemap lists no page{' the watch allows' if listed else ''} "
+    async def _judged(self, run: SiteRun, listing: Listing) -> SetRead | None:
+        """The listed pages merged with the stored set, the new set chosen (``max_pages``); None,
+        with run.error set, when the list cannot be trusted."""
+        if not listing.pages:
+            run.error = (f"empty: the sitemap lists no page{' the watch allows' if listing.found else ''} "
                          f"({run.spec.url})")
-            return []
-        listed.clear()
-        listed.update(canonical)
-        pages, left_out = bounded(canonical, run.spec.max_pages, run.previous or ())
+            return None
+        read = await merged(*listing.sorted(), run.stored)
+        left_out = read.select(run.spec.max_pages)
         if left_out:
-            self._capped(run, len(canonical))
+            self._capped(run, len(read.urls))
         else:
             self.health.end(run.key, run.spec.url, MAX_PAGES)
-        if run.previous is not None and shrunk(len(run.previous), len(pages)):
-            await self._confirm_loss(run, pages)
-        return pages
+        if run.has_set and shrunk(read.stored_count, len(read)):
+            await self._confirm_loss(run, read)
+        return read
 
-    async def _confirm_loss(self, run: SiteRun, pages: list[str]) -> None:
+    async def _confirm_loss(self, run: SiteRun, read: SetRead) -> None:
         """A sudden loss believed only when the sitemap lists the same again and most of a sample
         of the missing pages are gone."""
         self.stats.inc("loss_checked")
-        again: dict[str, str | None] = {}
         response = await self._download(Request(run.spec.url, dont_filter=True, meta={
             meta.CONDITIONAL: False, "download_maxsize": MAX_SITEMAP_BYTES}))
         same = False
         if not isinstance(response, str):
+            again = Listing(run.watch)
             try:
-                again = await self._tree(run, response)
-                keep, drop = run.watch.keep_params, run.watch.drop_params
-                canonical = {canonical_url(u, keep=keep, drop=drop) for u in again}
-                same = bounded({u for u in canonical if allowed(run.spec, u)}, run.spec.max_pages,
-                               run.previous or ())[0] == pages
+                await self._tree(run, response, again)
+                same = again.sorted()[0] == read.urls
             except SitemapError:
                 same = False
-        missing = sorted(set(run.previous or ()) - set(pages))
-        sample = random.sample(missing, min(_LOSS_SAMPLE, len(missing)))
+        sample = random.sample(read.gone, min(_LOSS_SAMPLE, len(read.gone)))
         statuses: list[int | None] = []
         for url in sample:
             answer = await self._download(Request(url, dont_filter=True, meta={meta.CONDITIONAL: False,
@@ -371,7 +388,7 @@ class SiteCrawler:
             self.stats.inc("loss_confirmed")
             return
         self.stats.inc("loss_unconfirmed")
-        run.error = (f"partial: the sitemap lists {len(pages)} of the {len(run.previous or ())} pages it listed, and "
+        run.error = (f"partial: the sitemap lists {len(read)} of the {read.stored_count} pages it listed, and "
                      "the loss is not confirmed (fetched again, and a sample of the missing pages): the last good "
                      f"set is kept ({run.spec.url})")
 
@@ -494,7 +511,7 @@ class SiteCrawler:
         run.some_failed = run.some_failed or status not in (404, 410)
         watch: Watch | None = request.meta.get(meta.WATCH)
         canonical = canonical_url(request.url, keep=run.watch.keep_params, drop=run.watch.drop_params)
-        if watch is not None and (run.previous is None or canonical in run.previous) and run.previous is not None:
+        if watch is not None and run.previous is not None and canonical in run.previous:
             yield from self.spider.observation_failed(failure)  # a watched page fails: its error (then gone:)
         elif watch is not None:
             self.stats.inc("broken_links")  # a link to a page that never answered: not watched
@@ -512,8 +529,15 @@ class SiteCrawler:
             return
         if not run.unfinished:
             self.health.end(run.key, run.spec.url, MAX_PAGES)
-        pages = kept_pages(run.previous or (), run.watched, some_failed=run.some_failed, unfinished=run.unfinished)
-        yield self.set_observation(run, bounded(pages, run.spec.max_pages, run.previous or ())[0])
+        previous = run.previous or set()
+        found = kept_pages(previous, run.watched, some_failed=run.some_failed, unfinished=run.unfinished)
+        pages = bounded(found, run.spec.max_pages, previous)[0]
+        chosen = set(pages)
+        delta = PageSetDelta(added=[url for url in pages if url not in previous],
+                             removed=sorted(previous.difference(found)),
+                             dropped=sorted(url for url in previous.intersection(found) if url not in chosen),
+                             first=run.afresh, spec=self.new_spec(run))
+        yield self.set_observation(run, delta, len(pages))
 
     # -- lastmod's trust ------------------------------------------------------------------------------
 

@@ -104,7 +104,8 @@ EXPORT_ORDER = {"observations": ("spider", "key"), "validators": ("spider", "url
                 "health_history": ("spider", "site", "day", "kind"),
                 "health_conditions": ("spider", "site", "condition"),
                 "notifications": ("change_id", "destination"), "summary_spend": ("day",),
-                "evidence_bodies": ("spider", "digest"), "evidence": ("id",)}
+                "evidence_bodies": ("spider", "digest"), "evidence": ("id",), "site_pages": ("spider", "site", "url"),
+                "site_sets": ("spider", "site")}
 
 
 def insert_sql(table: str, mark: str) -> str:

@@ -57,8 +57,8 @@ from .records import (
     TransferBatch,
 )
 
-__all__ = ["CLOCK_TOLERANCE", "ChangeLogStore", "MaintainedStore", "RoutingStore", "SnapshotStore", "Store",
-           "StoreFactory", "StoreOptions", "TransferableStore"]
+__all__ = ["CLOCK_TOLERANCE", "ChangeLogStore", "MaintainedStore", "PageSetStore", "RoutingStore", "SnapshotStore",
+           "Store", "StoreFactory", "StoreOptions", "TransferableStore"]
 
 
 #: how far ahead of the store's clock an observation's fetch time may be before it is clamped
@@ -312,4 +312,23 @@ class MaintainedStore(Protocol):
 
     def change_evidence(self, change_id: int) -> ChangeEvidence | None:
         """The change *change_id* with its kept versions; None when the log has no such change."""
+        ...
+
+
+@runtime_checkable
+class PageSetStore(Protocol):
+    """Optional: what site watches need (the built-in stores have it). A site watch's page set is
+    rows of its key, one a page, written by :meth:`Store.commit` from ``Outcome.pages`` in the
+    transaction of the observation that reports them, and read a batch at a time, so that a crawl
+    never holds a large site's stored set whole."""
+
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
+        """Up to *limit* pages of the set of site watch *site* whose URL sorts after *after*, in
+        code point order, each with its page key's due state (its last fetch, due time, interval,
+        last listing; None: the key was never stored)."""
+        ...
+
+    def site_spec(self, spider: str, site: str) -> str | None:
+        """How the stored set of site watch *site* was chosen (``PageSetChange.spec``); None: no set."""
         ...

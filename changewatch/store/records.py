@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,8 +12,8 @@ from ..core.schedule import ScheduleUpdate
 from ..core.validators import HttpValidators
 
 __all__ = ["TRANSFER_TABLES", "ChangeEvidence", "ChangeQuery", "Committed", "Evidence", "KeptVersion", "Lease",
-           "LogEntry", "LoggedChange", "NotificationState", "Outcome", "PendingNotification", "StoreCounts",
-           "StoredState", "TransferBatch"]
+           "LogEntry", "LoggedChange", "NotificationState", "Outcome", "PageSetChange", "PendingNotification",
+           "StoreCounts", "StoredState", "TransferBatch"]
 
 
 @dataclass(slots=True)
@@ -54,6 +55,18 @@ class Evidence:
     body: KeptBody
 
 
+@dataclass(frozen=True, slots=True)
+class PageSetChange:
+    """What a site watch's page set gains and loses in one commit (the ``site_pages`` rows of the
+    key committed): the pages *added* and the pages *removed* (canonical URLs). Written in the
+    transaction of the observation that reports them: the set and its record, together or not at all."""
+
+    added: Sequence[str] = ()
+    removed: Sequence[str] = ()
+    #: how the set was chosen (``max_pages``): another spec starts the set afresh, silently
+    spec: str | None = None
+
+
 @dataclass(slots=True)
 class Outcome:
     """What one observation does to a key, decided from its state."""
@@ -80,6 +93,8 @@ class Outcome:
     schedule: ScheduleUpdate | None = None
     #: the body and headers to keep, in the same transaction (None: keep nothing)
     evidence: Evidence | None = None
+    #: a site watch's page set: the rows its commit adds and removes (None: the set is left as it is)
+    pages: PageSetChange | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +195,9 @@ TRANSFER_TABLES: dict[str, tuple[str, ...]] = {
     "evidence_bodies": ("spider", "digest", "compression", "size", "stored_at", "body"),
     "evidence": ("id", "spider", "key", "change_id", "observed_at", "url", "status", "headers", "digest",
                  "superseded"),
+    # -- site watches' page sets
+    "site_pages": ("spider", "site", "url"),
+    "site_sets": ("spider", "site", "spec"),
 }
 
 #: a table's name and some of its rows, as tuples of :data:`TRANSFER_TABLES`' columns (a

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.schedule import DueEntry, epoch
 from .changelog import entry
-from .records import ChangeEvidence, Evidence, KeptVersion
+from .records import ChangeEvidence, Evidence, KeptVersion, PageSetChange
 
 __all__ = ["BODY_WINDOW", "Dialect", "DueTable"]
 
@@ -40,7 +40,12 @@ class DueTable(Mapping[str, DueEntry]):
         self._rows = {row[0]: row for row in rows}
 
     def __getitem__(self, key: str) -> DueEntry:
-        _, last_seen, due_at, interval, listed_at = tuple(self._rows[key])
+        return self.entry(self._rows[key][1:])
+
+    @staticmethod
+    def entry(row: Sequence[Any]) -> DueEntry:
+        """A due entry of (last_seen, due_at, due_interval, listed_at) as stored."""
+        last_seen, due_at, interval, listed_at = tuple(row)
         return DueEntry(epoch(last_seen), epoch(due_at), None if interval is None else float(interval),
                         epoch(listed_at))
 
@@ -61,6 +66,9 @@ class Dialect:
     any_array: bool = False  # ``= ANY(array)`` (PostgreSQL) instead of ``IN (…)``
     #: a stored time ``{time}`` moved by ``{seconds}`` (a number), written as the store writes times
     shifted: str = "strftime('%Y-%m-%dT%H:%M:%SZ', {time}, printf('%.3f seconds', {seconds}))"
+    #: after a text column: ordered and compared by code point, as Python orders str (SQLite's
+    #: BINARY is UTF-8 byte order, which is code point order)
+    by_code_point: str = ""
 
     def among(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         if self.any_array:
@@ -148,6 +156,38 @@ class Dialect:
     def _unseen(self) -> str:
         return f"{self.greatest}(coalesce(last_seen, ''), coalesce(listed_at, '')) < {self.mark}"
 
+    # -- site watches' page sets ------------------------------------------------------------------
+
+    def write_pages(self, cur: Any, spider: str, site: str, change: PageSetChange) -> None:
+        """The rows of *site*'s page set that *change* adds and removes (in the caller's transaction)."""
+        m, table = self.mark, self.table("site_pages")
+        if change.added:
+            cur.executemany(f"INSERT INTO {table} (spider, site, url) VALUES ({m}, {m}, {m}) ON CONFLICT DO NOTHING",
+                            [(spider, site, url) for url in change.added])
+        if change.removed:
+            cur.executemany(f"DELETE FROM {table} WHERE spider = {m} AND site = {m} AND url = {m}",
+                            [(spider, site, url) for url in change.removed])
+        if change.spec is not None:
+            cur.execute(f"INSERT INTO {self.table('site_sets')} (spider, site, spec) VALUES ({m}, {m}, {m}) "
+                        "ON CONFLICT (spider, site) DO UPDATE SET spec = excluded.spec", (spider, site, change.spec))
+
+    def site_spec(self, cur: Any, spider: str, site: str) -> str | None:
+        row = cur.execute(f"SELECT spec FROM {self.table('site_sets')} WHERE spider = {self.mark} AND site = "
+                          f"{self.mark}", (spider, site)).fetchone()
+        return None if row is None else str(row[0])
+
+    def site_pages(self, cur: Any, spider: str, site: str, after: str, limit: int) -> list[tuple[str, DueEntry | None]]:
+        """Up to *limit* pages of *site*'s set after the URL *after*, in URL order (code points),
+        each with its page key's due state (None: the key was never stored)."""
+        m, url = self.mark, f"p.url{self.by_code_point}"
+        rows = cur.execute(
+            f"SELECT p.url, o.key, o.last_seen, o.due_at, o.due_interval, o.listed_at FROM "
+            f"{self.table('site_pages')} p LEFT JOIN {self.table('observations')} o "
+            f"ON o.spider = p.spider AND o.key = p.site || {m} || p.url "
+            f"WHERE p.spider = {m} AND p.site = {m} AND {url} > {m} ORDER BY {url} LIMIT {m}",
+            ("|", spider, site, after, limit)).fetchall()
+        return [(row[0], None if row[1] is None else DueTable.entry(row[2:])) for row in rows]
+
     def forget(self, cur: Any, spider: str, before: str, limit: int, bodies_before: str) -> list[str]:
         m = self.mark
         keys = [r[0] for r in cur.execute(f"SELECT key FROM {self.table('observations')} WHERE spider = {m} AND "
@@ -161,6 +201,9 @@ class Dialect:
         if forgotten:
             among, args = self.among("key", forgotten)
             cur.execute(f"DELETE FROM {self.table('validators')} WHERE spider = {m} AND {among}", (spider, *args))
+            for table in ("site_pages", "site_sets"):
+                cur.execute(f"DELETE FROM {self.table(table)} WHERE spider = {m} AND "
+                            f"{self.among('site', forgotten)[0]}", (spider, *args))
             digests = [r[0] for r in cur.execute(f"DELETE FROM {self.table('evidence')} WHERE spider = {m} "
                                                  f"AND {among} RETURNING digest", (spider, *args)).fetchall()]
             self._delete_bodies(cur, spider, digests, bodies_before)

@@ -24,7 +24,8 @@ T0, T1 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
 SHIPPED = schema_version()
 
 TABLES = ["changes", "changewatch_meta", "evidence", "evidence_bodies", "health_conditions", "health_history",
-          "notifications", "observations", "snapshots", "sqlite_sequence", "summary_spend", "validators"]
+          "notifications", "observations", "site_pages", "site_sets", "snapshots", "sqlite_sequence", "summary_spend",
+          "validators"]
 
 
 def _meta_version(path: Path) -> str:

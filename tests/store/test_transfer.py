@@ -247,6 +247,8 @@ def _stores(draw: st.DrawFn) -> Dump:
     versions = [(i, spider, draw(_TEXT), draw(st.one_of(st.none(), st.integers(1, 10_000))), T0, draw(_TEXT),
                  draw(st.integers(100, 599)), '{"Content-Type":["text/html"]}', digest, draw(st.integers(0, 1)))
                 for i, (spider, digest, *_) in enumerate(bodies, start=1)]
+    pages = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _TEXT, _TEXT), max_size=6, unique_by=lambda r: r))
+    sets = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _TEXT, _TEXT), max_size=3, unique_by=lambda r: r[:2]))
     return {"observations": sorted(observations, key=lambda r: (r[0].encode(), r[1].encode())),
             "validators": sorted(validators, key=lambda r: (r[0].encode(), r[1].encode(), r[2].encode())),
             "changes": changes,
@@ -254,7 +256,9 @@ def _stores(draw: st.DrawFn) -> Dump:
             "health_conditions": sorted(conditions, key=lambda r: tuple(v.encode() for v in r[:3])),
             "notifications": notifications, "summary_spend": spend,
             "evidence_bodies": sorted(bodies, key=lambda r: (r[0].encode(), r[1].encode())),
-            "evidence": versions}
+            "evidence": versions,
+            "site_pages": sorted(pages, key=lambda r: tuple(v.encode() for v in r)),
+            "site_sets": sorted(sets, key=lambda r: tuple(v.encode() for v in r[:2]))}
 
 
 @pytest.mark.slow  # the test PostgreSQL server

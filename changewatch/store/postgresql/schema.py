@@ -132,6 +132,13 @@ MIGRATIONS: list[str | Callable[[Any, str], None]] = [
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
     # 102 → 103: a link-mode site page's links, kept with its validators: a 304 still leads to them
     "ALTER TABLE {s}.validators ADD COLUMN links text",
+    # 103 → 104: a site watch's page set, one row a page (the site watch's key, the page's canonical
+    # URL), written in the transaction of the observation that reports it; read in code point order
+    "CREATE TABLE {s}.site_pages (spider text NOT NULL, site text NOT NULL, url text NOT NULL, "
+    "PRIMARY KEY (spider, site, url)); "
+    'CREATE INDEX site_pages_in_order ON {s}.site_pages (spider, site, url COLLATE "C"); '
+    "CREATE TABLE {s}.site_sets (spider text NOT NULL, site text NOT NULL, spec text NOT NULL, "
+    "PRIMARY KEY (spider, site))",
 ]
 
 

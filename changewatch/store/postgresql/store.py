@@ -397,6 +397,8 @@ class PostgreSQLStore(PostgreSQLHealth, PostgreSQLTransfer, PostgreSQLRouting, P
             version = self._write_state(cur, spider, key, expected_version, next_state(stored, outcome, observed_at),
                                         self._counted(spider, outcome, observed_at))
             self._write_validators(cur, spider, key, outcome, observed_at)
+            if outcome.pages is not None:
+                self._sql.write_pages(cur, spider, key, outcome.pages)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
                 cur.execute(f"INSERT INTO {self._quoted}.changes (spider, key, kind, observed_at, record, lease_owner, "

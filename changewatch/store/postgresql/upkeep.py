@@ -35,11 +35,20 @@ class PostgreSQLUpkeep:
     @property
     def _sql(self) -> Dialect:
         return Dialect(mark="%s", greatest="GREATEST", prefix=f"{self._quoted}.", any_array=True,
-                       shifted=_SHIFTED)
+                       shifted=_SHIFTED, by_code_point=' COLLATE "C"')
 
     def _write_evidence(self, cur: Any, spider: str, key: str, change_id: int | None, observed_at: str,
                         evidence: Evidence, now: datetime) -> None:
         self._sql.write_evidence(cur, spider, key, change_id, observed_at, evidence, format_time(now))
+
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
+        return self._retrying("read a site's page set",
+                              lambda cur, _: self._sql.site_pages(cur, spider, site, after, limit), statement=True)
+
+    def site_spec(self, spider: str, site: str) -> str | None:
+        return self._retrying("read a site's page set", lambda cur, _: self._sql.site_spec(cur, spider, site),
+                              statement=True)
 
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         return self._retrying("read the schedule", lambda cur, _: self._sql.due_table(cur, spider), statement=True)

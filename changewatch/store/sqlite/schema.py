@@ -149,6 +149,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "WHERE sent_at IS NULL AND discarded_at IS NULL",
     # 102 → 103: a link-mode site page's links, kept with its validators: a 304 still leads to them
     "ALTER TABLE validators ADD COLUMN links TEXT",
+    # 103 → 104: a site watch's page set, one row a page (the site watch's key, the page's canonical
+    # URL), written in the transaction of the observation that reports it; it goes with its key
+    "CREATE TABLE site_pages (spider TEXT NOT NULL, site TEXT NOT NULL, url TEXT NOT NULL, "
+    "PRIMARY KEY (spider, site, url)) WITHOUT ROWID; "
+    "CREATE TABLE site_sets (spider TEXT NOT NULL, site TEXT NOT NULL, spec TEXT NOT NULL, "
+    "PRIMARY KEY (spider, site))",
 ]
 
 

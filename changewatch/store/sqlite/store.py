@@ -36,7 +36,7 @@ from .checkpoint import AUTOCHECKPOINT_PAGES, Checkpointer
 from .health import SQLiteHealth
 from .routing import SQLiteRouting, write_notifications
 from .schema import check_file, existing_version, prepare, schema_version, store_error
-from .upkeep import SQLiteUpkeep
+from .upkeep import SQL, SQLiteUpkeep
 
 __all__ = ["OPTIONS", "SQLiteStore"]
 
@@ -264,6 +264,8 @@ class SQLiteStore(SQLiteHealth, SQLiteRouting, SQLiteUpkeep):
             check_committable(previous, expected_version, observed_at, spider, key)
             version = self._write_state(db, spider, key, expected_version, next_state(previous, outcome, observed_at))
             self._write_validators(db, spider, key, outcome, observed_at)
+            if outcome.pages is not None:
+                SQL.write_pages(db, spider, key, outcome.pages)
             change_id = None
             if (record := logged_record(outcome, observed_at, clamped)) is not None:
                 change_id = db.execute(

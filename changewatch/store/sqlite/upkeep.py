@@ -33,6 +33,15 @@ class SQLiteUpkeep:
                         evidence: Evidence, now: datetime) -> None:
         SQL.write_evidence(db, spider, key, change_id, observed_at, evidence, format_time(now))
 
+    def site_pages(self, spider: str, site: str, after: str = "",
+                   limit: int = 1000) -> list[tuple[str, DueEntry | None]]:
+        with self._reading("read a site's page set") as db:
+            return SQL.site_pages(db, spider, site, after, limit)
+
+    def site_spec(self, spider: str, site: str) -> str | None:
+        with self._reading("read a site's page set") as db:
+            return SQL.site_spec(db, spider, site)
+
     def due_table(self, spider: str) -> Mapping[str, DueEntry]:
         with self._reading("read the schedule") as db:
             return SQL.due_table(db, spider)
