@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,14 @@ BACKENDS = ("sqlite", pytest.param("postgresql", marks=pytest.mark.slow))
 @pytest.fixture
 def fresh(tmp_path: Path) -> Iterator[Fresh]:
     """Opens a new, empty store of a backend; every one is closed (and its schema dropped) after."""
+    with fresh_stores(tmp_path) as make:
+        yield make
+
+
+@contextmanager
+def fresh_stores(tmp_path: Path) -> Iterator[Fresh]:
+    """:func:`fresh`'s stores, closed when the block ends (once per Hypothesis example: each
+    PostgreSQL store holds its connections while it is open)."""
     opened: list[TransferableStore] = []
     schemas: list[str] = []
 
@@ -60,11 +70,13 @@ def fresh(tmp_path: Path) -> Iterator[Fresh]:
         opened.append(store)
         return store
 
-    yield make
-    for store in opened:
-        store.close()
-    for name in schemas:
-        drop_postgresql_schema(name)
+    try:
+        yield make
+    finally:
+        for store in opened:
+            store.close()
+        for name in schemas:
+            drop_postgresql_schema(name)
 
 
 def dump(store: TransferableStore) -> Dump:
@@ -223,7 +235,7 @@ def _stores(draw: st.DrawFn) -> Dump:
     observations = draw(st.lists(_KEY_ROW, max_size=8, unique_by=lambda r: (r[0], r[1])))
     validators = [(spider, f"https://s.example/{n}", key, draw(st.one_of(st.none(), _TEXT)), draw(_TIME),
                    draw(st.integers(0, 2**40)), draw(_TIME), draw(st.integers(0, 100)), draw(st.none() | _TEXT),
-                   draw(st.none() | _TEXT))
+                   draw(st.none() | _TEXT), draw(st.none() | _TEXT))  # ... spec, render, links
                   for n, (spider, key, *_) in enumerate(observations) if draw(st.booleans())]
     ids = sorted(draw(st.sets(st.integers(1, 10_000), max_size=8)))
     changes = [(i, draw(st.sampled_from(["a", "b"])), draw(_TEXT), draw(st.sampled_from(["field", "error"])), T0,
@@ -265,10 +277,11 @@ def _stores(draw: st.DrawFn) -> Dump:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=_stores(), route=st.sampled_from([("sqlite", "postgresql", "sqlite"), ("postgresql", "sqlite",
                                                                                       "postgresql")]))
-def test_a_round_trip_through_every_backend_changes_nothing(fresh: Fresh, rows: Dump,
+def test_a_round_trip_through_every_backend_changes_nothing(tmp_path: Path, rows: Dump,
                                                              route: tuple[str, str, str]) -> None:
-    first, second, third = (fresh(backend) for backend in route)
-    first.import_rows((table, table_rows) for table, table_rows in rows.items())
-    second.import_rows(first.export_rows(batch_size=2))
-    third.import_rows(second.export_rows(batch_size=3))
-    assert dump(first) == dump(second) == dump(third) == rows
+    with fresh_stores(Path(tempfile.mkdtemp(dir=tmp_path))) as fresh:
+        first, second, third = (fresh(backend) for backend in route)
+        first.import_rows((table, table_rows) for table, table_rows in rows.items())
+        second.import_rows(first.export_rows(batch_size=2))
+        third.import_rows(second.export_rows(batch_size=3))
+        assert dump(first) == dump(second) == dump(third) == rows
