@@ -25,7 +25,8 @@ E2E = Path(__file__).parent / "e2e"
 #: pytest-xdist's workers (``--dist loadfile``, scripts/test.sh) start them at once and never end
 #: the run waiting on one of them. The three fresh environments are built from the run's start
 #: (tests/e2e/environments.py), so their tests come after the long crawls
-LONG_FIRST = ("e2e/test_ssrf.py", "e2e/test_distributed.py", "e2e/test_distributed_sites.py",
+LONG_FIRST = ("e2e/test_site_page_set.py", "e2e/test_ssrf.py", "e2e/test_distributed.py",
+              "e2e/test_distributed_sites.py",
               "e2e/test_learned_noise.py", "e2e/test_summary.py", "e2e/test_watch_crawl.py", "e2e/test_notify.py",
               "e2e/test_postgresql_outage.py", "e2e/test_readme_own_project.py", "e2e/test_scrapyd_own_project.py",
               "e2e/test_scrapyd.py", "e2e/test_scrapyd_sites.py")

@@ -88,13 +88,17 @@ def crawler_for(tmp_path: Path, site: ManyPages, uri: str) -> Crawler:
                    store=uri)
 
 
+#: more pages than one batch of stored rows (1,000): the set is merged with its rows batch by batch
+PAGES = 1400
+
+
 def test_thousands_of_pages_compared_across_runs(tmp_path: Path, store_uri: str) -> None:
-    for site in served(range(2500)):
+    for site in served(range(PAGES)):
         crawler = crawler_for(tmp_path, site, store_uri)
         first = crawler.run("-s", "ROBOTSTXT_OBEY=False")
         assert first.returncode == 0 and first.records == [], first.stderr[-3000:]  # a silent baseline
-        assert stored_pages(store_uri) == sorted(site.url(i) for i in range(2500))
-        gone, new = set(range(100, 140)), set(range(2500, 2560))
+        assert stored_pages(store_uri) == sorted(site.url(i) for i in range(PAGES))
+        gone, new = set(range(100, 140)), set(range(PAGES, PAGES + 60))
         site.listed = (site.listed - gone) | new
         second = crawler.run("-s", "ROBOTSTXT_OBEY=False")
         assert second.returncode == 0, second.stderr[-3000:]
