@@ -118,7 +118,9 @@ def test_a_sitemap_pages_request_survives_the_redis_queue(tmp_path: Path, redis_
     import redis
     from scrapy_redis.queue import PriorityQueue
 
+    from changewatch.runtime.services import CrawlServices
     from changewatch.spiders.site import FRESH, SiteCrawler, SiteRun
+    from changewatch.spiders.site_set import StoredPages
     from changewatch.watchlist import parse_watchlist
 
     spider, _ = watch_requests(tmp_path)
@@ -126,9 +128,10 @@ def test_a_sitemap_pages_request_survives_the_redis_queue(tmp_path: Path, redis_
                                             "jsonld": {"type": "Product", "fields": ["offers.price"]},
                                             "rules": [{"match": "/blog/", "region": "article", "jsonld": None}]}]})
     assert shop.site is not None
-    run = SiteRun(shop, shop.site, ["https://shop.example/p/1"])
+    run = SiteRun(shop, shop.site, StoredPages(CrawlServices.of(spider.crawler), "shop"), has_set=True)
+    # the second carries its key's due state, read with the set
     requests = [SiteCrawler(spider).page_request(run, "https://shop.example/blog/new", fresh=True),
-                SiteCrawler(spider).page_request(run, "https://shop.example/p/1", checked=True)]
+                SiteCrawler(spider).page_request(run, "https://shop.example/p/1", checked=True, entry=None)]
     queue = PriorityQueue(redis.Redis.from_url(redis_13), spider, "t:pages")
     for request in requests:
         queue.push(request)
