@@ -283,7 +283,9 @@ def test_a_wrong_lastmod_found_by_another_process_keeps_the_site_untrusted(
     from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
 
     served, base = products
-    site.delay, site.sitemap_delay = 0.3, 1.0  # the other process is there when the pages are queued
+    # the other process is there when the pages are queued (a crawl process may take seconds to start on a
+    # loaded machine)
+    site.delay, site.sitemap_delay = 0.3, 3.0
     site.live = list(site.pages)[:20]
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
     # a page whose turn in the lastmod sample is the second round's (the URLs have the site's port in them)
