@@ -125,9 +125,9 @@ def test_no_watchlist_at_all_says_so_alone(tmp_path: Path) -> None:
 
 
 def test_without_the_add_on_a_bad_watchlist_still_fails_the_crawl(tmp_path: Path) -> None:
-    """A project that lists changewatch's spiders but not its add-on has no runtime to stop the
-    crawl as the spider opens: the spider then fails as it is built (a traceback, but exit 1),
-    never fetches nothing and exits 0."""
+    """A project that lists changewatch's spiders but not its add-on stops as the spider is built,
+    with the line that says to add it (before its watchlist is read), exit 1: it never fetches
+    nothing and exits 0."""
     (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = bare_settings\n", encoding="utf-8")
     (tmp_path / "bare_settings.py").write_text('SPIDER_MODULES = ["changewatch.spiders"]\n', encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
@@ -135,4 +135,4 @@ def test_without_the_add_on_a_bad_watchlist_still_fails_the_crawl(tmp_path: Path
     run = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "watch", "-a", 'watchlist=[{"url": "ftp://x"}]'],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1, run.stderr[-3000:]
-    assert "The watch spider cannot start" in run.stderr
+    assert "spider 'watch' needs changewatch enabled: add ADDONS" in run.stderr
