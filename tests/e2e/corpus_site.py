@@ -71,6 +71,9 @@ class CorpusSite(ServedSite):
     thread_name = "corpus-site"
 
     def __init__(self, pages: list[tuple[str, str]]):
+        # a new site stamps its pages by the real clock until its test simulates one: another
+        # test's simulated day, left behind in this worker, is a stamp days from the fetch (content)
+        _SIMULATED.clear()
         self.pages = {f"/posts/{slug}": html for slug, html in pages}
         #: the pages the site has now (listed in the sitemap, linked from the index)
         self.live: list[str] = list(self.pages)
