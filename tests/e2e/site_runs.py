@@ -51,6 +51,21 @@ def posts_requested(site: CorpusSite, since: int) -> list[str]:
     return [p.split("?")[0] for p in site.requested[since:] if p.startswith("/posts/")]
 
 
+def second_turn_page(site: CorpusSite) -> str:
+    """A live page whose turn in the lastmod sample is the second run's (the URLs have the site's
+    port in them): one of the site's, or a copy of its first page added under a name that has it."""
+    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
+
+    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
+    if sampled is None:
+        n = next(n for n in range(1000)
+                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
+        sampled = f"/posts/sampled-{n}"
+        site.pages[sampled] = site.pages[site.live[0]]
+        site.live.append(sampled)
+    return sampled
+
+
 class Churn(NamedTuple):
     removed: list[str]
     added: list[str]

@@ -27,7 +27,7 @@ from changewatch.core.urls import canonical_url
 
 from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
 from .rounds import Proc, ProductSite, RedisServer, finish, price, records_of, served_products, start_round, stat
-from .site_runs import DAY, Churn, check_churn, churn, serving
+from .site_runs import DAY, Churn, check_churn, churn, second_turn_page, serving
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
@@ -231,22 +231,13 @@ def test_a_wrong_lastmod_found_by_another_process_keeps_the_site_untrusted(
     checks are fetched by every process of the round. Here only the pages the *other* process
     fetches have changed (their lastmod unmoved): the lastmod stays untrusted, and the next round
     checks every page again."""
-    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
-
     served, base = products
     # the other process is there when the pages are queued (a crawl process may take seconds to start on a
     # loaded machine)
     site.delay, site.sitemap_delay = 0.3, 3.0
     site.live = list(site.pages)[:20]
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
-    # a page whose turn in the lastmod sample is the second round's (the URLs have the site's port in them)
-    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
-    if sampled is None:
-        n = next(n for n in range(1000)
-                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
-        sampled = f"/posts/sampled-{n}"
-        site.pages[sampled] = site.pages[site.live[0]]
-        site.live.append(sampled)
+    sampled = second_turn_page(site)  # the lastmod sample takes it in the second round
     path = watchlist(tmp_path, {"sitemap": site.base + "/sitemap.xml"}, base)
     served.prices.update({i: price(i, 1) for i in range(PLAIN)})
     assert records_of(round_of(tmp_path, path, pg_store, own_redis.url, 0, 2)) == []

@@ -14,7 +14,18 @@ from changewatch.core.urls import canonical_url
 
 from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
 from .crawl import Crawler
-from .site_runs import DAY, check_churn, churn, crawl, page_records, posts_requested, serving, set_records, urls
+from .site_runs import (
+    DAY,
+    check_churn,
+    churn,
+    crawl,
+    page_records,
+    posts_requested,
+    second_turn_page,
+    serving,
+    set_records,
+    urls,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
@@ -122,14 +133,8 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     from changewatch.store.sqlite import SQLiteStore
 
     site.live = list(site.pages)[:20]
-    # a page whose turn in the lastmod sample is the second run's (the site's key has one observation then)
-    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
-    if sampled is None:
-        n = next(n for n in range(1000)
-                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
-        sampled = f"/posts/sampled-{n}"
-        site.pages[sampled] = site.pages[site.live[0]]
-        site.live.append(sampled)
+    # the lastmod sample takes it in the second run (the site's key has one observation then)
+    sampled = second_turn_page(site)
     other = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) != 1)
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
     crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}])
