@@ -12,6 +12,7 @@ from changewatch.demo.site import DemoSite
 from changewatch.examples.site import FixtureSite
 
 from .e2e.hostile import HostileSite
+from .e2e.rounds import RedisServer, own_redis_server
 from .middlewares.conditional.servers import OddServer
 from .pgproxy import PgProxy
 
@@ -128,3 +129,18 @@ def schema() -> Iterator[str]:
     name, _ = postgresql_schema_uri()
     yield name
     drop_postgresql_schema(name)
+
+
+@pytest.fixture
+def pg_store() -> Iterator[str]:
+    """The store URI of a fresh PostgreSQL schema in the test database, dropped after the test."""
+    from .store.conftest import fresh_postgresql_store
+
+    yield from fresh_postgresql_store()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A redis-server of the test's own, on a free port, that the test may kill and start again
+    (tests/e2e/rounds.py); killed after the test."""
+    yield from own_redis_server()

@@ -22,8 +22,7 @@ from changewatch.config import ConfigError
 from changewatch.distributed import CLAIMED, RoundScheduler, round_name
 from changewatch.spiders.watch import WatchSpider
 
-from .e2e.rounds import REDIS_HOW, RedisServer, own_redis_server, redis_db_url, redis_unavailable
-from .services import require
+from .e2e.rounds import RedisServer, owned_redis
 
 WATCHES = {"defaults": {"threshold": 3}, "watches": [
     {"url": "https://shop.example/p/1", "key": "p1", "jsonld": {"type": "Product", "fields": ["offers.price"]},
@@ -52,17 +51,10 @@ def watch_requests(tmp_path: Path, **settings: Any) -> tuple[WatchSpider, list[R
 def redis_13() -> Iterator[str]:
     """Database 13 of the test Redis, flushed before and after; under pytest-xdist each worker has
     its own (13, 14, 15), as the tests of this module flush it while another worker's may run."""
-    why = redis_unavailable()
-    require(why is None, f"the test Redis server ({why})", REDIS_HOW)
-    import redis
-
     worker_id = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     worker = int(worker_id.removeprefix("gw"))
     assert worker < 3, f"the test Redis has databases 13-15 for this module: run at most 3 workers ({worker_id})"
-    url = redis_db_url(13 + worker)
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
+    yield from owned_redis(13 + worker)
 
 
 def test_watch_requests_survive_the_redis_queue(tmp_path: Path, redis_13: str) -> None:
@@ -251,12 +243,7 @@ def test_round_names() -> None:
     assert round_name("", 3600, 3600 * 10 + 1801) == "1970-01-01T11:00:00Z"
 
 
-# -- Redis outages: a redis-server of the test's own, killed and started again ----------------------
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    yield from own_redis_server()
+# -- Redis outages: a redis-server of the test's own (own_redis), killed and started again ---------
 
 
 class FailRecorder:

@@ -44,8 +44,9 @@ REDIS_SERVER_HOW = "install redis-server (Debian: apt-get install redis-server):
 
 class RedisServer:
     """A redis-server of the test's own on a free port, without persistence, that the test kills
-    and starts again (empty, on the same port): the shared test Redis is never touched. Use
-    :func:`own_redis_server` to get one (it skips, or fails under CI=true, without the binary)."""
+    and starts again (empty, on the same port): the shared test Redis is never touched. The
+    ``own_redis`` fixture (tests/conftest.py) gives one (it skips, or fails under CI=true, without
+    the binary)."""
 
     def __init__(self, binary: str):
         self.binary = binary
@@ -105,6 +106,22 @@ def own_redis_server() -> Iterator[RedisServer]:
 def redis_db_url(db: int) -> str:
     """A URL of database *db* of the test Redis (each test owns one, 10-15: it may flush it)."""
     return f"{REDIS.rstrip('/')}/{db}"
+
+
+def owned_redis(db: int) -> Iterator[str]:
+    """The URL of database *db* of the test Redis (a fixture's body), flushed before and after the
+    test; skips, or fails under CI=true, when the server is not there."""
+    from ..services import require
+
+    why = redis_unavailable()
+    require(why is None, f"the test Redis server ({why})", REDIS_HOW)
+    import redis
+
+    url = redis_db_url(db)
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
 
 
 def product(i: int, price: str) -> bytes:
@@ -223,6 +240,16 @@ def finish(workdir: Path, procs: list[tuple[subprocess.Popen[str], int]], timeou
         out.append(Proc(proc.returncode, read_feed(workdir / f"changes-{run}.jsonl"),
                         json.loads(stats.read_text()) if stats.exists() else {}, err))
     return out
+
+
+def records_of(procs: list[Proc]) -> list[dict[str, Any]]:
+    """The records every process of a round exported."""
+    return [r for p in procs for r in p.records]
+
+
+def stat(procs: list[Proc], name: str) -> int:
+    """The sum of a stat over the processes of a round."""
+    return sum(int(p.stats.get(name, 0)) for p in procs)
 
 
 def served_products() -> Iterator[tuple[ProductSite, str]]:

@@ -15,47 +15,25 @@ import pytest
 
 from tests.changes import field
 
-from ..services import require
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .crawl import scrapy_env
 from .rounds import (
-    REDIS_HOW,
     Proc,
     ProductSite,
     RedisServer,
     agents_by_path,
     finish,
-    own_redis_server,
+    owned_redis,
     price,
-    redis_db_url,
-    redis_unavailable,
+    records_of,
     round_command,
     served_products,
     start_round,
+    stat,
     write_watchlist,
 )
 
 WATCHES = 300
 PROCESSES = 3
-
-
-@pytest.fixture
-def pg_store() -> Iterator[str]:
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
-
-
-def owned_redis(db: int) -> Iterator[str]:
-    why = redis_unavailable()
-    require(why is None, f"the test Redis server ({why})", REDIS_HOW)
-    import redis
-
-    url = redis_db_url(db)
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    yield url
-    client.flushdb()
 
 
 @pytest.fixture
@@ -73,11 +51,6 @@ def redis_12() -> Iterator[str]:
     yield from owned_redis(12)
 
 
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    yield from own_redis_server()
-
-
 site = pytest.fixture(name="site")(served_products)
 
 
@@ -85,14 +58,6 @@ def ok(procs: list[Proc]) -> list[Proc]:
     for p in procs:
         assert p.returncode == 0, p.stderr[-3000:]
     return procs
-
-
-def records_of(procs: list[Proc]) -> list[dict[str, object]]:
-    return [r for p in procs for r in p.records]
-
-
-def stat(procs: list[Proc], name: str) -> int:
-    return sum(int(p.stats.get(name, 0)) for p in procs)
 
 
 def test_three_processes_fetch_each_watch_once_per_round_and_report_each_change_once(

@@ -25,9 +25,9 @@ import pytest
 
 from changewatch.core.urls import canonical_url
 
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
-from .rounds import Proc, ProductSite, RedisServer, finish, own_redis_server, price, served_products, start_round
+from .rounds import Proc, ProductSite, RedisServer, finish, price, records_of, served_products, start_round, stat
+from .site_runs import DAY, Churn, check_churn, churn, second_turn_page, serving
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
@@ -40,7 +40,6 @@ PLAIN = 12  # plain watches beside the site watch
 #: each page's fetches are counted: no second load confirms a change here (a confirmation in a round,
 #: by the process that observed the change, is test_distributed.py's)
 SETTINGS = ("-s", "RETRY_TIMES=0", "-s", "CONCURRENT_REQUESTS=2", "-s", "CHANGEWATCH_CONFIRM_CHANGES=False")
-DAY = ["2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z", "2026-12-03T10:00:00Z", "2026-12-04T10:00:00Z"]
 
 
 class LoggedSite(CorpusSite):
@@ -84,25 +83,10 @@ class LoggedSite(CorpusSite):
 
 @pytest.fixture
 def site() -> Iterator[LoggedSite]:
-    served = LoggedSite(corpus_articles(26))
-    served.base = served.start()
-    yield served
-    served.stop()
+    yield from serving(LoggedSite(corpus_articles(26)))
 
 
 products = pytest.fixture(name="products")(served_products)
-
-
-@pytest.fixture
-def pg_store() -> Iterator[str]:
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    yield from own_redis_server()
 
 
 def watchlist(tmp_path: Path, site_spec: dict[str, Any], products: str) -> Path:
@@ -125,46 +109,13 @@ def round_of(tmp_path: Path, path: Path, store: str, redis_url: str, day: int, p
     return procs
 
 
-def records_of(procs: list[Proc]) -> list[dict[str, Any]]:
-    return [r for p in procs for r in p.records]
-
-
-def stat(procs: list[Proc], name: str) -> int:
-    return sum(int(p.stats.get(name, 0)) for p in procs)
-
-
 def posts(by: dict[str, list[str]]) -> dict[str, list[str]]:
     return {path: agents for path, agents in by.items() if path.startswith("/posts/")}
 
 
-def churn(site: LoggedSite, day: str) -> tuple[list[str], list[str], dict[str, str]]:
-    """2 pages removed, 2 added, 5 changed (their lastmod moves)."""
-    removed, added = site.live[:2], [p for p in site.pages if p not in site.live][:2]
-    site.live = [p for p in site.live if p not in removed] + added
-    for path in added:
-        site.lastmod[path] = day
-    edits = {}
-    for n, path in enumerate(site.live[2:7]):
-        edits[path] = f"Quietly revised clause number {n} now requires written notice within ninety days."
-        site.edit(path, edits[path], lastmod=day)
-    return removed, added, edits
-
-
-def check_round(records: list[dict[str, Any]], site: LoggedSite, removed: list[str], added: list[str],
-                edits: dict[str, str], plain_changed: set[str]) -> None:
+def check_round(records: list[dict[str, Any]], site: LoggedSite, churned: Churn, plain_changed: set[str]) -> None:
     """One entities record of the set, one content record per page changed, each plain change once."""
-    sets = [r for r in records if r["key"] == "blog"]
-    assert len(sets) == 1, sets  # judged once in the round, not once per process
-    assert sets[0]["kind"] == "entities" and sets[0]["site_watch"] == "blog"
-    assert {e["url"] for e in sets[0]["added"]} == {canonical_url(site.base + p) for p in added}
-    assert {e["url"] for e in sets[0]["removed"]} == {canonical_url(site.base + p) for p in removed}
-    pages = [r for r in records if r["key"].startswith("blog|")]
-    assert sorted(r["url"] for r in pages) == sorted(canonical_url(site.base + p) for p in edits), [
-        (r["url"], r["kind"], (r.get("diff") or r.get("error") or "")[:300]) for r in pages]
-    for r in pages:
-        path = r["url"].removeprefix(site.base)
-        assert r["kind"] == "content" and edits[path] in r["diff"], r["diff"][:500]
-    assert sorted(r["key"] for r in records if not r["key"].startswith("blog")) == sorted(plain_changed)
+    check_churn(records, site, "blog", churned, confirmed=False, others=plain_changed)
     assert len({r["change_id"] for r in records}) == len(records)
 
 
@@ -190,22 +141,22 @@ def test_a_sitemap_site_is_read_once_per_round_and_its_pages_shared_out(
     assert set(served.take_hits().values()) == {1}
     site.sitemap_delay = 0
 
-    removed, added, edits = churn(site, "2026-12-02")
+    churned = churn(site, "2026-12-02", 5)
     served.prices.update({i: price(i, 2) for i in range(PLAIN)})
     procs = round_of(tmp_path, path, pg_store, own_redis.url, 1)
     by = site.take()
-    check_round(records_of(procs), site, removed, added, edits, {f"p{i}" for i in range(PLAIN) if i % 7 == 0})
+    check_round(records_of(procs), site, churned, {f"p{i}" for i in range(PLAIN) if i % 7 == 0})
     assert len(by["/sitemap.xml"]) == 1
     fetched = posts(by)
     assert {len(agents) for agents in fetched.values()} == {1}  # each page once in the round
-    assert not set(removed) & set(fetched)  # a removed page is no longer requested
-    assert set(added) | set(edits) <= set(fetched)  # lastmod moved: fetched
-    unmoved = [p for p in site.live if p not in edits and p not in added]
+    assert not set(churned.removed) & set(fetched)  # a removed page is no longer requested
+    assert set(churned.added) | set(churned.edits) <= set(fetched)  # lastmod moved: fetched
+    unmoved = [p for p in site.live if p not in churned.edits and p not in churned.added]
     assert len([p for p in unmoved if p in fetched]) < len(unmoved) / 2  # lastmod held: a sample only
     assert stat(procs, "changewatch/site/lastmod_skipped") >= len(unmoved) / 2
 
     # round 3: the process that reads the sitemap is killed as it asks for it, after more churn
-    removed3, added3, edits3 = churn(site, "2026-12-03")
+    churned3 = churn(site, "2026-12-03", 5)
     procs_started: list[tuple[subprocess.Popen[str], int]] = []
     killed: list[str] = []
 
@@ -235,7 +186,7 @@ def test_a_sitemap_site_is_read_once_per_round_and_its_pages_shared_out(
 
     # round 4: compared with the last good set (round 2's): round 3's churn reported now, once
     procs = round_of(tmp_path, path, pg_store, own_redis.url, 3)
-    check_round(records_of(procs), site, removed3, added3, edits3, set())
+    check_round(records_of(procs), site, churned3, set())
     assert len(site.take()["/sitemap.xml"]) == 1
 
 
@@ -261,15 +212,15 @@ def test_a_link_site_is_crawled_by_one_process_of_the_round(
     assert stat(procs, "changewatch/round/local_enqueued") == len(crawled)
     assert not [p for p in by if p.startswith(("/tag/", "/calendar"))]
 
-    removed, added, edits = churn(site, "2026-12-02")
+    churned = churn(site, "2026-12-02", 5)
     served.prices.update({i: price(i, 2) for i in range(PLAIN)})
     procs = round_of(tmp_path, path, pg_store, own_redis.url, 1)
     by = site.take()
-    check_round(records_of(procs), site, removed, added, edits, {f"p{i}" for i in range(PLAIN) if i % 7 == 0})
+    check_round(records_of(procs), site, churned, {f"p{i}" for i in range(PLAIN) if i % 7 == 0})
     crawled = {p: a for p, a in by.items() if p == "/" or p.startswith(("/page/", "/posts/"))}
     assert len({a for agents in crawled.values() for a in agents}) == 1, crawled
     assert {len(a) for a in crawled.values()} == {1}
-    assert set(site.live) <= set(posts(crawled)) and not set(removed) & set(posts(crawled))
+    assert set(site.live) <= set(posts(crawled)) and not set(churned.removed) & set(posts(crawled))
 
 
 
@@ -280,22 +231,13 @@ def test_a_wrong_lastmod_found_by_another_process_keeps_the_site_untrusted(
     checks are fetched by every process of the round. Here only the pages the *other* process
     fetches have changed (their lastmod unmoved): the lastmod stays untrusted, and the next round
     checks every page again."""
-    from changewatch.core.siteset import LASTMOD_SAMPLE, _turn_of
-
     served, base = products
     # the other process is there when the pages are queued (a crawl process may take seconds to start on a
     # loaded machine)
     site.delay, site.sitemap_delay = 0.3, 3.0
     site.live = list(site.pages)[:20]
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
-    # a page whose turn in the lastmod sample is the second round's (the URLs have the site's port in them)
-    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
-    if sampled is None:
-        n = next(n for n in range(1000)
-                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
-        sampled = f"/posts/sampled-{n}"
-        site.pages[sampled] = site.pages[site.live[0]]
-        site.live.append(sampled)
+    sampled = second_turn_page(site)  # the lastmod sample takes it in the second round
     path = watchlist(tmp_path, {"sitemap": site.base + "/sitemap.xml"}, base)
     served.prices.update({i: price(i, 1) for i in range(PLAIN)})
     assert records_of(round_of(tmp_path, path, pg_store, own_redis.url, 0, 2)) == []

@@ -5,7 +5,6 @@ store's history at the end of each crawl, its records in the feed and the change
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,13 +28,6 @@ def article(name: str, version: int) -> bytes:
     body = "".join(f"<p>{name} paragraph {i} stays as it is.</p>" for i in range(8))
     return (f"<html><body><main><h1>{name}</h1><p>Edition {version}: today's figure is {version * 7}.</p>{body}"
             "</main></body></html>").encode()
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    yield server
-    server.stop()
 
 
 def on_day(crawler: Crawler, day: int, status: int = 0) -> CrawlResult:

@@ -18,17 +18,11 @@ from changewatch.demo.site import DemoSite
 from ..pgproxy import PgProxy
 from ..store.conftest import POSTGRESQL
 from .crawl import Crawler, CrawlResult, read_feed, scrapy_env
+from .rounds import product
 
 PRODUCTS = 60
 CHANGED = sorted(f"p{i}" for i in range(PRODUCTS) if i % 3 == 0)
 SLOW = ("-s", "DOWNLOAD_DELAY=0.12", "-s", "RANDOMIZE_DOWNLOAD_DELAY=False", "-s", "CHANGEWATCH_WORKERS=0")
-
-
-def product(i: int, price: str) -> bytes:
-    node = {"@context": "https://schema.org", "@type": "Product", "name": f"Lamp {i}",
-            "offers": {"@type": "Offer", "price": price, "priceCurrency": "EUR"}}
-    return (f'<html><head><script type="application/ld+json">{json.dumps(node)}</script></head>'
-            f"<body><h1>Lamp {i}</h1><p>A lamp.</p></body></html>").encode()
 
 
 def serve(site: DemoSite, round_: int) -> None:

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .rounds import (
     Proc,
     ProductSite,
     RedisServer,
     finish,
-    own_redis_server,
     price,
+    records_of,
     served_products,
     start_round,
+    stat,
     write_watchlist,
 )
 
@@ -36,18 +35,6 @@ PROCESSES = 2
 CHANGED = sorted(f"p{i}" for i in range(WATCHES) if i % 7 == 0)
 #: ~10 pages/s a process: the round takes several seconds, the outage lands in its middle
 SLOW = ("-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
-
-
-@pytest.fixture
-def pg_store() -> Iterator[str]:
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    yield from own_redis_server()
 
 
 site = pytest.fixture(name="site")(served_products)
@@ -117,8 +104,8 @@ def test_redis_killed_mid_round_and_restarted_empty(tmp_path: Path, site: tuple[
     assert took < 45, took
     hits = served.take_hits()
     assert set(hits) == {f"/p/{i}" for i in range(WATCHES)}  # every watch observed in the round (some twice)
-    assert sum(int(p.stats.get("changewatch/round/lost", 0)) for p in procs) >= 1  # restarted empty: re-seeded
-    records = [r for p in procs for r in p.records]
+    assert stat(procs, "changewatch/round/lost") >= 1  # restarted empty: re-seeded
+    records = records_of(procs)
     assert sorted(str(r["key"]) for r in records) == CHANGED  # each change reported once
     once_each(procs)
     assert not [r for r in records if r.get("redelivery")]

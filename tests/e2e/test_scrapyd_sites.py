@@ -12,15 +12,12 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from changewatch.core.urls import canonical_url
-
-from ..store.conftest import drop_postgresql_schema, postgresql_schema_uri
 from .corpus_site import CORPUS, CorpusSite, corpus_articles
-from .rounds import RedisServer, own_redis_server
+from .rounds import RedisServer
+from .site_runs import Churn, check_churn, churn, serving
 from .test_scrapyd import ENV_DIR, Scrapyd, checkout, deploy, serve
 
 pytestmark = [pytest.mark.slow,
@@ -49,35 +46,14 @@ def server(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 @pytest.fixture
 def site() -> Iterator[CorpusSite]:
     served = CorpusSite(corpus_articles(14))
-    served.base = served.start()
     served.live = list(served.pages)[:12]
     served.lastmod = dict.fromkeys(served.live, "2026-11-20")
-    yield served
-    served.stop()
+    yield from serving(served)
 
 
-def churn(site: CorpusSite) -> tuple[str, str, str, str]:
-    """A page removed, a page added, a page changed (its lastmod moves): (removed, added, changed,
-    the sentence the changed page gained)."""
-    today = datetime.now(UTC).date().isoformat()
-    removed, added, changed = site.live[0], list(site.pages)[12], site.live[5]
-    site.live = [p for p in site.live if p != removed] + [added]
-    site.lastmod[added] = today
-    sentence = "Quietly revised: this clause now requires written notice within ninety days."
-    site.edit(changed, sentence, lastmod=today)
-    return removed, added, changed, sentence
-
-
-def check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, churned: tuple[str, str, str, str]) -> None:
-    removed, added, changed, sentence = churned
-    (pages_set,) = [r for r in records if r["key"] == key]  # one set record, whichever job judged it
-    assert pages_set["kind"] == "entities" and pages_set["site_watch"] == key
-    assert [e["url"] for e in pages_set["added"]] == [canonical_url(site.base + added)]
-    assert [e["url"] for e in pages_set["removed"]] == [canonical_url(site.base + removed)]
-    pages = [r for r in records if r["key"] != key]
-    assert [(r["key"], r["kind"], r["site_watch"]) for r in pages] == [
-        (f"{key}|{canonical_url(site.base + changed)}", "content", key)], pages
-    assert sentence in pages[0]["diff"]
+def one_each(site: CorpusSite) -> Churn:
+    """A page removed, a page added, a page changed, dated today (a Scrapyd job runs on the real clock)."""
+    return churn(site, datetime.now(UTC).date().isoformat(), changed=1, each_way=1)
 
 
 def posts(site: CorpusSite) -> list[str]:
@@ -96,23 +72,11 @@ def test_watch_jobs_with_a_site_watch(server: Scrapyd, site: CorpusSite) -> None
     assert "'changewatch/site/discovered': 1" in log, log[-3000:]
     assert posts(site) == sorted(site.live)
 
-    churned = churn(site)
+    churned = one_each(site)
     second = server.schedule(private, watchlist="watchlist.json")
     server.wait(second)
     finished_well(server, second)
-    check_churn(server.records(second), site, "blog", churned)
-
-
-@pytest.fixture
-def pg_store() -> Iterator[str]:
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    yield from own_redis_server()
+    check_churn(server.records(second), site, "blog", churned, confirmed=True)
 
 
 def test_scrapyd_jobs_sharing_rounds_with_a_site_watch(server: Scrapyd, site: CorpusSite, pg_store: str,
@@ -137,6 +101,6 @@ def test_scrapyd_jobs_sharing_rounds_with_a_site_watch(server: Scrapyd, site: Co
         records = [r for job in jobs for r in server.records(job)]
         if churned is None:
             assert records == [] and fetched == sorted(site.live)
-            churned = churn(site)
+            churned = one_each(site)
         else:
-            check_churn(records, site, "docs", churned)
+            check_churn(records, site, "docs", churned, confirmed=False)

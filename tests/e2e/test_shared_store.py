@@ -16,16 +16,10 @@ from tests.changes import field
 
 from ..polling import wait_until
 from .crawl import ROOT, crawl_command, read_feed, scrapy_env
+from .rounds import product
 
 PRODUCTS = 40
 CRAWLS = 3
-
-
-def product(i: int, price: str) -> bytes:
-    node = {"@context": "https://schema.org", "@type": "Product", "name": f"Lamp {i}",
-            "offers": {"@type": "Offer", "price": price, "priceCurrency": "EUR"}}
-    return (f'<html><head><script type="application/ld+json">{json.dumps(node)}</script></head>'
-            f"<body><h1>Lamp {i}</h1><p>A lamp.</p></body></html>").encode()
 
 
 def price(i: int, round_: int) -> str:

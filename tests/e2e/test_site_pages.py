@@ -9,34 +9,24 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from changewatch.core.urls import canonical_url
 
-from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
-from .crawl import Crawler, CrawlResult, scrapy_env
-from .test_site_watch import DAY, page_records, posts_requested, set_records
+from .corpus_site import CORPUS, CorpusSite, corpus_articles
+from .crawl import Crawler, scrapy_env
+from .site_runs import crawl, page_records, posts_requested, serving, set_records
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
 
 
 @pytest.fixture
-def site() -> Any:
-    served = CorpusSite(corpus_articles(8))
-    served.base = served.start()
-    yield served
-    served.stop()
-
-
-def crawl(crawler: Crawler, day: int, *extra: str) -> CrawlResult:
-    simulate(DAY[day])
-    result = crawler.run("-s", f"TESTS_NOW={DAY[day]}", "-s", "RETRY_TIMES=0", *extra)
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    return result
+def site() -> Iterator[CorpusSite]:
+    yield from serving(CorpusSite(corpus_articles(8)))
 
 
 def cli(crawler: Crawler, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -4,6 +4,7 @@ bad inputs that must never turn into removals."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,82 +14,30 @@ from changewatch.core.urls import canonical_url
 
 from .corpus_site import CORPUS, CorpusSite, corpus_articles, simulate
 from .crawl import Crawler
+from .site_runs import (
+    DAY,
+    check_churn,
+    churn,
+    crawl,
+    page_records,
+    posts_requested,
+    second_turn_page,
+    serving,
+    set_records,
+    urls,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="../shared/corpus is not here")]
 
-DAY = ["2026-12-01T10:00:00Z", "2026-12-02T10:00:00Z", "2026-12-03T10:00:00Z", "2026-12-04T10:00:00Z",
-       "2026-12-05T10:00:00Z", "2026-12-06T10:00:00Z", "2026-12-07T10:00:00Z", "2026-12-08T10:00:00Z",
-       "2026-12-09T10:00:00Z", "2026-12-10T10:00:00Z"]
-
 
 def run(crawler: Crawler, day: int, *extra: str) -> list[dict[str, Any]]:
-    simulate(DAY[day])
-    result = crawler.run("-s", f"TESTS_NOW={DAY[day]}", "-s", "RETRY_TIMES=0", *extra)
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    return result.records
-
-
-def set_records(records: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    return [r for r in records if r["key"] == key]
-
-
-def page_records(records: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    return [r for r in records if r["key"].startswith(key + "|")]
-
-
-def urls(entries: list[dict[str, Any]]) -> set[str]:
-    return {e["url"] for e in entries}
-
-
-def posts_requested(site: CorpusSite, since: int) -> list[str]:
-    return [p.split("?")[0] for p in site.requested[since:] if p.startswith("/posts/")]
+    return crawl(crawler, day, *extra).records
 
 
 @pytest.fixture
-def site() -> Any:
-    served = CorpusSite(corpus_articles(26))
-    served.base = served.start()
-    yield served
-    served.stop()
-
-
-def _churn(site: CorpusSite, day: str) -> tuple[list[str], list[str], dict[str, str]]:
-    """Between two runs: 2 pages removed, 2 added, 10 changed (their lastmod moves)."""
-    removed, added = site.live[:2], [p for p in site.pages if p not in site.live][:2]
-    site.live = [p for p in site.live if p not in removed] + added
-    for path in added:
-        site.lastmod[path] = day
-    edits = {}
-    for n, path in enumerate(site.live[2:12]):
-        edits[path] = f"Quietly revised clause number {n} now requires written notice within ninety days."
-        site.edit(path, edits[path], lastmod=day)
-    return removed, added, edits
-
-
-def _check_churn(records: list[dict[str, Any]], site: CorpusSite, key: str, removed: list[str], added: list[str],
-                 edits: dict[str, str]) -> None:
-    base = site.base
-    (pages_set,) = set_records(records, key)
-    assert pages_set["kind"] == "entities" and pages_set["site_watch"] == key
-    assert "confirmed" not in pages_set  # the page set is no page: its changes are not loaded again
-    assert {r.get("site_watch") for r in page_records(records, key)} <= {key}
-    assert urls(pages_set["added"]) == {canonical_url(base + p) for p in added}
-    assert urls(pages_set["removed"]) == {canonical_url(base + p) for p in removed}
-    assert "changed" not in pages_set
-    # the set is not loaded twice: a loss is confirmed by the set's own check, an addition needs none
-    assert "confirmed" not in pages_set
-    changes = {r["url"]: r for r in page_records(records, key)}
-    for path, sentence in edits.items():
-        record = changes.get(canonical_url(base + path)) or changes.get(base + path)
-        assert record is not None and record["kind"] == "content", (path, sorted(changes))
-        assert sentence in record["diff"], record["diff"][:500]
-        assert record.get("confirmed") is True  # a second load of the page confirmed it
-    # an added page's first observation is its silent baseline; nothing else was reported
-    expected = {canonical_url(base + path) for path in edits} | {base + path for path in edits}
-    others = [(r["url"], r["kind"], (r.get("diff") or r.get("error") or "")[:600])
-              for r in page_records(records, key) if r["url"] not in expected]
-    assert len(page_records(records, key)) == len(edits), others
+def site() -> Iterator[CorpusSite]:
+    yield from serving(CorpusSite(corpus_articles(26)))
 
 
 def test_sitemap_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site: CorpusSite) -> None:
@@ -98,18 +47,18 @@ def test_sitemap_mode_reports_pages_added_removed_and_changed(tmp_path: Path, si
     crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/robots.txt",
                                                            "deny": [denied + "$"]}}])
     assert run(crawler, 0) == []  # the first run: a silent baseline of the whole site
-    removed, added, edits = _churn(site, "2026-12-02")
+    churned = churn(site, "2026-12-02", 10)
     mark = len(site.requested)
     records = run(crawler, 1)
-    _check_churn(records, site, "blog", removed, added, edits)
+    check_churn(records, site, "blog", churned, confirmed=True)
     # lastmod is accurate here: of the unchanged pages whose lastmod did not move, ~10% are checked
-    unmoved = [p for p in site.live if p not in edits and p not in added and p != denied]
+    unmoved = [p for p in site.live if p not in churned.edits and p not in churned.added and p != denied]
     fetched = [p for p in posts_requested(site, mark) if p in unmoved]
     # (a handful here: the share is measured on 1,000 pages in tests/core/test_siteset.py)
     assert len(fetched) < len(unmoved) / 2, (len(fetched), len(unmoved))
     assert denied not in posts_requested(site, 0)  # denied: never requested
     # a removed page comes back, changed meanwhile: added again, with a fresh silent baseline
-    back = removed[0]
+    back = churned.removed[0]
     site.live.append(back)
     site.edit(back, "This page came back with words it never had before.", lastmod="2026-12-03")
     records = run(crawler, 2)
@@ -162,9 +111,8 @@ def test_link_mode_reports_pages_added_removed_and_changed(tmp_path: Path, site:
         "start": site.base + "/", "allow": [r"/posts/[^/?]+$"], "follow": [r"/page/\d+$", r"/calendar"],
         "deny": ["/tag/"], "depth": 4}}])
     assert run(crawler, 0) == []
-    removed, added, edits = _churn(site, "2026-12-02")
-    records = run(crawler, 1)
-    _check_churn(records, site, "posts", removed, added, edits)
+    churned = churn(site, "2026-12-02", 10)
+    check_churn(run(crawler, 1), site, "posts", churned, confirmed=True)
     assert not [p for p in site.requested if p.startswith("/tag/")]  # 0 requests into denied paths
     # a link trap, bounded by depth (4 hops, two runs): a month found again by a shorter path
     # before its first request was answered may be requested once more, as the crawl's order has it
@@ -185,14 +133,8 @@ def test_lastmod_that_does_not_move_is_found_out_then_every_page_is_checked(tmp_
     from changewatch.store.sqlite import SQLiteStore
 
     site.live = list(site.pages)[:20]
-    # a page whose turn in the lastmod sample is the second run's (the site's key has one observation then)
-    sampled = next((p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) == 1), None)
-    if sampled is None:
-        n = next(n for n in range(1000)
-                 if _turn_of(canonical_url(f"{site.base}/posts/sampled-{n}"), LASTMOD_SAMPLE) == 1)
-        sampled = f"/posts/sampled-{n}"
-        site.pages[sampled] = site.pages[site.live[0]]
-        site.live.append(sampled)
+    # the lastmod sample takes it in the second run (the site's key has one observation then)
+    sampled = second_turn_page(site)
     other = next(p for p in site.live if _turn_of(canonical_url(site.base + p), LASTMOD_SAMPLE) != 1)
     site.lastmod = dict.fromkeys(site.live, "2026-11-20")  # a site that never updates its lastmod
     crawler = Crawler(tmp_path, [{"key": "blog", "site": {"sitemap": site.base + "/sitemap.xml"}}])
@@ -276,13 +218,13 @@ def test_a_sites_changes_are_one_message_and_the_cli_finds_them_by_site_watch(tm
                                       "notify": webhook(receiver)}])
         notify = ("-s", "CHANGEWATCH_NOTIFY_TIMEOUT=5", "-s", "CHANGEWATCH_NOTIFY_RETRIES=0")
         assert run(crawler, 0, *notify) == [] and receiver.received == []  # the first run: silent
-        removed, added, edits = _churn(site, "2026-12-02")
+        churned = churn(site, "2026-12-02", 10)
         records = run(crawler, 1, *notify)
-        _check_churn(records, site, "blog", removed, added, edits)
+        check_churn(records, site, "blog", churned, confirmed=True)
         [message] = receiver.received  # one message for the site, not one per page
         sent = message.json
         assert sent["title"].startswith("changewatch: site watch blog: 2 pages added, 2 pages removed, "
-                                        f"{len(edits)} pages changed, {len(records)} changes"), sent["title"]
+                                        f"{len(churned.edits)} pages changed, {len(records)} changes"), sent["title"]
         assert sent["message"].startswith("== site watch blog: 2 pages added")
         for record in records:
             assert f"change {record['change_id']}," in sent["message"]

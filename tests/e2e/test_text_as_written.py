@@ -3,11 +3,8 @@ and a page that does not change stays quiet across runs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pytest
 
 from .crawl import Crawler, by_key
 from .hostile import HostileSite, page
@@ -15,15 +12,6 @@ from .hostile import HostileSite, page
 BODY = ("<html><head><title>{name}</title></head><body><header>Updated {clock}</header><main>"
         "<h1>{name} 3.0 released</h1><p>{name} parses JSON at gigabytes per second.</p>"
         "<p>Download it today!</p></main></body></html>")
-
-
-@pytest.fixture
-def site() -> Iterator[HostileSite]:
-    server = HostileSite()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def serve(site: HostileSite, name: str, ago: str) -> None:

@@ -74,22 +74,25 @@ def drop_postgresql_schema(name: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+def fresh_postgresql_store() -> Iterator[str]:
+    """A fresh schema's store URI (a fixture's body), the schema dropped after the test."""
+    name, uri = postgresql_schema_uri()
+    yield uri
+    drop_postgresql_schema(name)
+
+
 def store_uri_of(backend: str, tmp_path: Path) -> Iterator[str]:
     """A fresh store's URI on *backend* ("sqlite" or "postgresql"), its schema dropped after: for a
     fixture parametrised by backend outside tests/store, where this directory's fixtures are not seen."""
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'state.db'}"
         return
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
+    yield from fresh_postgresql_store()
 
 
 @pytest.fixture
 def postgresql_store_uri() -> Iterator[str]:
-    name, uri = postgresql_schema_uri()
-    yield uri
-    drop_postgresql_schema(name)
+    yield from fresh_postgresql_store()
 
 
 @pytest.fixture(params=BACKENDS)
