@@ -192,3 +192,11 @@ def test_cited_sections_exist() -> None:
             if not any(h == section or h.startswith(f"{section}:") for h in headings):
                 stale.append(f"{file.relative_to(ROOT)}: {doc}.md, {section!r}")
     assert not stale, f"citations of sections that do not exist: {stale}"
+
+
+def test_a_link_named_after_a_document_leads_to_it() -> None:
+    """"[architecture.md](noise.md#…)" sends a reader who wants architecture.md elsewhere."""
+    wrong = [f"{path}: [{label}]({target})" for path, text in _docs().items()
+             for label, target in re.findall(r"\[([\w-]+\.md)\]\(([^)#\s]*)", text)
+             if target and target.rsplit("/", 1)[-1] != label]
+    assert not wrong, wrong
