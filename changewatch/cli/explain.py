@@ -86,6 +86,8 @@ def _print(key: str, spider: str, found: dict[str, Any], text: bool) -> None:
     if found["entity_churn"] or found["volatile_entity_fields"]:
         print(f"entities come and go as noise under: {', '.join(found['entity_churn']) or 'nowhere'}; "
               f"volatile entity fields: {', '.join(found['volatile_entity_fields']) or 'none'}")
+    if not text and not (found["volatile_fields"] or found["entity_churn"] or found["volatile_entity_fields"]):
+        print("nothing is learned of its fields or entities (changewatch noise CHANGE_ID teaches it)")
 
 
 def _print_text(key: str, spider: str, found: dict[str, Any]) -> None:

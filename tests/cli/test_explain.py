@@ -109,6 +109,8 @@ def test_forget_drops_learned_fields_too(store: Store, store_uri: str, capsys: C
     _fields_key(store, store_uri, capsys)
     assert forget_learned(store, "watch", "shop", load_comparisons()) == ("fields",)
     assert not stored_key(store, "shop").part("fields").volatile
+    code, out, _ = run(capsys, "explain", "shop", "--store", store_uri)
+    assert code == 0 and "nothing is learned of its fields or entities" in out
     assert forget_learned(store, "watch", "shop", load_comparisons()) == ()  # nothing left to forget
     calibrated(store)
     assert forget_learned(store, "watch", "terms", load_comparisons()) == ("content",)
