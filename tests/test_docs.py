@@ -192,3 +192,20 @@ def test_cited_sections_exist() -> None:
             if not any(h == section or h.startswith(f"{section}:") for h in headings):
                 stale.append(f"{file.relative_to(ROOT)}: {doc}.md, {section!r}")
     assert not stale, f"citations of sections that do not exist: {stale}"
+
+
+def test_a_link_named_after_a_document_leads_to_it() -> None:
+    """"[architecture.md](noise.md#…)" sends a reader who wants architecture.md elsewhere."""
+    wrong = [f"{path}: [{label}]({target})" for path, text in _docs().items()
+             for label, target in re.findall(r"\[([\w-]+\.md)\]\(([^)#\s]*)", text)
+             if target and target.rsplit("/", 1)[-1] != label]
+    assert not wrong, wrong
+
+
+def test_every_install_command_names_where_the_package_is() -> None:
+    """The distribution is not on PyPI: ``pip install 'scrapy-changewatch[postgresql]'`` fails
+    for a reader (or installs someone else's package of that name)."""
+    commands = [(path, line) for path, text in _docs().items()
+                for line in re.findall(r"pip install[^`\n]*scrapy-changewatch[^`\n]*", text)]
+    assert commands
+    assert not [c for c in commands if "@ git+" not in c[1]], commands

@@ -39,8 +39,13 @@ def _snapshot(path: str, args: argparse.Namespace, comparisons: tuple[Any, ...])
     # A saved file has no Content-Type: decoded here as a browser would (a BOM, its <meta>,
     # UTF-8, else windows-1252), not as Scrapy infers a response's encoding.
     # Its modification time is when it was fetched: a saved page's clock shows about that time.
+    from ..extract.selectors import binary_body
+
     file = Path(path)
-    html = decode_page(file.read_bytes())
+    body = file.read_bytes()
+    if kind := binary_body(body):  # as a crawl refuses it: garbage diffed as text is no answer
+        raise Unobservable(f"unsupported: {kind}, not an HTML page")
+    html = decode_page(body)
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     obs = Observation(key=path, url=path, html=html, region=args.region, options={"sort_lines": args.sort_lines},
                       observed_at=fetched)

@@ -45,38 +45,67 @@ def _listed(learned: Learned, text: str | None) -> list[dict[str, Any]]:
     return out
 
 
-def describe(learned: Learned | None, text: str | None) -> dict[str, Any]:
+def describe(learned: Learned | None, text: str | None, snapshot: Snapshot | None = None) -> dict[str, Any]:
     """What is learned, as ``explain`` prints it: counts, the numbered slots, and the lines of the
-    stored text that are learned to vary."""
+    stored text that are learned to vary; of *snapshot*'s fields and entity set (``changewatch
+    noise``), the volatile fields, where entities come and go, and their volatile fields."""
     learned = learned or Learned()
     lines = [line for line in (text or "").split("\n") if line.strip()]
     volatile = [line for line in lines if signature(line) in learned.lines]
+    fields = snapshot.part("fields") if snapshot is not None else None
+    entities = snapshot.part("entities") if snapshot is not None else None
     return {"calibration_loads": learned.calibrated, "volatile_lines": len(learned.lines),
             "slots": _listed(learned, text), "candidates": len(learned.candidates),
             "recent_variants": len(learned.variants),
             "noisy": {0: False, 1: "found, not reported yet", 2: "reported"}[min(learned.noisy, 2)],
-            "stored_lines": len(lines), "stored_volatile_lines": volatile}
+            "stored_lines": len(lines), "stored_volatile_lines": volatile,
+            "volatile_fields": sorted(fields.volatile) if fields is not None else [],
+            "entity_churn": list(entities.churn) if entities is not None else [],
+            "volatile_entity_fields": sorted(entities.volatile) if entities is not None else []}
+
+
+#: a volatile line no longer in the stored text: only its signature is kept
+_GONE = "(not in the stored text; only its signature is kept)"
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _anchor(label: str, edge: str) -> str:
     return f"“{label}”" if label else edge
 
 
-def _print(key: str, spider: str, found: dict[str, Any]) -> None:
+def _print(key: str, spider: str, found: dict[str, Any], text: bool) -> None:
+    if not text:
+        print(f"{spider} {key}: no stored text (its fields or entities are compared): no slots")
+    else:
+        _print_text(key, spider, found)
+    if found["volatile_fields"]:
+        print(f"fields learned as volatile: {', '.join(found['volatile_fields'])}")
+    if found["entity_churn"] or found["volatile_entity_fields"]:
+        print(f"entities come and go as noise under: {', '.join(found['entity_churn']) or 'nowhere'}; "
+              f"volatile entity fields: {', '.join(found['volatile_entity_fields']) or 'none'}")
+    if not text and not (found["volatile_fields"] or found["entity_churn"] or found["volatile_entity_fields"]):
+        print("nothing is learned of its fields or entities (changewatch noise CHANGE_ID teaches it)")
+
+
+def _print_text(key: str, spider: str, found: dict[str, Any]) -> None:
     slots = [s for s in found["slots"] if s["kind"] == "slot"]
-    print(f"{spider} {key}: {found['calibration_loads']} calibration loads learned from; "
-          f"{len(slots)} slots, {found['volatile_lines']} volatile lines, "
-          f"{found['candidates']} lines or places seen changing (not volatile yet), "
-          f"{found['recent_variants']} recent variants remembered")
+    print(f"{spider} {key}: {_count(found['calibration_loads'], 'calibration load')} learned from; "
+          f"{_count(len(slots), 'slot')}, {_count(found['volatile_lines'], 'volatile line')}, "
+          f"{_count(found['candidates'], 'line or place', 'lines or places')} seen changing (not volatile yet), "
+          f"{_count(found['recent_variants'], 'recent variant')} remembered")
     if found["noisy"]:
         print(f"always noisy: nearly every line of the page varies ({found['noisy']})")
     for slot in found["slots"][:_SHOWN]:
         if slot["kind"] == "slot":
             print(f"  {slot['number']}. between {_anchor(slot['before'], 'the start')} and "
-                  f"{_anchor(slot['after'], 'the end')}: varied {slot['varied']} times, up to {slot['most_lines']} "
-                  f"lines{' (provisional)' if slot['provisional'] else ''}, e.g. {slot['sample']}")
+                  f"{_anchor(slot['after'], 'the end')}: varied {_count(slot['varied'], 'time')}, up to "
+                  f"{_count(slot['most_lines'], 'line')}{' (provisional)' if slot['provisional'] else ''}, "
+                  f"e.g. {slot['sample']}")
         else:
-            print(f"  {slot['number']}. the line {_anchor(slot['sample'], '(not in the stored text)')}, anywhere")
+            print(f"  {slot['number']}. the line {_anchor(slot['sample'], _GONE)}, anywhere")
     if len(found["slots"]) > _SHOWN:
         print(f"  … and {len(found['slots']) - _SHOWN} more")
     volatile = found["stored_volatile_lines"]
@@ -93,13 +122,9 @@ def _read(args: argparse.Namespace, store: Any, comparisons: tuple[Any, ...]) ->
     if state is None or state.snapshot is None:
         raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored observation", 1)
     try:
-        part = Snapshot.decode(state.snapshot, comparisons).part("content")
+        return Snapshot.decode(state.snapshot, comparisons)
     except SnapshotError as exc:
         raise CommandError(f"key {args.key!r}: {exc}", 1) from None
-    if part is None:
-        raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored text: nothing is learned for "
-                           "its fields and entities", 1)
-    return part
 
 
 def _forget(args: argparse.Namespace, store: Any, part: Any, comparisons: tuple[Any, ...]) -> int:
@@ -116,13 +141,13 @@ def _forget(args: argparse.Namespace, store: Any, part: Any, comparisons: tuple[
         error(NAME, f"{exc}; nothing was forgotten")
         return 1
     where = (f"between {_anchor(shown['before'], 'the start')} and {_anchor(shown['after'], 'the end')}"
-             if shown["kind"] == "slot" else f"the line {_anchor(shown['sample'], '(not in the stored text)')}")
+             if shown["kind"] == "slot" else f"the line {_anchor(shown['sample'], _GONE)}")
     print(f"{args.spider} {args.key}: slot {args.forget_slot} forgotten ({where}); what it holds is compared again")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0: printed (or forgotten); 1: no such key, no text stored for it, or no such slot;
+    """Exit 0: printed (or forgotten); 1: no such key, or no such slot (none without a text);
     2: a store that cannot be opened."""
     writing = args.forget_slot is not None
     if writing and args.forget_slot < 1:
@@ -132,16 +157,20 @@ def run(args: argparse.Namespace) -> int:
     store: Any = open_store(args.store, upgrade=False, protocol=ChangeLogStore,
                             purpose="forget a slot" if writing else "explain what is learned")
     try:
-        part = _read(args, store, comparisons)
+        snapshot = _read(args, store, comparisons)
+        part = snapshot.part("content")
         if writing:
+            if part is None:
+                raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored text: it has no slots "
+                                   "(-a forget=KEY forgets what is learned of its fields and entities)", 1)
             return _forget(args, store, part, comparisons)
     finally:
         store.close()
-    found = describe(part.learned, part.text)
+    found = describe(part.learned if part else None, part.text if part else None, snapshot)
     if args.json:
         print(json_line({"key": args.key, "spider": args.spider, **found}))
     else:
-        _print(args.key, args.spider, found)
+        _print(args.key, args.spider, found, part is not None)
     return 0
 
 

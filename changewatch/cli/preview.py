@@ -65,6 +65,8 @@ def _watch(args: argparse.Namespace, source: Any) -> tuple[Any, str]:
         return found[0], args.watchlist
     if args.url is None:
         raise UsageError("give a URL, or --watchlist FILE --key KEY")
+    if args.key is not None:  # else --store would look up the URL as the key, and mark nothing
+        raise UsageError("--key names a watch of --watchlist; a URL's key goes in --watch '{\"key\": \"KEY\"}'")
     try:
         options = json.loads(args.watch) if args.watch is not None else {}
     except ValueError as exc:

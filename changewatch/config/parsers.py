@@ -207,6 +207,10 @@ class StoreUri:
             raise BadValue()
         scheme, colon, _ = raw.strip().partition(":")
         if not colon or not SCHEME.fullmatch(scheme):
+            path = raw.strip()
+            if path.startswith(("/", "./")) or path.endswith(".db"):  # a path meant as the SQLite file
+                raise BadValue(f"no scheme: prefix; a path is written sqlite:///{path} "
+                               "(an absolute path has four slashes)")
             raise BadValue("no scheme: prefix")
         return raw.strip()
 

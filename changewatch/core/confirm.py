@@ -5,7 +5,8 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 
 - a field whose new value is the same in both loads (a value that flips between the loads is an
   A/B variant, not a change);
-- an entity added, removed or changed alike in both loads;
+- an entity added, removed or changed alike in both loads (removed not where entities come and
+  go between the loads);
 - a hunk of the stable text whose added lines the first load shows too, in the place the second
   shows them (a removal: that the first load lacks too, not amid lines that vary between the
   loads). A line the first load does not show, or shows elsewhere (a reshuffled list), sits where
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
+from urllib.parse import urlsplit
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
@@ -183,14 +185,27 @@ def _fields(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, An
 
 
 def _entities(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The entities added, removed or changed alike in both loads (None: none)."""
+    """The entities added, removed or changed alike in both loads (None: none). An entity both
+    loads removed where entities come and go between the loads (a folder, deeper than the site's
+    root, one load added an entity in that the other did not: rotating sponsored entries) went
+    with that churn: not a change."""
+    added = [{str(e.get("key")) for e in load.get("added") or () if isinstance(e, Mapping)} for load in (first, second)]
+    churning = tuple({folder for key in added[0] ^ added[1] if (folder := _folder(key))})
     members: dict[str, Any] = {}
     for name in ("added", "removed", "changed"):
         seen = {_same(entity) for entity in first.get(name) or ()}
-        both = [entity for entity in second.get(name) or () if _same(entity) in seen]
+        both = [entity for entity in second.get(name) or () if _same(entity) in seen
+                and not (name == "removed" and str(entity.get("key")).startswith(churning or ("\0",)))]
         if both:
             members[name] = both
     return members or None
+
+
+def _folder(key: str) -> str | None:
+    """The folder of an entity's key, if deeper than its site's root (None: none)."""
+    folder = key.rsplit("/", 1)[0] + "/"
+    path = urlsplit(folder).path if "://" in folder else folder
+    return folder if path.strip("/") else None
 
 
 @dataclass(frozen=True, slots=True)

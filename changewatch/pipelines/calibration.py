@@ -24,7 +24,7 @@ from .. import meta
 from ..core.comparisons import Kind
 from ..core.comparisons.noise import CALIBRATION
 from ..core.observation import Observation
-from ..runtime.learning import LearningError, parse_calibrate, parse_forget, rewrite_learned
+from ..runtime.learning import LearningError, forget_learned, parse_calibrate, parse_forget
 from ..runtime.offload import Judged
 from ..runtime.services import CrawlServices
 from ..runtime.spider import spider_options
@@ -71,13 +71,16 @@ class Calibration:
         store, spider = self.runtime.runner.store, self.runtime.spider
         for key in sorted(self.forget):
             try:
-                await self.runtime.runner.call(rewrite_learned, store, spider, key, lambda _: None,
-                                               self.runtime.comparisons)
+                parts = await self.runtime.runner.call(forget_learned, store, spider, key, self.runtime.comparisons)
             except LearningError as exc:
                 logger.warning("changewatch: forget=%s: nothing to forget: %s", key, exc)
                 continue
+            if not parts:
+                logger.info("changewatch: forget=%s: nothing is learned of its variation", key)
+                continue
             self.stats.inc("forgotten")
-            logger.info("changewatch: forget=%s: what was learned of its variation is forgotten", key)
+            logger.info("changewatch: forget=%s: what was learned of its variation is forgotten (%s)", key,
+                        ", ".join({"content": "text"}.get(p, p) for p in parts))
 
     def is_load(self, obs: Observation, request: Request | None) -> bool:
         """Whether *obs* comes from a calibration load (*request*: the one its response answered;

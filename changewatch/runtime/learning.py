@@ -9,6 +9,7 @@ observation that taught it, on every store, with no table of its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -17,7 +18,8 @@ from ..core.learned import Learned
 from ..core.snapshot import Snapshot
 from ..store import SnapshotStore, Store, StoreError, VersionConflict
 
-__all__ = ["MAX_CALIBRATE", "LearningError", "parse_calibrate", "parse_forget", "rewrite_learned", "rewrite_part"]
+__all__ = ["MAX_CALIBRATE", "LearningError", "forget_learned", "parse_calibrate", "parse_forget", "rewrite_learned",
+           "rewrite_part"]
 
 MAX_CALIBRATE = 100
 
@@ -73,6 +75,49 @@ def rewrite_part(store: Store, spider: str, key: str, name: str, change: Callabl
     """Rewrite the part *name* of *key*'s stored snapshot as ``change(part)`` says, with the
     version check of a commit (another writer first: read it again). The part after it.
     Raises LearningError for a key without that part, StoreError."""
+    def rewrite(parts: dict[str, Any]) -> dict[str, Any]:
+        part = parts.get(name)
+        if part is None:
+            what = {"content": "text", "fields": "fields", "entities": "entity set"}.get(name, name)
+            raise LearningError(f"key {key!r} of spider {spider!r} has no stored {what}"
+                                + (f" ({missing})" if missing else ""))
+        return {**parts, name: change(part)}
+
+    return _rewrite(store, spider, key, rewrite, comparisons, attempts)[name]
+
+
+def forget_learned(store: Store, spider: str, key: str, comparisons: Iterable[Comparison],
+                   attempts: int = 20) -> tuple[str, ...]:
+    """Drop all that is learned of *key*'s variation (``-a forget=KEY``), in every part: its
+    text's slots and volatile lines, its volatile fields, its entity set's churn and volatile
+    entity fields; the baseline stays. The names of the parts that had learned anything.
+    Raises LearningError for a key without a stored observation, StoreError."""
+    forgotten: list[str] = []
+
+    def rewrite(parts: dict[str, Any]) -> dict[str, Any]:
+        forgotten.clear()
+        out = dict(parts)
+        for name, part in parts.items():
+            if name == "content" and part.learned is not None:
+                out[name] = part.with_learned(None)
+            elif name in ("fields", "entities") and (part.volatile or getattr(part, "churn", ())):
+                out[name] = dataclasses.replace(part, volatile=frozenset(),
+                                                **({"churn": ()} if name == "entities" else {}))
+            else:
+                continue
+            forgotten.append(name)
+        return out
+
+    _rewrite(store, spider, key, rewrite, comparisons, attempts, write=lambda: bool(forgotten))
+    return tuple(forgotten)
+
+
+def _rewrite(store: Store, spider: str, key: str, change: Callable[[dict[str, Any]], dict[str, Any]],
+             comparisons: Iterable[Comparison], attempts: int,
+             write: Callable[[], bool] = lambda: True) -> dict[str, Any]:
+    """Rewrite *key*'s stored snapshot's parts as ``change(parts)`` says, with the version check
+    of a commit (another writer first: read it again); not at all where *write* says no after
+    the change. The parts after it."""
     if not isinstance(store, SnapshotStore):
         raise LearningError(f"the store {store!r} cannot rewrite snapshots")
     comparisons = tuple(comparisons)
@@ -81,16 +126,13 @@ def rewrite_part(store: Store, spider: str, key: str, name: str, change: Callabl
         if state is None or state.snapshot is None:
             raise LearningError(f"key {key!r} of spider {spider!r} has no stored observation")
         snapshot = Snapshot.decode(state.snapshot, comparisons)
-        part = snapshot.part(name)
-        if part is None:
-            what = {"content": "text", "fields": "fields", "entities": "entity set"}.get(name, name)
-            raise LearningError(f"key {key!r} of spider {spider!r} has no stored {what}"
-                                + (f" ({missing})" if missing else ""))
-        changed = change(part)
-        data = Snapshot({**snapshot.parts, name: changed}, snapshot.foreign).encode(comparisons)
+        parts = change(dict(snapshot.parts))
+        if not write():
+            return parts
+        data = Snapshot(parts, snapshot.foreign).encode(comparisons)
         try:
             store.replace_snapshot(spider, key, state.version, data)
         except VersionConflict:
             continue
-        return changed
+        return parts
     raise StoreError(f"key {key!r} of spider {spider!r}: another writer committed it first {attempts} times")

@@ -289,3 +289,12 @@ def test_a_change_of_case_is_a_content_change_shown_as_written(write: Write, cap
     assert "+ SIMDJSON parses JSON at gigabytes per second." in out
     code, out, _ = run(capsys, old, new, "--json")
     assert code == 1 and json.loads(out)["kind"] == "content"
+
+
+@pytest.mark.parametrize("body", [b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", b"\x7fELF\x02\x01\x01" + b"\x00" * 600])
+def test_a_binary_file_is_an_error_not_a_diff_of_its_bytes(write: Write, capsys: Capture, body: bytes) -> None:
+    """A PDF or a program saved by mistake is refused as a crawl refuses it, not diffed as text."""
+    code, out, _ = run(capsys, write("old.html", page()), write("new.bin", body), "--json")
+    assert code == 2 and json.loads(out)["error"].startswith("unsupported: "), out
+    code, out, _ = run(capsys, write("old.bin", body), write("new.html", page()), "--json")
+    assert code == 2 and json.loads(out)["error"].startswith("old page: unsupported: "), out

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from changewatch.core.comparisons import Kind, load_comparisons
+from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.noise import CALIBRATION
+from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
-from changewatch.runtime.learning import LearningError, rewrite_learned
+from changewatch.core.verdict import Verdict, observe
+from changewatch.runtime.learning import LearningError, forget_learned, rewrite_learned
 from changewatch.store import Outcome, Store
 
 from ..store._support import T0
@@ -74,3 +76,54 @@ def test_explain_lists_slots_and_forget_slot_removes_one(store: Store, store_uri
     learned = stored(store).part("content").learned
     assert learned is not None and not learned.slots
     assert run(capsys, "explain", "terms", "--store", store_uri, "--forget-slot", "0")[0] == 2
+
+
+def _fields_key(store: Store, store_uri: str, capsys: Capture) -> None:
+    """A key compared by its fields whose price change was marked as noise (``changewatch noise``)."""
+    def observed(price: str, old: Snapshot | None) -> Verdict:
+        return observe(Observation("shop", URL, fields={"price": price}), old, load_comparisons(),
+                       context=CompareContext())
+
+    baseline = observed("49.00", None).keep
+    store.commit("watch", "shop", None, Outcome(Kind.BASELINE, URL, T0, snapshot=encode(baseline)))
+    change = observed("45.00", baseline)
+    record = {"key": "shop", "kind": "field", **change.members}
+    committed = store.commit("watch", "shop", 1, Outcome(Kind.FIELD, URL, T0, snapshot=encode(change.keep),
+                                                        record=record))
+    assert run(capsys, "noise", str(committed.change_id), "--store", store_uri)[0] == 0
+
+
+def test_explain_shows_learned_fields_of_a_key_without_text(store: Store, store_uri: str, capsys: Capture) -> None:
+    _fields_key(store, store_uri, capsys)
+    code, out, err = run(capsys, "explain", "shop", "--store", store_uri)
+    assert (code, err) == (0, "") and "fields learned as volatile: price" in out, (out, err)
+    code, out, _ = run(capsys, "explain", "shop", "--store", store_uri, "--json")
+    assert code == 0 and json.loads(out)["volatile_fields"] == ["price"] and json.loads(out)["slots"] == []
+    code, _, err = run(capsys, "explain", "shop", "--store", store_uri, "--forget-slot", "1")
+    assert code == 1 and "has no stored text: it has no slots" in err
+
+
+def test_forget_drops_learned_fields_too(store: Store, store_uri: str, capsys: Capture) -> None:
+    """-a forget=KEY undoes a mistaken ``changewatch noise`` of a price change: the price is
+    compared again (else a price change would never be reported again)."""
+    _fields_key(store, store_uri, capsys)
+    assert forget_learned(store, "watch", "shop", load_comparisons()) == ("fields",)
+    assert not stored_key(store, "shop").part("fields").volatile
+    code, out, _ = run(capsys, "explain", "shop", "--store", store_uri)
+    assert code == 0 and "nothing is learned of its fields or entities" in out
+    assert forget_learned(store, "watch", "shop", load_comparisons()) == ()  # nothing left to forget
+    calibrated(store)
+    assert forget_learned(store, "watch", "terms", load_comparisons()) == ("content",)
+    assert stored(store).part("content").learned is None
+
+
+def test_explain_counts_read_as_english(store: Store, store_uri: str, capsys: Capture) -> None:
+    calibrated(store)
+    code, out, _ = run(capsys, "explain", "terms", "--store", store_uri)
+    assert code == 0 and "1 slot, " in out and "1 slots" not in out and " 1 lines" not in out, out
+
+
+def stored_key(store: Store, key: str) -> Snapshot:
+    state = store.read("watch", key)
+    assert state is not None and state.snapshot is not None
+    return Snapshot.decode(state.snapshot, load_comparisons())

@@ -111,6 +111,7 @@ def test_a_watchlist_watch_with_what_its_key_learned(site: HostileSite, tmp_path
     (["http://a.example/", "--watch", "[1]"], "--watch must be a JSON object"),
     (["http://a.example/", "--watch", "{"], "--watch is not JSON"),
     (["http://a.example/", "--watch", '{"threshold": "x"}'], "--watch: "),
+    (["http://a.example/", "--key", "news"], "--key names a watch of --watchlist"),
 ])
 def test_bad_arguments(args: list[str], says: str, capsys: Capture) -> None:
     code, out, err = run(capsys, "preview", *args)

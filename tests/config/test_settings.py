@@ -32,6 +32,7 @@ from changewatch.config import (
     default_workers,
 )
 from changewatch.config.parsers import (
+    BadValue,
     Bool,
     Choice,
     Contact,
@@ -333,3 +334,12 @@ def test_the_config_has_no_default_of_its_own() -> None:
 
 def test_the_cli_store_default_is_the_settings_default() -> None:
     assert DEFAULT_STORE_URI == SETTINGS_BY_NAME["CHANGEWATCH_STORE"].default
+
+
+@pytest.mark.parametrize(("raw", "says"), [("/var/lib/changewatch/state.db", "sqlite:////var/lib/changewatch/state.db"),
+                                           ("state.db", "sqlite:///state.db")])
+def test_a_store_path_without_its_scheme_is_refused_with_the_uri_it_means(raw: str, says: str) -> None:
+    """A user who read "an absolute path keeps one store" writes the path: the one error line
+    says how to write it."""
+    with pytest.raises(BadValue, match=re.escape(f"a path is written {says}")):
+        StoreUri()(raw)

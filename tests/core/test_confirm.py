@@ -114,6 +114,24 @@ def test_entities_present_in_both_loads_only() -> None:
     assert [e["key"] for e in verdict.members["removed"]] == ["https://shop.example/c"]
 
 
+def test_entities_gone_where_entities_rotate_between_loads_are_not_a_change() -> None:
+    """A listing whose two sponsored entries are new on every load: the baseline's are gone in
+    both loads, but they went where entries come and go between the loads; a job removed in both
+    loads is still a change."""
+    def listing(*paths: str) -> Snapshot:
+        return snap(entities=[{"key": f"https://jobs.example{p}", "fields": {"t": p}} for p in paths])
+
+    old = listing("/jobs/1", "/jobs/2", "/jobs/3", "/promo/11", "/promo/12")
+    first, second = listing("/jobs/1", "/jobs/2", "/jobs/3", "/promo/13", "/promo/14"), \
+        listing("/jobs/1", "/jobs/2", "/jobs/3", "/promo/15", "/promo/16")
+    assert loads(old, first, second).kind is not Kind.ENTITIES
+    first, second = listing("/jobs/1", "/jobs/3", "/promo/13", "/promo/14"), \
+        listing("/jobs/1", "/jobs/3", "/promo/15", "/promo/16")
+    verdict = loads(old, first, second)
+    assert verdict.kind is Kind.ENTITIES and not verdict.members.get("added")
+    assert [e["key"] for e in verdict.members["removed"]] == ["https://jobs.example/jobs/2"]
+
+
 def test_a_block_page_confirms_nothing() -> None:
     old = snap(html=page(box=box(1)))
     first = snap(html=page(box=box(1), extra="<p>New notice.</p>"))
