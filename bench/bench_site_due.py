@@ -19,7 +19,8 @@ once a site's pages are in the store, as a ratio to what it costs without them.
 
 Run: ``.venv/bin/python bench/bench_site_due.py`` (``--pages 50000 --plain 5 --runs 3``; both
 backends, PostgreSQL at ``$CHANGEWATCH_TEST_POSTGRESQL`` or ``postgresql://postgres@127.0.0.1:5432/test``,
-in a schema of its own dropped at the end). ``--root DIR`` measures another checkout's code (its
+in a schema of its own dropped at the end). ``--pages 0``: the plain watches alone (what a long
+watchlist's reads cost, ``--plain 10000``). ``--root DIR`` measures another checkout's code (its
 crawl and its store), with this benchmark: the same figures before and after a change.
 """
 
@@ -129,14 +130,15 @@ def _run(root: Path, *args: str) -> None:
 
 def _backend(backend: str, tmp: Path, args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     schema = f"cwbench_{uuid.uuid4().hex[:12]}"
-    uris = ({name: f"sqlite:///{tmp / name}.db" for name in ("reference", "mixed")} if backend == "sqlite" else
-            {name: f"{PG}{'&' if '?' in PG else '?'}schema={schema}_{name}" for name in ("reference", "mixed")})
+    names = ("reference", "mixed") if args.pages else ("reference",)  # no site: the plain watches alone
+    uris = ({name: f"sqlite:///{tmp / name}.db" for name in names} if backend == "sqlite" else
+            {name: f"{PG}{'&' if '?' in PG else '?'}schema={schema}_{name}" for name in names})
     try:
         for name, uri in uris.items():
             t0 = time.perf_counter()
             _run(args.root, "fill", uri, str(args.plain), str(args.pages if name == "mixed" else 0))
             print(f"{backend} {name}: filled in {time.perf_counter() - t0:.0f} s", flush=True)
-        results: dict[str, list[dict[str, Any]]] = {"reference": [], "mixed": []}
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for run in range(args.runs):
             for name, uri in uris.items():
                 path = tmp / f"{name}.json"
@@ -176,6 +178,11 @@ def bench(args: argparse.Namespace) -> int:
               f"{'ratio':>9}{'site rows':>11}{'site ms':>9}")
         for backend in args.backends.split(","):
             results = _backend(backend, tmp, args)
+            if not args.pages:
+                ref = [_plain_reads(r) for r in results["reference"]]
+                print(f"{backend:<12}{statistics.median(r for r, _ in ref):>16.0f}"
+                      f"{'':>18}{statistics.median(s for _, s in ref) * 1000:>15.1f}", flush=True)
+                continue
             ref = [_plain_reads(r) for r in results["reference"]]
             mixed = [_plain_reads(r) for r in results["mixed"]]
             rows = statistics.median(r for r, _ in ref), statistics.median(r for r, _ in mixed)
