@@ -78,6 +78,6 @@ _ROUND_SHARES = "_changewatch_round_shares"
 #: fetch; on its response, the links found, stored with its validators (spiders/site.py, private)
 _LINKS = "_changewatch_links"
 #: the key's due state (a DueEntry; None: never fetched), read by whoever made the request with
-#: what it read of the store: ScheduleMiddleware decides with it and reads no due table for it
+#: what it read of the store: ScheduleMiddleware decides with it and reads no due row for it
 #: (a site watch's pages, read with its page set; private)
 _DUE_ENTRY = "_changewatch_due_entry"

@@ -5,6 +5,7 @@ are shared by the round. Real Redis, real scrapy-redis queues."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from scrapy import Request
 
@@ -145,3 +146,54 @@ def test_a_sitemap_pages_request_survives_the_redis_queue(tmp_path: Path, redis_
     assert fresh.meta[meta.WATCH].region == "article" and fresh.meta[meta.WATCH].jsonld is None
     assert fresh.meta[meta.KEY] == "shop|https://shop.example/blog/new"
     assert meta._ROUND_UNIT not in fresh.meta  # a page of the set is the round's, not its reader's
+
+
+SITEMAP = ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+           + "".join(f"<url><loc>https://docs.example/p/{i}</loc></url>" for i in range(3)) + "</urlset>")
+
+
+def test_a_sites_discovery_is_counted_by_the_process_that_claimed_it(tmp_path: Path, redis_13: str) -> None:
+    """Both processes of a round start the site watch (its sitemap's request); the round gives it
+    to the first, which reads and judges the sitemap: only that one counts it discovered."""
+    import asyncio
+    import json
+
+    from scrapy.http import XmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from changewatch.spiders.watch import WatchSpider
+
+    path = tmp_path / "sites.json"
+    path.write_text(json.dumps({"watches": [{"key": "docs", "site": {"sitemap": "https://docs.example/sitemap.xml"}}]}))
+
+    def process(name: str) -> tuple[WatchSpider, RoundScheduler]:
+        crawler = get_crawler(WatchSpider, {
+            "ADDONS": {"changewatch.Addon": 0}, "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / name}.db",
+            "REDIS_URL": redis_13, "CHANGEWATCH_ROUND": "r1", "CHANGEWATCH_ROUND_PREFIX": "unit"})
+        spider = WatchSpider.from_crawler(crawler, watchlist=str(path))
+        crawler.spider = spider
+        sched = RoundScheduler.from_crawler(crawler)
+        sched.open(spider)
+        return spider, sched
+
+    async def started(spider: WatchSpider, sched: RoundScheduler) -> list[bool]:
+        requests = [r async for r in spider.start()]
+        for r in requests:
+            r.meta["is_start_request"] = True  # as Scrapy's StartSpiderMiddleware sets it
+        return [sched.enqueue_request(r) for r in requests]
+
+    async def judged(spider: WatchSpider, request: Request) -> list[Any]:
+        response = XmlResponse(request.url, body=SITEMAP.encode(), request=request)
+        return [item async for item in request.callback(response)]  # type: ignore[misc]
+
+    (reader, reader_sched), (other, other_sched) = process("reader"), process("other")
+    assert asyncio.run(started(reader, reader_sched)) == [True]
+    assert asyncio.run(started(other, other_sched)) == [False]  # the round gave the site to the reader
+    sitemap = reader_sched.next_request()
+    assert sitemap is not None and sitemap.url == "https://docs.example/sitemap.xml"
+    assert other_sched.next_request() is None
+    items = asyncio.run(judged(reader, sitemap))
+    assert sorted(r.url for r in items if isinstance(r, Request)) == [f"https://docs.example/p/{i}" for i in range(3)]
+    assert reader.crawler.stats.get_value("changewatch/site/discovered") == 1
+    assert other.crawler.stats.get_value("changewatch/site/discovered") is None
+    assert other.crawler.stats.get_value("changewatch/round/units_skipped") == 1

@@ -39,7 +39,10 @@ _RETRY_MAX = 5.0  # ...up to the engine's heartbeat, which asks an idle process 
 
 def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
     """The crawl's RoundScheduler, when it has one (None outside a round, or before the engine)."""
-    engine = getattr(crawler, "engine", None)
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # Scrapy 2.19: not set yet
+        return None
     scheduler = getattr(engine, "scheduler", None) or getattr(getattr(engine, "_slot", None), "scheduler", None)
     return scheduler if isinstance(scheduler, RoundScheduler) else None
 

@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
@@ -39,9 +39,22 @@ __all__ = ["ScheduleMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+#: requests held while their keys' due states are read: one read for this many
+LOOKUP_BATCH = 256
 #: a key skipped is noted as listed once it was neither fetched nor listed for this share of
 #: CHANGEWATCH_FORGET_AFTER: a few writes per key and FORGET_AFTER, not one per run
 _LISTED_REFRESH = 0.25
+
+
+class _Held(NamedTuple):
+    item: Any
+    decided: bool
+    every: float | None
+    lookup: bool
+
+    @property
+    def key(self) -> str:
+        return str(self.item.meta[meta.KEY])
 
 
 class ScheduleMiddleware:
@@ -53,7 +66,7 @@ class ScheduleMiddleware:
         self.runtime = runtime
         self.stats = Stats(crawler, "schedule")
         self.counts: Counter[str] = Counter()
-        self._table: Mapping[str, DueEntry] | None = None
+        self._bounded = False  # the crawl's bounds applied to the stored due times
         self._loading = asyncio.Lock()
         self._next_due: float | None = None
 
@@ -64,56 +77,68 @@ class ScheduleMiddleware:
         return mw
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        async for item in start:
-            if await self._keep(item):
-                yield item
+        async for item in self._kept(start):
+            yield item
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         # Universal (a sync and an async method), as Scrapy asks of a middleware for any version:
         # a Scrapy that runs a synchronous chain for a callback returning a list (the watch
         # spider's do) calls this one; Scrapy 2.19 always calls the async one.
-        for item in result:
-            if self._keep_now(item):
-                yield item
+        held = [self._held(item) for item in result]
+        entries = self._entries_now([h.key for h in held if h.lookup])
+        for h in held:
+            if self._released(h, entries):
+                yield h.item
 
     async def process_spider_output_async(self, response: Response,
                                           result: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        async for item in result:
-            if await self._keep(item):
-                yield item
+        async for item in self._kept(result):
+            yield item
 
-    def _checked(self, item: Any) -> tuple[bool, float | None]:
-        """Whether *item* is a request the schedule decides, and its ``every`` (None: only the
-        adaptive schedule decides)."""
+    async def _kept(self, items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """*items* less the requests not due. A request whose key's due state it must read is held
+        with those after it (their order kept) until LOOKUP_BATCH are held or *items* end: one read
+        for them all, of their keys alone."""
+        held: list[_Held] = []
+        async for item in items:
+            h = self._held(item)
+            if not (h.lookup or held):
+                if self._released(h, None):
+                    yield item
+                continue
+            held.append(h)
+            if len(held) >= LOOKUP_BATCH:
+                for kept in await self._release(held):
+                    yield kept
+                held = []
+        if held:
+            for kept in await self._release(held):
+                yield kept
+
+    async def _release(self, held: list[_Held]) -> list[Any]:
+        keys = [h.key for h in held if h.lookup]
+        entries = await self._entries(keys) if keys else {}
+        return [h.item for h in held if self._released(h, entries)]
+
+    def _held(self, item: Any) -> _Held:
+        """*item* with what deciding it takes: whether the schedule decides it, its ``every``, and
+        whether its key's due state must be read (it carries none)."""
         if not isinstance(item, Request) or item.meta.get(meta.KEY) is None or item.meta.get(meta.SCHEDULE) is False:
-            return False, None
+            return _Held(item, False, None, False)
         every = self._every(item)
-        return every is not None or self.runtime.config.schedule_enabled, every
+        decided = every is not None or self.runtime.config.schedule_enabled
+        return _Held(item, decided, every, decided and meta._DUE_ENTRY not in item.meta)
 
-    async def _keep(self, item: Any) -> bool:
-        decided, every = self._checked(item)
-        if not decided:
+    def _released(self, h: _Held, entries: Mapping[str, DueEntry] | None) -> bool:
+        """Whether *h*'s item goes on: not decided by the schedule, or due by the due state it
+        carries or *entries* has (None: they could not be read, and the request is made)."""
+        if not h.decided:
             return True
-        if meta._DUE_ENTRY in item.meta:
-            return self._decide(item, item.meta[meta._DUE_ENTRY], every)
-        table = await self._due_table()
-        if table is None:
+        if not h.lookup:
+            return self._decide(h.item, h.item.meta[meta._DUE_ENTRY], h.every)
+        if entries is None:
             return True
-        return self._decide(item, table.get(str(item.meta[meta.KEY])), every)
-
-    def _keep_now(self, item: Any) -> bool:
-        """:meth:`_keep` without awaiting: the due table is read at the first request that needs
-        it, most often a start request (``process_start``, awaited); a callback's request needing
-        it first reads it here, with the store's own call (one read a crawl)."""
-        decided, every = self._checked(item)
-        if not decided:
-            return True
-        if meta._DUE_ENTRY in item.meta:
-            return self._decide(item, item.meta[meta._DUE_ENTRY], every)
-        table = self._table if self._table is not None else self._due_table_now()
-        if table is None:
-            return True
-        return self._decide(item, table.get(str(item.meta[meta.KEY])), every)
+        return self._decide(h.item, entries.get(h.key), h.every)
 
     def _decide(self, item: Request, entry: DueEntry | None, every: float | None) -> bool:
         adaptive = self.runtime.config.schedule_enabled
@@ -171,46 +196,48 @@ class ScheduleMiddleware:
                           "CHANGEWATCH_SCHEDULE_ENABLED need one")
         return None
 
-    async def _due_table(self) -> Mapping[str, DueEntry] | None:
-        """Every key's due state, read once (at the first request that needs it)."""
-        async with self._loading:
-            if self._table is None:
-                if (store := self._schedule_store()) is None:
-                    return None
-                await self.runtime.open()
-                try:
-                    self._table = await self.runtime.runner.call(self._read_table, store)
-                except StoreError as exc:
-                    self.runtime.fail(f"the store cannot be read: {exc}")
-                    return None
-            return self._table
-
-    def _due_table_now(self) -> Mapping[str, DueEntry] | None:
-        """:meth:`_due_table` from a synchronous caller: read directly (the store is open while
-        responses are processed; a store that is not, or that cannot keep a schedule, makes the
-        request be made, never skipped)."""
-        if (store := self._schedule_store()) is None or not self.runtime.is_open:
+    async def _entries(self, keys: list[str]) -> Mapping[str, DueEntry] | None:
+        """The due states of *keys* (one read; None: the store cannot keep a schedule, or cannot
+        be read)."""
+        if (store := self._schedule_store()) is None:
             return None
+        await self.runtime.open()
         try:
-            self._table = self.runtime.runner.call_now(self._read_table, store)
+            async with self._loading:  # the bounds are applied once, before the first read
+                return await self.runtime.runner.call(self._read_entries, store, keys)
         except StoreError as exc:
             self.runtime.fail(f"the store cannot be read: {exc}")
             return None
-        return self._table
 
-    def _read_table(self, store: MaintainedStore) -> Mapping[str, DueEntry]:
-        """The due table, after moving the due times set under other bounds within this crawl's:
-        "never sooner, never later" holds from the first run with changed bounds (docs/schedule.md)."""
+    def _entries_now(self, keys: list[str]) -> Mapping[str, DueEntry] | None:
+        """:meth:`_entries` from a synchronous caller: read directly (the store is open while
+        responses are processed; a store that is not, or that cannot keep a schedule, makes the
+        requests be made, never skipped)."""
+        if not keys:
+            return {}
+        if (store := self._schedule_store()) is None or not self.runtime.is_open:
+            return None
+        try:
+            return self.runtime.runner.call_now(self._read_entries, store, keys)
+        except StoreError as exc:
+            self.runtime.fail(f"the store cannot be read: {exc}")
+            return None
+
+    def _read_entries(self, store: MaintainedStore, keys: list[str]) -> Mapping[str, DueEntry]:
+        """The due states of *keys*; before the crawl's first read, the due times set under other
+        bounds are moved within this crawl's: "never sooner, never later" holds from the first
+        run with changed bounds (docs/schedule.md)."""
         spider, config = self.runtime.spider, self.runtime.config
-        if config.schedule_enabled:
+        if config.schedule_enabled and not self._bounded:
             moved = store.bound_schedule(spider, config.schedule_min_interval, config.schedule_max_interval)
+            self._bounded = True
             if moved:
                 self.stats.inc("rebounded", moved)
                 logger.info("changewatch: schedule: %d key(s) moved to the bounds CHANGEWATCH_SCHEDULE_MIN_INTERVAL "
                             "= %s and _MAX_INTERVAL = %s (their due times were set under other bounds)", moved,
                             format_duration(config.schedule_min_interval),
                             format_duration(config.schedule_max_interval))
-        return store.due_table(spider)
+        return store.due_entries(spider, keys)
 
     def _note_listed(self, key: str, entry: DueEntry | None, now: float) -> None:
         forget_after = self.runtime.config.forget_after

@@ -104,7 +104,6 @@ class SiteCrawler(LinkMode):
             async for request in self._stored_requests(run):
                 yield request
             return
-        self.stats.inc("discovered")
         # a distributed round's process that claims the site reads its sitemap or follows its links
         # whole: its callbacks and this run's state are this process's (changewatch.distributed)
         common = {RUN: run, meta.CONDITIONAL: False, meta.SCHEDULE: False, meta._ROUND_UNIT: watch.key}
@@ -181,6 +180,9 @@ class SiteCrawler(LinkMode):
         (*delta*, of a set of *pages* pages); an error when *run* has one: its last good set is kept."""
         options = {"site_watch": run.key, "site_pages": True, "confirm": False}
         obs = Observation(key=run.key, url=run.spec.url, options=options, site_watch=run.key)
+        # counted here, not where the discovery's requests are made: in a distributed round every
+        # process makes them, and only the one that claims the site reads and judges its set
+        self.stats.inc("discovered")
         if run.error is not None or delta is None:
             obs.error = run.error or "empty: no page was found"
             self.stats.inc("discovery_failed")

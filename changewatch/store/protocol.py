@@ -279,9 +279,10 @@ class MaintainedStore(Protocol):
     fewer come back. None scans what it keeps: retention looks only at superseded versions (a
     version is superseded in the commit that writes its key's next one)."""
 
-    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
-        """Every key of *spider* with its last fetch, due time and interval, and when it was last
-        listed without being fetched (one read)."""
+    def due_entries(self, spider: str, keys: Sequence[str]) -> Mapping[str, DueEntry]:
+        """Those of *keys* that *spider* has, each with its last fetch, due time and interval, and
+        when it was last listed without being fetched (one read of those keys' rows: a caller asks
+        for a batch of the keys it requests, never every key of a large store)."""
         ...
 
     def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:

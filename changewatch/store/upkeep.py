@@ -1,5 +1,5 @@
 """What both built-in backends share for running for months (:class:`~.base.MaintainedStore`):
-the due table, listed marks, evidence written with an observation and read for a change, and the
+keys' due states, listed marks, evidence written with an observation and read for a change, and the
 purges. Written once, statements and steps, with each backend's placeholder, ``greatest`` and table
 names: both select and delete exactly the same rows. Each step runs on a cursor (SQLite: the
 connection) inside a transaction the backend opens.
@@ -33,8 +33,7 @@ _VERSION_COLUMNS = ("e.id, e.spider, e.key, e.change_id, e.observed_at, e.url, e
 
 
 class DueTable(Mapping[str, DueEntry]):
-    """Every key's due state as read (one query), turned into a :class:`DueEntry` only when asked
-    for: a run looks up the keys it requests, not all of a large store's."""
+    """Keys' due states as read (one query), each turned into a :class:`DueEntry` only when asked for."""
 
     def __init__(self, rows: Sequence[Sequence[Any]]):
         self._rows = {row[0]: row for row in rows}
@@ -80,9 +79,13 @@ class Dialect:
 
     # -- the schedule ------------------------------------------------------------------------------
 
-    def due_table(self, cur: Any, spider: str) -> DueTable:
+    def due_entries(self, cur: Any, spider: str, keys: Sequence[str]) -> DueTable:
+        if not keys:
+            return DueTable(())
+        among, args = self.among("key", keys)
         return DueTable(cur.execute(f"SELECT key, last_seen, due_at, due_interval, listed_at FROM "
-                                    f"{self.table('observations')} WHERE spider = {self.mark}", (spider,)).fetchall())
+                                    f"{self.table('observations')} WHERE spider = {self.mark} AND {among}",
+                                    (spider, *args)).fetchall())
 
     def bound_schedule(self, cur: Any, spider: str, minimum: float, maximum: float) -> int:
         """Each due interval of *spider* outside *minimum*..*maximum* set to the bound it crossed,

@@ -125,7 +125,7 @@ def test_the_bounds_move_nothing_while_the_schedule_is_off(tmp_path: Path, simul
     items = [request("recent", **{meta.EVERY: "6h"})]
     assert asyncio.run(through(mw, items)) == items  # every gives way to the maximum, schedule on or off
     assert "changewatch/schedule/rebounded" not in crawler.stats.get_stats()
-    assert mw.runtime.runner.store.due_table("unit")["recent"].interval > 1800  # type: ignore[attr-defined]
+    assert mw.runtime.runner.store.due_entries("unit", ["recent"])["recent"].interval > 1800  # type: ignore[attr-defined]
 
 
 def test_an_every_longer_than_the_maximum_gives_way_to_it_said_once(
@@ -153,21 +153,21 @@ def test_a_skipped_key_is_noted_as_listed_only_when_it_is_getting_old(tmp_path: 
     assert mw.runtime.housekeeper.listed == {"aging"}  # a quarter of 90 days unseen: noted; an hour: not yet
 
 
-@pytest.mark.parametrize("table_read_first", [False, True])
+@pytest.mark.parametrize("read_first", [False, True])
 def test_a_callbacks_list_is_decided_without_awaiting_as_the_start_requests_are(
-        tmp_path: Path, simulated: None, table_read_first: bool) -> None:
+        tmp_path: Path, simulated: None, read_first: bool) -> None:
     """The sync method (a callback returning a list keeps Scrapy's chain synchronous) decides as
-    the async one does, whether the due table was read by a start request or is read here."""
+    the async one does, whether a start request's read came first or this is the crawl's first."""
     mw, crawler = crawl_with(tmp_path, {"recent": 1, "old": 100}, CHANGEWATCH_SCHEDULE_ENABLED=True)
     asyncio.run(mw.runtime.open())
-    if table_read_first:
+    if read_first:
         asyncio.run(through(mw, [request("old")]))
     items = [request("recent"), request("old"), request("new"), request(None), {"an": "item"}]
     kept = list(mw.process_spider_output(scrapy.http.Response(URL), items))
     assert kept == items[1:]
     stats = crawler.stats.get_stats()
     assert stats["changewatch/schedule/skipped"] == 1
-    assert stats["changewatch/schedule/due"] == (3 if table_read_first else 2)
+    assert stats["changewatch/schedule/due"] == (3 if read_first else 2)
 
 
 def test_the_watch_spiders_callback_output_runs_through_a_synchronous_chain() -> None:
@@ -204,3 +204,39 @@ def test_watch_schedules_by_key_and_never_a_page_fetched_in_full() -> None:
         spider.watch("https://shop.example/p/1", spider.parse, every="6h")
     with pytest.raises(ValueError, match=r"every='soon'\): 'soon' is not a number of seconds"):
         spider.watch("https://shop.example/p/1", spider.parse, key="P1", every="soon")
+
+
+def test_only_the_due_states_of_the_keys_requested_are_read_a_batch_at_a_time(
+        tmp_path: Path, simulated: None) -> None:
+    """A store holding many more keys (another site's pages): the schedule reads the due states of
+    the keys its requests name, LOOKUP_BATCH at a time, none other; a request that carries its
+    key's due state (a site's page) is decided with it and read for nobody; the order is kept."""
+    from changewatch.core.schedule import DueEntry
+    from changewatch.middlewares.schedule import LOOKUP_BATCH
+
+    mw, crawler = crawl_with(tmp_path, {"recent": 1, "old": 100, **{f"other-{i}": 1 for i in range(50)}},
+                             CHANGEWATCH_SCHEDULE_ENABLED=True)
+    store = mw.runtime.runner.store
+    asked: list[list[str]] = []
+    real = store.due_entries  # type: ignore[attr-defined]
+
+    def due_entries(spider: str, keys: list[str]) -> Any:
+        asked.append(list(keys))
+        return real(spider, keys)
+
+    store.due_entries = due_entries  # type: ignore[attr-defined]
+    carried = DueEntry(NOW.timestamp() - 60, NOW.timestamp() + 3600, 3600.0, None)
+    page = request("other-0", **{meta._DUE_ENTRY: carried})  # not due by what it carries
+    plain = [request(f"new-{i}") for i in range(LOOKUP_BATCH + 10)]
+    items = [page, request("recent"), page.copy(), request("old"), *plain, request(None)]
+    kept = asyncio.run(through(mw, items))
+    assert kept == [items[3], *plain, items[-1]]  # the pages and "recent" are not due
+    # LOOKUP_BATCH requests held (a page among them, held to keep the order) read at once, then the rest
+    assert [len(keys) for keys in asked] == [LOOKUP_BATCH - 1, 13]
+    assert sorted(k for keys in asked for k in keys) == sorted(["recent", "old", *(f"new-{i}" for i in range(
+        LOOKUP_BATCH + 10))])
+    stats = crawler.stats.get_stats()
+    assert (stats["changewatch/schedule/skipped"], stats["changewatch/schedule/due"]) == (3, LOOKUP_BATCH + 11)
+    asked.clear()  # a start whose requests all carry their due states reads nothing
+    unkeyed = request(None)
+    assert asyncio.run(through(mw, [page.copy(), unkeyed])) == [unkeyed] and asked == []

@@ -64,7 +64,8 @@ def test_each_page_comes_with_its_page_keys_due_state(store: Store) -> None:
     store.commit("other", f"{SITE}|{ODD[0]}", None, Outcome(Kind.BASELINE, ODD[0], T2))  # another spider's key
     assert dict(pages_of(store)) == {ODD[0]: None, ODD[1]: epoch(T1), ODD[2]: None}
     entries = dict(store.site_pages("spider", SITE))
-    assert entries[ODD[1]] == store.due_table("spider")[f"{SITE}|{ODD[1]}"] and entries[ODD[0]] is None
+    key = f"{SITE}|{ODD[1]}"
+    assert entries[ODD[1]] == store.due_entries("spider", [key])[key] and entries[ODD[0]] is None
 
 
 def test_a_commit_that_fails_writes_no_page(store: Store) -> None:

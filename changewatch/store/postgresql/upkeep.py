@@ -24,7 +24,7 @@ _SHIFTED = ("to_char(({time})::timestamptz AT TIME ZONE 'UTC' + ({seconds}) * in
 
 
 class PostgreSQLUpkeep:
-    """The due table, listed marks, evidence and purges of one PostgreSQL store."""
+    """Due states, listed marks, evidence and purges of one PostgreSQL store."""
 
     if TYPE_CHECKING:  # provided by PostgreSQLStore
         _quoted: str
@@ -50,8 +50,9 @@ class PostgreSQLUpkeep:
         return self._retrying("read a site's page set", lambda cur, _: self._sql.site_spec(cur, spider, site),
                               statement=True)
 
-    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
-        return self._retrying("read the schedule", lambda cur, _: self._sql.due_table(cur, spider), statement=True)
+    def due_entries(self, spider: str, keys: Sequence[str]) -> Mapping[str, DueEntry]:
+        return self._retrying("read the schedule", lambda cur, _: self._sql.due_entries(cur, spider, keys),
+                              statement=True)
 
     def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
         return self._retrying("move due times within the schedule's bounds",

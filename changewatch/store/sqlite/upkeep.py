@@ -21,7 +21,7 @@ SQL = Dialect(mark="?", greatest="max")
 
 
 class SQLiteUpkeep:
-    """The due table, listed marks, evidence and purges of one SQLite store."""
+    """Due states, listed marks, evidence and purges of one SQLite store."""
 
     if TYPE_CHECKING:  # provided by SQLiteStore
         def _transaction(self, doing: str) -> AbstractContextManager[sqlite3.Connection]: ...
@@ -42,9 +42,9 @@ class SQLiteUpkeep:
         with self._reading("read a site's page set") as db:
             return SQL.site_spec(db, spider, site)
 
-    def due_table(self, spider: str) -> Mapping[str, DueEntry]:
+    def due_entries(self, spider: str, keys: Sequence[str]) -> Mapping[str, DueEntry]:
         with self._reading("read the schedule") as db:
-            return SQL.due_table(db, spider)
+            return SQL.due_entries(db, spider, keys)
 
     def bound_schedule(self, spider: str, minimum: float, maximum: float) -> int:
         with self._transaction("move due times within the schedule's bounds") as db:
