@@ -193,6 +193,16 @@ def test_crawls_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
         assert open_at_once(tmp_path / f"state{i}.db") == []
 
 
+def _truncate_wal(store: SQLiteStore) -> None:
+    """Empty the log: retried while the store's own checkpoint thread (its own connection) holds
+    the checkpoint, where TRUNCATE answers busy and leaves the log as it was."""
+    for _ in range(200):
+        if store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+            return
+        time.sleep(0.025)
+    raise AssertionError("the log could not be truncated in 5 s")
+
+
 def _wal_bytes(store: SQLiteStore) -> int:
     return (store.path.parent / (store.path.name + "-wal")).stat().st_size
 
@@ -208,14 +218,14 @@ def test_an_observation_without_a_new_snapshot_does_not_rewrite_the_stored_one(t
         store.commit("spider", "k", None, outcome(Kind.BASELINE, snapshot, at=T1))
         version = 1
         for day in range(2, 12):  # {"baseline": 1} → {"baseline": 1, "none": 1} → … "none": 10: sizes change
-            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            _truncate_wal(store)
             assert _wal_bytes(store) == 0
             seen = outcome(Kind.NONE, at=f"2026-01-{day:02d}T00:00:00Z")
             version = store.commit("spider", "k", version, seen).version
             assert 0 < _wal_bytes(store) < len(snapshot) // 4, day
         state = store.read("spider", "k")
         assert state is not None and state.snapshot == snapshot and state.counters == {"baseline": 1, "none": 10}
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _truncate_wal(store)
         new = snapshot[::-1]
         store.commit("spider", "k", version, outcome(Kind.CONTENT, new, at="2026-01-20T00:00:00Z"))
         assert _wal_bytes(store) > len(new)  # a new snapshot is written, of course
