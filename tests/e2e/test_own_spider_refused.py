@@ -11,7 +11,6 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from .crawl import read_feed
 from .dnsserver import DNSServer
 from .hostile import HostileSite, hang, page
-from .test_own_project import own_env
+from .test_own_project import own_env, startproject
 
 pytestmark = pytest.mark.slow
 
@@ -60,10 +59,7 @@ PRICED = b"<html><body><h1>Kettle</h1><p class='price'>89.00 EUR</p></body></htm
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("startproject")
-    subprocess.run([sys.executable, "-m", "scrapy", "startproject", "myshop"], cwd=root, env=own_env(), check=True,
-                   capture_output=True, timeout=120)
-    return root / "myshop"
+    return startproject(tmp_path_factory.mktemp("startproject"))
 
 
 @pytest.fixture
@@ -73,15 +69,6 @@ def project(generated: Path, tmp_path: Path) -> Path:
         f.write(SETTINGS)
     (copy / "myshop" / "spiders" / "mine.py").write_text(SPIDER, encoding="utf-8")
     return copy
-
-
-@pytest.fixture
-def nameserver() -> Iterator[DNSServer]:
-    server = DNSServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def crawl(project: Path, urls: list[str], *extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
