@@ -11,6 +11,7 @@ import pytest
 from changewatch.demo.site import DemoSite
 from changewatch.examples.site import FixtureSite
 
+from .e2e.dnsserver import DNSServer
 from .e2e.hostile import HostileSite
 from .e2e.rounds import RedisServer, own_redis_server
 from .middlewares.conditional.servers import OddServer
@@ -105,6 +106,16 @@ def site() -> Iterator[HostileSite]:
     """A site of odd and hostile pages (tests/e2e/hostile.py); modules with a site of their own
     override this fixture."""
     server = HostileSite()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def nameserver() -> Iterator[DNSServer]:
+    """A real DNS server that knows no name but those a test sets (tests/e2e/dnsserver.py)."""
+    server = DNSServer()
     try:
         yield server
     finally:

@@ -29,6 +29,9 @@ EXTENSION_ORDER = {
     "changewatch.runtime.ProgressLog": 0,
 }
 DOWNLOADER_MIDDLEWARE_ORDER = {
+    # Before every other (Scrapy's first is OffsiteMiddleware, 50): its process_exception runs last,
+    # once RetryMiddleware gave up, and sees why a request failed for good.
+    "changewatch.middlewares.FetchFailureMiddleware": 10,
     # Before DefaultHeaders (400), UserAgent (500), Cookies (700) and HttpProxy (750): the vantage
     # point's headers win over defaults, and its cookies and proxy are there for those to send.
     "changewatch.middlewares.VantageMiddleware": 350,
@@ -46,6 +49,10 @@ RENDER_HANDLER = "changewatch.render.RenderDownloadHandler"
 SCRAPY_META_REFRESH = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
 META_REFRESH = "changewatch.middlewares.MetaRefreshMiddleware"  # in SCRAPY_META_REFRESH's place
 SPIDER_MIDDLEWARE_ORDER = {
+    # an answer with an error status, before HttpErrorMiddleware (50) keeps it from the callback; and
+    # last, a response that reached the callback: a crawl none of whose requests did says why
+    "changewatch.middlewares.ArrivedMiddleware": 45,
+    "changewatch.middlewares.ReachedMiddleware": 990,
     "changewatch.middlewares.ConditionalSpiderMiddleware": 950,
     # requests of keys that are not due are never made (docs/schedule.md)
     "changewatch.middlewares.ScheduleMiddleware": 955,

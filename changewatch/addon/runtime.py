@@ -39,6 +39,10 @@ REQUIRED_COMPONENTS: tuple[tuple[str, str, str | None], ...] = (
     ("SPIDER_MIDDLEWARES", "changewatch.middlewares.RedeliveryMiddleware", None),
     ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ConditionalSpiderMiddleware", None),
     ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ScheduleMiddleware", None),
+    # without them a crawl whose every request failed would exit 0
+    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ArrivedMiddleware", None),
+    ("SPIDER_MIDDLEWARES", "changewatch.middlewares.ReachedMiddleware", None),
+    ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.FetchFailureMiddleware", None),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.VantageMiddleware", None),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.guard.SSRFGuardMiddleware", "CHANGEWATCH_SSRF_ENABLED"),
     ("DOWNLOADER_MIDDLEWARES", "changewatch.middlewares.ConditionalRequestMiddleware",

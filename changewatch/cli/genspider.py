@@ -1,6 +1,9 @@
 """``changewatch genspider NAME URL``: a per-site spider, from the template the package ships, in
 the spiders module (``NEWSPIDER_MODULE``) of the Scrapy project the command runs in.
 
+The URL is a page of the site, as a browser shows it: its scheme and host (and port) are the
+site (``default_site``, ``allowed_domains``), its path and query the page the spider starts from.
+
 Scrapy's own ``genspider -t`` finds templates only in ``TEMPLATES_DIR``, which replaces Scrapy's
 folder (its basic, crawl… templates disappear) instead of adding to it, and turns ``host:port``
 into ``https://``: this command leaves Scrapy's alone and writes the URL with the scheme typed."""
@@ -14,19 +17,22 @@ import string
 from importlib import import_module, resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from .common import CommandError, UsageError, add_command
 
-__all__ = ["add_parser", "site_url"]
+__all__ = ["add_parser", "site_and_page", "site_url"]
 
 NAME = "genspider"
 _SPIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: what a page's path and query keep as typed; anything else (a space, a quote, a backslash) is
+#: percent-encoded, as a browser sends it, so that it sits in the spider's source as it is
+_URL_SAFE = "/?&=%:@!$'()*+,;~-._[]"
 
 
 def site_url(typed: str) -> str:
-    """The site's base URL as the user typed it. Without a scheme: ``https://``, or ``http://``
-    when a port is given (a development server or a local copy, as a rule plain HTTP).
+    """The URL as the user typed it, checked, with a scheme: without one, ``https://``, or
+    ``http://`` when a port is given (a development server or a local copy, as a rule plain HTTP).
 
     >>> [site_url(u) for u in ("shop.example", "http://shop.example", "127.0.0.1:8000", "shop.example:443/p/")]
     ['https://shop.example', 'http://shop.example', 'http://127.0.0.1:8000', 'https://shop.example:443/p/']
@@ -46,9 +52,25 @@ def site_url(typed: str) -> str:
     if parts.username is not None or parts.password is not None:
         raise UsageError(f"URL {typed!r} carries credentials, which the SSRF guard refuses: give the site's "
                          "address alone (a login goes in the spider's vantage cookies or headers)")
-    if parts.query or parts.fragment:
-        raise UsageError(f"URL {typed!r} is the site's base URL, joined with paths: drop its query and fragment")
     return url
+
+
+def site_and_page(typed: str) -> tuple[str, str]:
+    """The site a typed page URL belongs to (its scheme, host and port, as typed: :func:`site_url`)
+    and the page, as a path on that site with its query (``/`` for the site itself); a fragment
+    never reaches the server and is left out.
+
+    >>> site_and_page("https://example.com/shop/item?id=3")
+    ('https://example.com', '/shop/item?id=3')
+    >>> site_and_page("shop.example")
+    ('https://shop.example', '/')
+    >>> site_and_page("127.0.0.1:8000/de/#top")
+    ('http://127.0.0.1:8000', '/de/')
+    """
+    url = site_url(typed)
+    parts = urlsplit(url)
+    page = quote(parts.path or "/", safe=_URL_SAFE) + (f"?{quote(parts.query, safe=_URL_SAFE)}" if parts.query else "")
+    return f"{url.split('://', 1)[0]}://{parts.netloc}", page  # the scheme as typed (urlsplit lowers it)
 
 
 def _port(parts: Any, typed: str) -> int | None:
@@ -104,15 +126,17 @@ def _spiders_folder(settings: Any, name: str, module: str) -> tuple[str, Path]:
 
 def render(name: str, module: str, url: str) -> str:
     """The spider's source: the package's template with its names filled in."""
-    parts = urlsplit(url)
+    site, page = site_and_page(url)
+    parts = urlsplit(site)
     template = resources.files("changewatch").joinpath("templates/spiders/changewatch.tmpl").read_text("utf-8")
     classname = "".join(part.capitalize() for part in module.split("_")) + "Spider"
-    return string.Template(template).substitute(name=name, classname=classname, url=url,
-                                                domain=parts.hostname or "", site=parts.netloc)
+    return string.Template(template).substitute(name=name, classname=classname, url=site + page, site_url=site,
+                                                page=page, domain=parts.hostname or "", site=parts.netloc)
 
 
 def run(args: argparse.Namespace) -> int:
     url = site_url(args.url)
+    site, page = site_and_page(url)
     module = _module_name(args.name)
     package, folder = _spiders_folder(_project_settings(), args.name, module)
     path = folder / f"{module}.py"
@@ -123,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{_shown(path)} exists already: choose another NAME, or remove the file", 2) from None
     except OSError as exc:
         raise CommandError(f"cannot write {_shown(path)}: {exc.strerror or exc}", 2) from None
-    print(f"Created spider {args.name!r} ({package}.{module}) in {_shown(path)}, watching {url}\n"
+    print(f"Created spider {args.name!r} ({package}.{module}) in {_shown(path)}, watching {site}, starting at "
+          f"{site}{page}\n"
           f"Adapt its selectors, then: scrapy check {args.name} && scrapy crawl {args.name} -O changes.jsonl")
     return 0
 
@@ -139,6 +164,7 @@ def add_parser(sub: Any) -> None:
     parser = add_command(sub, NAME, __doc__, "write a per-site spider into this Scrapy project")
     parser.add_argument("name", metavar="NAME", help="the spider's name (scrapy crawl NAME); its module is named "
                                                      "after it")
-    parser.add_argument("url", metavar="URL", help="the site's base URL, kept as typed; without a scheme, https:// "
-                                                   "(http:// when a port is given)")
+    parser.add_argument("url", metavar="URL", help="a page of the site, the one the spider starts from (the site "
+                                                   "alone: its home page); the scheme is kept as typed, without one "
+                                                   "https:// (http:// when a port is given)")
     parser.set_defaults(func=run)

@@ -39,7 +39,7 @@ from twisted.web.iweb import UNKNOWN_LENGTH
 from ..core.failures import ClassifiedFailure
 from ..guard import RefusedRequest
 
-__all__ = ["ReceivedBytes", "describe_failure", "failed_url", "moved_from", "plain_words"]
+__all__ = ["ReceivedBytes", "describe_failure", "describe_status", "failed_url", "moved_from", "plain_words"]
 
 _BLOCKING_STATUSES = {401, 403, 407, 429, 451, 503}
 #: redirects that say the resource has a new URL for good (RFC 9110: 301 Moved Permanently,
@@ -267,9 +267,14 @@ def describe_failure(failure: Failure, *, received: int | None = None, maxsize: 
     if (special := _size(exc, request, received, maxsize)) is not None:
         return special
     if isinstance(exc, HttpError):
-        status = exc.response.status
-        return _status(exc.response, "blocked" if status in _BLOCKING_STATUSES else "http")
+        return describe_status(exc.response)
     return _download(exc, request)
+
+
+def describe_status(response: Response) -> str:
+    """An answer whose status is not a page's, in words: ``blocked: HTTP 403: …`` for a status that
+    says the client is not let in, else ``http: HTTP 404: …``."""
+    return _status(response, "blocked" if response.status in _BLOCKING_STATUSES else "http")
 
 
 def _download(exc: BaseException, request: Request | None) -> str:

@@ -97,14 +97,14 @@ class SSRFGuardMiddleware:
         refusal = self._redirect_refusal(request, response)
         if refusal is not None:
             self.stats.inc("refused_redirect")
-            raise self._refused(refusal, request)
+            raise self._refused_late(refusal, request)
         ip = response.ip_address
         if ip is not None and not request.meta.get("proxy") and self.config.policy.checks_addresses \
                 and not self._trusted(request):
             refusal = self.config.policy.address_refusal(ip, urlparse_cached(request).hostname or "")
             if refusal is not None:
                 self.stats.inc("refused_peer")
-                raise self._refused(refusal, request)
+                raise self._refused_late(refusal, request)
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
@@ -120,7 +120,7 @@ class SSRFGuardMiddleware:
         refusal = guard.refusal(host) if guard is not None else None
         if refusal is not None:
             self.stats.inc("refused_dns")
-            raise self._refused(refusal, request) from exception
+            raise self._refused_late(refusal, request) from exception
 
     @staticmethod
     def _refused(refusal: Refusal, request: Request) -> RefusedRequest:
@@ -131,6 +131,16 @@ class SSRFGuardMiddleware:
         reported = getattr(errback, _REPORTS_REFUSALS, False) or _robots_txt(request)
         level = logging.DEBUG if reported else logging.WARNING
         logger.log(level, "SSRF guard refused %s %s: %s", request.method, shown_url(request.url), exc)
+        return exc
+
+    def _refused_late(self, refusal: Refusal, request: Request) -> RefusedRequest:
+        """:meth:`_refused`, for a refusal raised from process_response or process_exception: no
+        middleware's process_exception sees it, so it is noted for the crawl's end here
+        (``CrawlServices.fetches``: a crawl none of whose requests reached the spider says why)."""
+        exc = self._refused(refusal, request)
+        runtime = self._runtime_or_none()
+        if runtime is not None:
+            runtime.fetches.failed(request, f"refused: {exc}")
         return exc
 
     def _trusted(self, request: Request) -> bool:

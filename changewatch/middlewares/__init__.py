@@ -8,12 +8,14 @@ from ..core.vantage import Vantage
 from .calibration import CalibrationMiddleware
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
+from .fetches import ArrivedMiddleware, FetchFailureMiddleware, ReachedMiddleware
 from .metarefresh import MetaRefreshMiddleware
 from .notmodified import NotModified
 from .render import RenderMiddleware
 from .schedule import ScheduleMiddleware
 from .vantage import VantageMiddleware
 
-__all__ = ["CalibrationMiddleware", "ConditionalRequestMiddleware",
-           "ConditionalSpiderMiddleware", "MetaRefreshMiddleware", "NotModified", "RedeliveryMiddleware",
+__all__ = ["ArrivedMiddleware", "CalibrationMiddleware", "ConditionalRequestMiddleware",
+           "ConditionalSpiderMiddleware", "FetchFailureMiddleware", "MetaRefreshMiddleware", "NotModified",
+           "ReachedMiddleware", "RedeliveryMiddleware",
            "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -296,13 +296,23 @@ class ChangewatchPipeline:
         see: one ERROR line, and exit status 1. A site watch's discovery that failed is a watch
         that failed; one that succeeded observed no page (its pages are judged on their own).
         Each watch's own error record has been exported and notified as usual; a crawl stopped
-        early (a SIGTERM, CLOSESPIDER_*) is not judged."""
-        judged = sum(self.kinds.values()) + self.stale - self.page_sets
-        if reason != "finished" or self.runtime.failure is not None or not judged or self.unobserved < judged \
+        early (a SIGTERM, CLOSESPIDER_*) is not judged. So is a crawl that judged nothing because
+        none of its requests reached the spider (a spider of one's own makes no error record of a
+        failed request): the line says why they failed."""
+        if reason != "finished" or self.runtime.failure is not None \
                 or os.environ.get("SCRAPY_CHECK"):  # scrapy check: its contracts judge the pages
             return
-        why = (f"not one page was observed: all {judged} due watch(es) ended in an error (refused, unreachable, "
-               "an error status, a timeout…: see their error records)")
+        judged = sum(self.kinds.values()) + self.stale - self.page_sets
+        if judged:
+            if self.unobserved < judged:
+                return
+            why = (f"not one page was observed: all {judged} due watch(es) ended in an error (refused, unreachable, "
+                   "an error status, a timeout…: see their error records)")
+        else:
+            lost = self.runtime.fetches.nothing_reached()
+            if lost is None:
+                return
+            why = f"not one page was observed: {lost}"
         logger.error("changewatch: %s", why)
         self.runtime.failed_at_end(why)
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.http.request import NO_CALLBACK
 
 from .. import meta
 
@@ -25,13 +26,14 @@ def subrequest(url: str, *, method: str = "GET", headers: Iterable[tuple[str, st
                vantage: Any = None) -> Request:
     """A request for *url* made for a render: not filtered, not retried (the render has one time
     budget), robots.txt not asked (a browser fetches a page's resources as the page says; the
-    page itself was checked), not conditional unless the caller adds validators itself."""
+    page itself was checked), not conditional unless the caller adds validators itself, and for
+    no spider callback (a crawl none of whose pages reached the spider does not count them)."""
     request_meta: dict[str, Any] = {meta._SUBREQUEST: True, "dont_obey_robotstxt": True, "dont_retry": True,
                                     "download_slot": SLOT_PREFIX + (urlsplit(url).hostname or "")}
     if vantage is not None:
         request_meta[meta.VANTAGE] = vantage
     return Request(url, method=method, headers=dict(headers) or None, body=body, meta=request_meta,
-                   dont_filter=True)
+                   dont_filter=True, callback=NO_CALLBACK)
 
 
 async def fetch(crawler: Crawler, request: Request) -> Response:

@@ -28,6 +28,7 @@ from ..store import RoutingStore, StoreError
 from ..store.leases import new_owner
 from ..store.records import Lease
 from ..store.runner import StoreRunner, spider_name
+from .fetches import FetchOutcomes
 from .housekeeping import Housekeeper
 from .learning import LearningError, parse_calibrate, parse_forget
 from .origins import ItemRequests, ResponseOrigins, ServedHeaders
@@ -110,6 +111,8 @@ class CrawlServices:
         self.requests = ItemRequests()
         #: each response's header lines as served (the download handler notes them), for evidence
         self.served_headers = ServedHeaders()
+        #: what became of the spider's requests: a crawl that observed nothing says why
+        self.fetches = FetchOutcomes()
         self.lease = Lease(new_owner(), config.delivery_lease)
         self.diff = DiffOptions(context=config.diff_context, max_lines=config.diff_max_lines)
         self.stats = Stats(crawler, "runtime")

@@ -1,10 +1,12 @@
 """``changewatch genspider NAME URL`` in a project made by ``scrapy startproject``: a per-site
-spider in the project's spiders module that imports, passes ruff, keeps the URL's scheme as typed
-and passes ``scrapy check`` with no setting but the add-on; bad input is one line and writes
-nothing; Scrapy's own templates stay where they were."""
+spider in the project's spiders module that imports, passes ruff, keeps the URL's scheme as typed,
+takes the site from a page's URL and starts from that page, and passes ``scrapy check`` with no
+setting but the add-on; bad input is one line and writes nothing; Scrapy's own templates stay
+where they were."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import shutil
@@ -13,11 +15,12 @@ import sys
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from changewatch.cli import main
-from changewatch.cli.genspider import site_url
+from changewatch.cli.genspider import site_and_page
 from changewatch.core.vantage import Vantage
 from changewatch.examples.site import FixtureSite
 from changewatch.middlewares.vantage import vantage_from_setting
@@ -101,25 +104,52 @@ def test_the_generated_spider_imports_and_passes_ruff(project: Path) -> None:
     assert listed.returncode == 0 and listed.stdout.split() == ["shop"], listed.stderr
 
 
-@pytest.mark.parametrize(("typed", "site"), [
-    ("shop.example", "https://shop.example"),  # a bare domain: https
-    ("http://shop.example", "http://shop.example"),  # a scheme typed is kept
-    ("HTTPS://Shop.Example/c/lamps/", "HTTPS://Shop.Example/c/lamps/"),
-    ("127.0.0.1:8000", "http://127.0.0.1:8000"),  # a port: a development server, plain HTTP
-    ("localhost:8080/shop/", "http://localhost:8080/shop/"),
-    ("https://shop.example:8443", "https://shop.example:8443"),
-    ("shop.example:443", "https://shop.example:443"),
+@pytest.mark.parametrize(("typed", "site", "start"), [
+    ("shop.example", "https://shop.example", "/"),  # a bare domain: https, its home page
+    ("http://shop.example", "http://shop.example", "/"),  # a scheme typed is kept
+    ("HTTPS://Shop.Example/c/lamps/", "HTTPS://Shop.Example", "/c/lamps/"),
+    ("127.0.0.1:8000", "http://127.0.0.1:8000", "/"),  # a port: a development server, plain HTTP
+    ("localhost:8080/shop/", "http://localhost:8080", "/shop/"),
+    ("https://shop.example:8443", "https://shop.example:8443", "/"),
+    ("shop.example:443", "https://shop.example:443", "/"),
+    # a page as a browser shows it: the site is its origin, the page keeps its query, not its fragment
+    ("https://example.com/shop/item?id=3", "https://example.com", "/shop/item?id=3"),
+    ("https://example.com/shop/item?id=3&lang=en#reviews", "https://example.com", "/shop/item?id=3&lang=en"),
+    ("https://example.com/?page=2", "https://example.com", "/?page=2"),
+    ('https://example.com/a b"c\\d', "https://example.com", "/a%20b%22c%5Cd"),  # nothing that breaks the source
 ])
-def test_the_site_keeps_the_scheme_typed(typed: str, site: str) -> None:
-    assert site_url(typed) == site
+def test_the_site_and_the_page_of_a_typed_url(typed: str, site: str, start: str) -> None:
+    assert site_and_page(typed) == (site, start)
+
+
+def first_request(spider: ChangewatchSpider) -> Any:
+    async def first() -> Any:
+        return await anext(aiter(spider.start()))
+    return asyncio.run(first())
+
+
+def test_a_page_url_gives_the_domain_and_the_start_page(project: Path) -> None:
+    """The URL of a product page, as copied from a browser: the site is its origin, the domain
+    its host, and the page is where the spider starts and what its contract checks."""
+    proc = genspider(project, "item", "https://example.com/shop/item?id=3")
+    assert proc.returncode == 0, proc.stderr
+    assert "watching https://example.com, starting at https://example.com/shop/item?id=3" in proc.stdout
+    cls = load(spiders(project) / "item.py")
+    assert (cls.default_site, cls.allowed_domains) == ("https://example.com", ("example.com",))
+    spider = cls()
+    assert first_request(spider).url == "https://example.com/shop/item?id=3"
+    assert spider.parse.__doc__ is not None and "@site_path /shop/item?id=3\n" in spider.parse.__doc__
+    assert spider.url("/p/1") == "https://example.com/p/1"
+    # -a site= points it at a copy of the site: the same page there
+    assert first_request(cls(site="http://127.0.0.1:8000")).url == "http://127.0.0.1:8000/shop/item?id=3"
 
 
 def test_a_host_with_a_port_is_written_as_typed(project: Path) -> None:
     proc = genspider(project, "shop-de", "127.0.0.1:8000/de/")
     assert proc.returncode == 0, proc.stderr
     cls = load(spiders(project) / "shop_de.py")
-    assert (cls.name, cls.default_site, cls.allowed_domains) == ("shop-de", "http://127.0.0.1:8000/de/", ("127.0.0.1",))
-    assert cls().url("/p/1") == "http://127.0.0.1:8000/de/p/1"
+    assert (cls.name, cls.default_site, cls.allowed_domains) == ("shop-de", "http://127.0.0.1:8000", ("127.0.0.1",))
+    assert first_request(cls()).url == "http://127.0.0.1:8000/de/"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -127,7 +157,6 @@ def test_a_host_with_a_port_is_written_as_typed(project: Path) -> None:
     (("shop", "https://"), "URL 'https://' names no host"),
     (("shop", "https://me:pw@shop.example"), "carries credentials, which the SSRF guard refuses"),
     (("shop", "shop.example:99999"), "URL 'shop.example:99999': its port is not a number from 0 to 65535"),
-    (("shop", "https://shop.example/?lang=en"), "drop its query and fragment"),
     (("../shop", "shop.example"), "NAME '../shop': a spider's name is letters, digits"),
     (('sh"op', "shop.example"), "NAME 'sh\"op': a spider's name is letters"),
 ])
@@ -217,8 +246,10 @@ def catalogue_site() -> Iterator[str]:
 def test_the_generated_spider_passes_scrapy_check_with_only_the_addon(project: Path, catalogue_site: str) -> None:
     """Against a site on 127.0.0.1, whose pages have the template's shape (a category grid of
     article.product, product pages with JSON-LD): the project sets nothing but the add-on, and
-    the command line only what a site on this machine needs."""
-    assert genspider(project, "lamps", f"{catalogue_site}/c/lamps/").returncode == 0
+    the command line only what a site on this machine needs. The URL is a category page's, as a
+    browser shows it: the contract fetches that page."""
+    assert genspider(project, "lamps", f"{catalogue_site}/c/lamps/?sort=price#grid").returncode == 0
+    assert load(spiders(project) / "lamps.py").default_site == catalogue_site
     check = run(project, "-m", "scrapy", "check", "lamps", "-s", "CHANGEWATCH_ALLOW_PRIVATE=True")
     assert check.returncode == 0, check.stderr[-3000:]
     assert "Ran 1 contract" in check.stderr and "OK" in check.stderr, check.stderr[-3000:]

@@ -36,13 +36,17 @@ def own_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``scrapy startproject myshop``, once: its settings.py as Scrapy writes it."""
-    root = tmp_path_factory.mktemp("startproject")
+def startproject(root: Path) -> Path:
+    """``scrapy startproject myshop`` in *root*: the project's folder, as Scrapy writes it."""
     subprocess.run([sys.executable, "-m", "scrapy", "startproject", "myshop"], cwd=root, env=own_env(), check=True,
                    capture_output=True, timeout=120)
     return root / "myshop"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``scrapy startproject myshop``, once: its settings.py as Scrapy writes it."""
+    return startproject(tmp_path_factory.mktemp("startproject"))
 
 
 @pytest.fixture

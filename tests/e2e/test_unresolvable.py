@@ -6,7 +6,6 @@ a real DNS server that knows none of them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,6 @@ from .crawl import Crawler
 from .dnsserver import DNSServer
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def nameserver() -> Iterator[DNSServer]:
-    server = DNSServer()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_a_host_that_does_not_resolve_is_an_error_without_a_traceback(nameserver: DNSServer, tmp_path: Path) -> None:
