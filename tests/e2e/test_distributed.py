@@ -105,13 +105,16 @@ def test_redis_flushed_mid_round_loses_no_watch_and_reports_each_change_once(
     assert set(served.take_hits().values()) == {1}
 
     served.prices.update({i: price(i, 2) for i in range(count)})
-    served.delay = 0.1  # ~10 pages/s a process: the queue is still long when the flush comes
+    # pages answer slowly until every process has fetched (a process that starts late on a loaded
+    # machine still finds the queue long when the flush comes), then at ~10 pages/s a process
+    served.delay = 1.0
     flushed: list[int] = []
 
     def flush_once_every_process_fetches(s: ProductSite) -> None:
         if not flushed and len(s.agents) == PROCESSES:
             flushed.append(sum(s.hits.values()))
             redis.Redis.from_url(redis_11).flushdb()
+            s.delay = 0.1
 
     served.on_hit = flush_once_every_process_fetches
     procs = ok(finish(tmp_path, start_round(tmp_path, watchlist, pg_store, redis_11, "t2", "r2", PROCESSES, 20,
