@@ -33,9 +33,10 @@ from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
+from .confirm_slots import pair_slots
 from .diff import line_diff
 from .documents import read_document
-from .learned import Learned, between_loads, judge
+from .learned import Learned, between_loads, changed_lines, judge
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
@@ -207,28 +208,49 @@ def _taught(verdict: Verdict, loads: Loads) -> Verdict:
     the judgement is the stored model's; what the two loads teach is for the next ones."""
     one, two = loads.first.part(_CONTENT), loads.second.part(_CONTENT)
     keep = verdict.keep if verdict.keep is not None else loads.old
-    part = keep.part(_CONTENT)
-    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)) \
-            or one.raw_hash == two.raw_hash or one.text == two.text:
+    part, before = keep.part(_CONTENT), loads.old.part(_CONTENT)
+    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)):
         return verdict
-    learned = between_loads(part.learned, one.text, two.text)
+    learned = part.learned
+    if isinstance(before, ContentPart) and before.text != part.text:
+        learned = changed_lines(learned, before.text, part.text)  # a flip back is known from the first change
+    if one.raw_hash != two.raw_hash and one.text != two.text:
+        learned = between_loads(learned, one.text, two.text)
+    if learned is part.learned:
+        return verdict
     verdict.keep = Snapshot({**keep.parts, _CONTENT: part.with_learned(learned)}, keep.foreign)
     return verdict
 
 
 def _content(old: ContentPart, first: ContentPart, second: ContentPart, members: Mapping[str, Any],
              learned: Learned | None, context: CompareContext) -> dict[str, Any] | None:
-    """The members of the text's change that both loads show (None: none)."""
-    before = judge(old.text, second.text, learned).shown_from if learned is not None else old.text
-    check = confirmed_text(before, first.text, second.text)
-    if not check.confirmed:
-        return None
-    if not check.unconfirmed and before == old.text:
-        return dict(members)
+    """The members of the text's change that both loads show (None: none). Judged twice when the
+    loads differ: as the stored model reads the change, and with where the two loads differ as
+    slots too (:func:`.confirm_slots.pair_slots`); the reading that leaves less of a change
+    stands (a slot anchored on a reshuffled list's item may misplace the list's lines in the one;
+    what varies between the loads is left in the other; an edit one of them leaves out is in a
+    place the loads differ in, learned as a provisional slot: reported by the next run if it stays)."""
+    readings = [learned]
+    if first.text != second.text:
+        readings.append(pair_slots(learned, old.text, first.text, second.text))
     options = context.diff
-    diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
-                                      max_lines=options.max_lines, max_chars=options.max_chars))
-    return {**members, "diff": diff}
+    best: tuple[int, dict[str, Any]] | None = None
+    for model in readings:
+        before = judge(old.text, second.text, model).shown_from if model is not None else old.text
+        check = confirmed_text(before, first.text, second.text)
+        if not check.confirmed:
+            return None
+        if not check.unconfirmed and before == old.text:
+            found = dict(members)
+            diff = str(found.get("diff") or "")
+        else:
+            diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
+                                              max_lines=options.max_lines, max_chars=options.max_chars))
+            found = {**members, "diff": diff}
+        size = sum(1 for line in diff.split("\n") if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        if best is None or size < best[0]:
+            best = (size, found)
+    return best[1] if best is not None else None
 
 
 #: each comparison's members that a confirmation narrows to what both loads show

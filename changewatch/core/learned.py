@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .learned_edit import forget_slot, learn_noise, numbered, without
+from .learned_flips import Changed, Slotted, held_back, noted, streak
 from .learned_state import (
     MAX_CANDIDATES,
     MAX_LINES,
@@ -66,8 +67,8 @@ from .slots import (
 )
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
-           "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
-           "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
+           "Slot", "between_loads", "changed_lines", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise",
+           "noisiness", "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,9 @@ class Learning:
     shown_from: str = ""
     #: nearly every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
+    #: it flipped back (:mod:`.learned_flips`), and its key's flipping streak ``began`` or is ``over``
+    flipped: bool = False
+    flipping: str | None = None
 
     @property
     def ignored_regions(self) -> dict[str, Any]:
@@ -199,6 +203,8 @@ class _Slotted:
     slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
     held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
     owners: dict[int, int] = field(default_factory=dict)  # covered positions: the slot's index
+    #: positions in *lines* of provisional slots that stayed put (a change, reported now: never held again)
+    stayed: set[int] = field(default_factory=set)
 
 
 def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
@@ -237,7 +243,8 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         if slot.provisional:
             if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
                 kept[loc.index] = None
-                _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                start = _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                out.stayed.update(range(start - 1, len(out.lines) + 1))  # with its anchors: a hunk may take them
                 continue
             slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
         mark = len(out.lines)
@@ -338,31 +345,61 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
     base, found = _aligned(old, osig, new, nsig, learned)
+    split = [None if hunk.covered(learned) else _split(hunk, learned) for hunk in found]
+    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
+    held, after = _flipped_back(base, found, split, new, nsig, after)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
-    for hunk in found:
-        if hunk.covered(learned):
+    for i, (hunk, parts) in enumerate(zip(found, split, strict=True)):
+        if parts is None or i in held:
             ignored.append(hunk)
             shown.append(hunk.added)  # as if it had happened: its lines are the new text's
             continue
-        quiet, rest = _split(hunk, learned)
+        quiet, rest = parts
         if quiet is not None:
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
     prints = (fingerprint(base.lines, after, base.covered),
               fingerprint(new, after, base.held))
-    known = bool(remaining) and prints[1] in learned.variants
+    # a return that stayed put is an edit reverted: reported, though its text is a recent variant
+    known = bool(remaining) and prints[1] in learned.variants and not base.stayed
     if remaining:
         after = _counted(after, remaining, base)
     after = replaced(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new, nsig or None)
+    after, flipping = streak(after, bool(held), learned.changes + 1)
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
-    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy)
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, bool(held), flipping)
+
+
+def _flipped_back(base: _Slotted, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],
+                  new: Sequence[str], nsig: Sequence[str], learned: Learned) -> tuple[set[int], Learned]:
+    """The hunks (indexes in *found*) of each run of changed lines that flips back to what the key
+    showed before (:mod:`.learned_flips`): held as provisional slots, not reported; and *learned*
+    with those slots and every changed line noted."""
+    changes = [Changed(i, found[i].start, found[i].end, parts[1].removed, parts[1].added)
+               for i, parts in enumerate(split) if parts is not None]
+    if not changes:
+        return set(), learned
+    sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    text = Slotted(base.lines, sigs, base.covered, base.stayed)
+    held, taught = held_back(text, changes, learned.flips, learned.lines, new, nsig or signatures(new))
+    flips = noted(learned.flips, [line for c in changes for line in c.removed],
+                  [line for c in changes for line in c.added])
+    return held, replaced(learned, flips=flips).with_slots(taught)
+
+
+def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Learned:
+    """*learned* with the lines a change *old_text* → *new_text* removed and added noted, so that
+    a place flipping back is known (:mod:`.learned_flips`) from a key's first reported change."""
+    learned = learned or Learned()
+    found = hunks(old_text.split("\n"), new_text.split("\n"))
+    return replaced(learned, flips=noted(learned.flips, [line for h in found for line in h.removed],
+                                         [line for h in found for line in h.added]))
 
 
 def _groups(found: Sequence[Hunk]) -> list[tuple[int, int]]:

@@ -74,3 +74,12 @@ def test_explain_lists_slots_and_forget_slot_removes_one(store: Store, store_uri
     learned = stored(store).part("content").learned
     assert learned is not None and not learned.slots
     assert run(capsys, "explain", "terms", "--store", store_uri, "--forget-slot", "0")[0] == 2
+
+
+def test_explain_says_when_a_key_keeps_flipping() -> None:
+    from changewatch.cli.explain import describe
+    from changewatch.core.learned import Learned
+
+    assert describe(Learned(), "a\nb")["flipping"] is False
+    found = describe(Learned(flipped=(3, 5, 6), flipping=2), "a\nb")
+    assert found["flipping"] is True and found["flip_backs"] == 3

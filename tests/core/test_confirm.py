@@ -218,3 +218,37 @@ def test_a_line_both_loads_show_amid_lines_that_vary_between_them_is_not_a_chang
     assert (check.confirmed, check.unconfirmed) == (0, 1)
     # the same line beside the page's stable lines, both loads alike: a change
     assert confirmed_text("a\nx1\nx2\nb", "a\nx1\nx2\nx5\nb", "a\nx1\nx2\nx5\nb").confirmed == 1
+
+
+def test_a_reshuffled_list_whose_fresh_items_both_loads_lack_is_not_a_change() -> None:
+    # what the two loads differ in is a slot in their own judgement: the baseline's fresh items,
+    # gone from both loads, went from where the page varies between loads
+    (s1, s2, s3), fresh = HEADLINES[:3], HEADLINES[100:106]
+    lists = ([s1, fresh[0], s2, fresh[1], s3], [s2, fresh[2], s1, fresh[3], s3], [fresh[4], s1, fresh[5], s2, s3])
+    old, first, second = (snap(html=page(box=box(1), extra="".join(f"<p>{x}</p>" for x in items))) for items in lists)
+    verdict = loads(old, first, second)
+    assert not verdict.kind.reported, verdict.members.get("diff")
+    edited = [PARAGRAPHS[0] + " Now free.", *PARAGRAPHS[1:]]
+    old, first, second = (snap(html=page(box=box(1), paragraphs=p, extra="".join(f"<p>{x}</p>" for x in items)))
+                          for p, items in zip((PARAGRAPHS, edited, edited), lists, strict=True))
+    verdict = loads(old, first, second)  # an edit beside it is still one, its diff only the edit
+    changed = [(line[0], line[1:].strip()) for line in str(verdict.members.get("diff")).split("\n") if line[:1] in "+-"]
+    assert verdict.kind is Kind.CONTENT and changed == [("-", PARAGRAPHS[0]), ("+", edited[0])], changed
+
+
+def test_a_reshuffled_list_whose_edge_item_stayed_in_place_is_not_a_change() -> None:
+    # both loads keep one item at the list's end: the slot between them ends on it, and the
+    # baseline's items past it (another order, fresh items both loads lack) were the list's
+    (s1, s2, s3), fresh = HEADLINES[:3], HEADLINES[100:106]
+    lists = ([s1, s3, s2, fresh[0], fresh[1]], [fresh[2], s1, fresh[3], s3, s2], [s3, fresh[4], s1, fresh[5], s2])
+    old, first, second = (snap(html=page(box=box(1), extra="".join(f"<p>{x}</p>" for x in items))) for items in lists)
+    verdict = loads(old, first, second)
+    assert not verdict.kind.reported, verdict.members.get("diff")
+    # a paragraph removed past a slot of fixed size (one line that varies) is still a change
+    ads = ("Save big on garden chairs", "Now in stock: blue kettles", "Sponsored: three nights for two")
+    paragraphs = [[*PARAGRAPHS[:3], ad, *PARAGRAPHS[3:]] for ad in ads]
+    del paragraphs[1][5], paragraphs[2][5]
+    old, first, second = (snap(html=page(box=box(1), paragraphs=p)) for p in paragraphs)
+    verdict = loads(old, first, second)
+    changed = [(line[0], line[1:].strip()) for line in str(verdict.members.get("diff")).split("\n") if line[:1] in "+-"]
+    assert verdict.kind is Kind.CONTENT and changed == [("-", PARAGRAPHS[4])], changed

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 from ..calibration import calibrate
 from ..diff import line_diff
 from ..learned import Learned, judge
+from ..learned_flips import quiet
 from ..text import charset
 from .base import CompareContext, Difference, Status
 
 if TYPE_CHECKING:
     from .content_part import ContentPart
 
-__all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
+__all__ = ["CALIBRATION", "FLIPPING", "FORGET", "NOISY", "learned_difference"]
 
 #: the observation's option that marks a calibration load (set by the pipeline, never by a user)
 CALIBRATION = "calibration"
@@ -28,6 +29,8 @@ CALIBRATION = "calibration"
 FORGET = "forget"
 #: the member of a noise verdict that asks for a one-time ``noisy:`` error record
 NOISY = "noisy"
+#: the counters ``flipping_began`` and ``flipping_over``: a key's flipping streak (core/learned_flips.py)
+FLIPPING = "flipping"
 
 
 def learned_difference(old: ContentPart, new: ContentPart, difference: Difference,
@@ -48,9 +51,16 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
     if difference.status is not Status.CHANGED:
         if learned.provisional and difference.status is Status.NONE:
             return _settled(old, new, difference, learned, context)
+        learned, event = quiet(learned)
+        if event:
+            difference = dataclasses.replace(difference, counters={**difference.counters, f"{FLIPPING}_{event}": 1})
         return _with_learned(difference, new, learned)
     learning = judge(old.text, new.text, learned)
     counters = dict(difference.counters)
+    if learning.flipped:
+        counters["learned_flipped"] = 1
+    if learning.flipping:
+        counters[f"{FLIPPING}_{learning.flipping}"] = 1  # the pipeline opens or closes a health condition
     if learning.noisy:
         counters["noisy"] = 1
         told = dataclasses.replace(learning.learned, noisy=2)
