@@ -23,6 +23,7 @@ between the two loads is reported by the next run, late but not lost).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from typing import Any
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
+from .comparisons.noise import CONFIRMED
 from .confirm_slots import pair_slots
 from .diff import line_diff
 from .documents import read_document
@@ -316,7 +318,9 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
         judged.append(comparison)
         if isinstance(members, dict):
             confirmed[name] = members
-    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=context)
+    # what both loads show is content: it counts toward nothing learned as varying
+    confirming = dataclasses.replace(context, options={**context.options, CONFIRMED: True})
+    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=confirming)
     for name in confirmed:
         for member in _MEMBERS.get(name, ()):
             verdict.members.pop(member, None)

@@ -336,11 +336,13 @@ def _aligned(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         plain |= wrong
 
 
-def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
+def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: bool = True) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
     it learns from it (the learned state to keep). What a slot holds is ignored; a hunk outside
     the slots whose lines are all volatile is ignored whole; in any other, its volatile lines are
-    ignored and the rest of it is a change."""
+    ignored and the rest of it is a change. A change not *counted* (one that two loads of the page
+    confirmed: content, however often the page changes between runs) counts toward nothing
+    learned as varying."""
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
@@ -366,7 +368,7 @@ def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
     # a return that stayed put is an edit reverted: reported, though its text is a recent variant
     known = bool(remaining) and prints[1] in learned.variants and not base.stayed
     if remaining:
-        after = _counted(after, remaining, base)
+        after = _counted(after, remaining if counted else (), base)
     after = replaced(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new, nsig or None)
     after, flipping = streak(after, bool(held), learned.changes + 1)

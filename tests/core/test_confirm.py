@@ -252,3 +252,48 @@ def test_a_reshuffled_list_whose_edge_item_stayed_in_place_is_not_a_change() -> 
     verdict = loads(old, first, second)
     changed = [(line[0], line[1:].strip()) for line in str(verdict.members.get("diff")).split("\n") if line[:1] in "+-"]
     assert verdict.kind is Kind.CONTENT and changed == [("-", PARAGRAPHS[4])], changed
+
+
+def daily_page(day: int) -> str:
+    """A page of twelve paragraphs that all name the day: every line changes once a day."""
+    body = "".join(f"<p>Daily news of day {day}: paragraph {i} says something stable about day {day}.</p>"
+                   for i in range(12))
+    return f"<html><body><main>{body}</main></body></html>"
+
+
+def daily_runs(stored: Snapshot, days: range) -> list[Any]:
+    """Each day's verdict: the page changed since the run before, the candidate confirmed by a
+    second load of the same content (committed as the pipeline commits it)."""
+    verdicts = []
+    for day in days:
+        first = snap(html=daily_page(day))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=daily_page(day)))
+        verdicts.append(verdict)
+        if verdict.kind is not Kind.ERROR or (verdict.error or "").startswith("noisy:"):
+            stored = verdict.keep if verdict.keep is not None else stored
+    learned = stored.part("content").learned  # type: ignore[union-attr]
+    assert learned is None or not (learned.slots or learned.lines or learned.noisy), learned
+    return verdicts
+
+
+def test_a_page_whose_every_line_changes_on_every_run_is_content_each_time() -> None:
+    # changes between runs that two loads confirm are content: never learned as where the page
+    # varies, never "noisy:"; only what differs between two loads of the same content is
+    verdicts = daily_runs(snap(html=daily_page(0)), range(1, 9))
+    assert [v.kind for v in verdicts] == [Kind.CONTENT] * 8, [v.error for v in verdicts]
+    assert all(f"day {day}: paragraph 11" in v.members["diff"] for day, v in enumerate(verdicts, 1))
+
+
+def test_a_calibrated_page_whose_every_line_changes_on_every_run_is_content_each_time() -> None:
+    from changewatch.core.comparisons.noise import CALIBRATION
+
+    stored = snap(html=daily_page(0))
+    for _ in range(3):  # calibration loads that find nothing varying: the key has learned state all the same
+        calibration = digest(obs(html=daily_page(0), options={CALIBRATION: True}), COMPARISONS)
+        stored = classify(stored, calibration, COMPARISONS,
+                          context=CompareContext(options={CALIBRATION: True})).keep or stored
+    assert stored.part("content").learned is not None  # type: ignore[union-attr]
+    verdicts = daily_runs(stored, range(1, 9))
+    assert [v.kind for v in verdicts] == [Kind.CONTENT] * 8, [v.error for v in verdicts]

@@ -21,10 +21,14 @@ from .base import CompareContext, Difference, Status
 if TYPE_CHECKING:
     from .content_part import ContentPart
 
-__all__ = ["CALIBRATION", "FLIPPING", "FORGET", "NOISY", "learned_difference"]
+__all__ = ["CALIBRATION", "CONFIRMED", "FLIPPING", "FORGET", "NOISY", "learned_difference"]
 
 #: the observation's option that marks a calibration load (set by the pipeline, never by a user)
 CALIBRATION = "calibration"
+#: the option that marks the judgement of a candidate with its confirmation (set by core/confirm.py,
+#: never by a user): what both loads show is content, so the change counts toward nothing learned
+#: as varying (only what differs between the two loads is learned, :func:`~..learned.between_loads`)
+CONFIRMED = "confirmed"
 #: the observation's option that drops what is learned for its key first (``-a forget=KEY``)
 FORGET = "forget"
 #: the member of a noise verdict that asks for a one-time ``noisy:`` error record
@@ -55,7 +59,7 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
         if event:
             difference = dataclasses.replace(difference, counters={**difference.counters, f"{FLIPPING}_{event}": 1})
         return _with_learned(difference, new, learned)
-    learning = judge(old.text, new.text, learned)
+    learning = judge(old.text, new.text, learned, counted=not context.option(CONFIRMED))
     counters = dict(difference.counters)
     if learning.flipped:
         counters["learned_flipped"] = 1
