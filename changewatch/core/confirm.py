@@ -238,9 +238,8 @@ def _content(old: ContentPart, first: ContentPart, second: ContentPart, members:
     options = context.diff
     best: tuple[int, dict[str, Any]] | None = None
     for model in readings:
-        before = judge(old.text, second.text, model).shown_from if model is not None else old.text
-        check = confirmed_text(before, first.text, second.text)
-        if not check.confirmed:
+        check, before = _checked(old.text, first.text, second.text, model)
+        if check is None:
             return None
         if not check.unconfirmed and before == old.text:
             found = dict(members)
@@ -253,6 +252,23 @@ def _content(old: ContentPart, first: ContentPart, second: ContentPart, members:
         if best is None or size < best[0]:
             best = (size, found)
     return best[1] if best is not None else None
+
+
+def _checked(old: str, first: str, second: str, learned: Learned | None) -> tuple[TextCheck | None, str]:
+    """The check of what both loads show against *old* as *learned* reads the change (None: not a
+    change), and the text it is shown from. A place that flips back is held while nothing else is
+    confirmed; with a change confirmed, the page is kept as a version: the flip is part of its change."""
+    if learned is None:
+        check = confirmed_text(old, first, second)
+        return (check if check.confirmed else None), old
+    learning = judge(old, second, learned, hold=True)
+    check = confirmed_text(learning.shown_from, first, second)
+    if not check.confirmed:
+        return None, learning.shown_from
+    if learning.flipped:
+        before = judge(old, second, learned, hold=False).shown_from
+        return confirmed_text(before, first, second), before
+    return check, learning.shown_from
 
 
 #: each comparison's members that a confirmation narrows to what both loads show

@@ -139,9 +139,14 @@ class Learning:
     shown_from: str = ""
     #: nearly every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
-    #: it flipped back (:mod:`.learned_flips`), and its key's flipping streak ``began`` or is ``over``
-    flipped: bool = False
+    #: the provisional slots holding what flipped back (:mod:`.learned_flips`; none: it did not),
+    #: and whether its key's flipping streak ``began`` or is ``over``
+    held: tuple[Slot, ...] = ()
     flipping: str | None = None
+
+    @property
+    def flipped(self) -> bool:
+        return bool(self.held)
 
     @property
     def ignored_regions(self) -> dict[str, Any]:
@@ -336,20 +341,36 @@ def _aligned(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
         plain |= wrong
 
 
-def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: bool = True) -> Learning:
+def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: bool = True,
+          hold: bool | None = None) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
     it learns from it (the learned state to keep). What a slot holds is ignored; a hunk outside
     the slots whose lines are all volatile is ignored whole; in any other, its volatile lines are
     ignored and the rest of it is a change. A change not *counted* (one that two loads of the page
     confirmed: content, however often the page changes between runs) counts toward nothing
-    learned as varying."""
+    learned as varying.
+
+    A place that flips back (:mod:`.learned_flips`) is held as a provisional slot only in an
+    observation that is otherwise no change (*hold* None): its noise verdict keeps the stored
+    text, so the next run judges the place from the kept baseline. An observation that is a
+    change is kept as a version, the flip with it: the flip is part of its change, and nothing is
+    held past a version. *hold* True holds it whatever else changed (a confirmation weighing what
+    both loads show), False never."""
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
     base, found = _aligned(old, osig, new, nsig, learned)
     split = [None if hunk.covered(learned) else _split(hunk, learned) for hunk in found]
     after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
-    held, after = _flipped_back(base, found, split, new, nsig, after)
+    held, taught, flips = _flipped_back(base, found, split, new, nsig, learned)
+    prints = (fingerprint(base.lines, after, base.covered),
+              fingerprint(new, after, base.held))
+    others = any(parts is not None and i not in held for i, parts in enumerate(split))
+    # a return that stayed put is an edit reverted: reported, though its text is a recent variant
+    known = others and prints[1] in learned.variants and not base.stayed
+    if hold is False or (hold is None and others and not known):
+        held, taught = set(), []
+    after = replaced(after, flips=flips).with_slots(taught)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
@@ -363,10 +384,6 @@ def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: boo
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    prints = (fingerprint(base.lines, after, base.covered),
-              fingerprint(new, after, base.held))
-    # a return that stayed put is an edit reverted: reported, though its text is a recent variant
-    known = bool(remaining) and prints[1] in learned.variants and not base.stayed
     if remaining:
         after = _counted(after, remaining if counted else (), base)
     after = replaced(after, variants=with_variants(after, *prints))
@@ -375,24 +392,25 @@ def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: boo
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
-    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, bool(held), flipping)
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, tuple(taught), flipping)
 
 
 def _flipped_back(base: _Slotted, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],
-                  new: Sequence[str], nsig: Sequence[str], learned: Learned) -> tuple[set[int], Learned]:
+                  new: Sequence[str], nsig: Sequence[str],
+                  learned: Learned) -> tuple[set[int], list[Slot], dict[str, int]]:
     """The hunks (indexes in *found*) of each run of changed lines that flips back to what the key
-    showed before (:mod:`.learned_flips`): held as provisional slots, not reported; and *learned*
-    with those slots and every changed line noted."""
+    showed before (:mod:`.learned_flips`), the provisional slots that would hold them, and the
+    key's flip notes with every changed line noted."""
     changes = [Changed(i, found[i].start, found[i].end, parts[1].removed, parts[1].added)
                for i, parts in enumerate(split) if parts is not None]
     if not changes:
-        return set(), learned
+        return set(), [], dict(learned.flips)
     sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
     text = Slotted(base.lines, sigs, base.covered, base.stayed)
     held, taught = held_back(text, changes, learned.flips, learned.lines, new, nsig or signatures(new))
     flips = noted(learned.flips, [line for c in changes for line in c.removed],
                   [line for c in changes for line in c.added])
-    return held, replaced(learned, flips=flips).with_slots(taught)
+    return held, taught, flips
 
 
 def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Learned:

@@ -9,7 +9,7 @@ from changewatch.core.learned import Learned, changed_lines, judge
 from changewatch.core.learned_flips import returns
 from changewatch.core.learned_state import MAX_FLIPS
 
-from .test_learned import text
+from .test_learned import STABLE, text
 
 A, B = "Subscribe today: your first month is free", "Join 40,000 readers who get our morning brief"
 
@@ -123,4 +123,72 @@ def _snapshot(comparisons, line: str):  # type: ignore[no-untyped-def]
     from changewatch.core.verdict import digest
 
     html = "<p>" + "</p><p>".join(text(line).split("\n")) + "</p>"
+    return digest(Observation("k", "https://flip.test/", html=html), comparisons)
+
+
+def test_a_flip_back_in_a_run_that_changed_elsewhere_is_reported_with_that_change() -> None:
+    # the run is kept as a version, the flip with it: nothing is held past a version, and the
+    # next run judges the place from that version's text
+    stored, learned = text(A, "Price: 89 EUR"), Learned(calibrated=1)
+    reported, learned = _reported(stored, text(B, "Price: 89 EUR"), learned)
+    assert reported
+    stored, new = text(B, "Price: 89 EUR"), text(A, "Price: 79 EUR")
+    both = judge(stored, new, learned)
+    assert [(h.removed, h.added) for h in both.remaining] == [((B, "Price: 89 EUR"), (A, "Price: 79 EUR"))]
+    assert not both.held and not both.learned.provisional
+    later = judge(new, new, both.learned)  # the version's text again: nothing to report
+    assert not later.remaining
+
+
+def test_a_flip_back_while_a_field_changed_is_not_held_past_the_version_the_field_keeps() -> None:
+    from changewatch.core.comparisons import CompareContext, Kind
+    from changewatch.core.observation import Observation
+    from changewatch.core.verdict import observe
+
+    comparisons = load_comparisons()
+
+    def page(line: str, price: str) -> Observation:
+        html = "<p>" + "</p><p>".join(text(line).split("\n")) + f"</p><span>{price}</span>"
+        return Observation("k", "https://flip.test/", html=html, fields={"price": price})
+
+    stored = observe(page(A, "10"), None, comparisons).keep
+    assert stored is not None and stored.part("content") is not None
+    part = stored.part("content")
+    stored = type(stored)({**stored.parts, "content": part.with_learned(Learned(calibrated=1))}, stored.foreign)
+    for line, price, kind in ((B, "10", Kind.CONTENT), (A, "12", Kind.FIELD)):
+        verdict = observe(page(line, price), stored, comparisons, context=CompareContext())
+        assert verdict.kind is kind and verdict.keep is not None, verdict
+        stored = verdict.keep
+    # the field's version keeps the page with A, and no provisional slot whose "before" is B
+    assert "Subscribe" in (stored.text or "") and not stored.part("content").learned.provisional  # type: ignore[union-attr]
+    again = observe(page(A, "12"), stored, comparisons, context=CompareContext())
+    assert again.kind is Kind.NONE, again
+
+
+def test_a_flip_back_confirmed_with_an_edit_is_in_the_edit_s_diff() -> None:
+    # the edit is reported, and the page kept as a version: the teaser's flip back is part of its
+    # change, shown in its diff, not held past it
+    comparisons = load_comparisons()
+    stable = [*STABLE, "Opening hours", "Find us on the map"]
+
+    def snap(line: str, last: str = stable[-1]):  # type: ignore[no-untyped-def]
+        lines = text(line, stable=[*stable[:-1], last]).split("\n")
+        return _digest(comparisons, "<p>" + "</p><p>".join(lines) + "</p>")
+
+    stored = judge_loads(Loads(snap(A), snap(B), snap(B)), comparisons).keep  # B: reported, confirmed
+    assert stored is not None
+    edited = snap(A, "Find us by the harbour")
+    both = judge_loads(Loads(stored, edited, edited), comparisons)
+    diff = str(both.members.get("diff"))
+    assert both.kind.reported and f"- {B}" in diff and "+ Subscribe" in diff, diff
+    assert "+ Find us by the harbour" in diff, diff
+    assert both.keep is not None and not both.keep.part("content").learned.provisional  # type: ignore[union-attr]
+    quiet = judge_loads(Loads(stored, snap(A), snap(A)), comparisons)
+    assert not quiet.kind.reported  # the flip back alone: held
+
+
+def _digest(comparisons, html: str):  # type: ignore[no-untyped-def]
+    from changewatch.core.observation import Observation
+    from changewatch.core.verdict import digest
+
     return digest(Observation("k", "https://flip.test/", html=html), comparisons)

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..calibration import calibrate
 from ..diff import line_diff
-from ..learned import Learned, judge
+from ..learned import Learned, Slot, judge
 from ..learned_flips import quiet
+from ..learned_state import replaced
 from ..text import charset
 from .base import CompareContext, Difference, Status
 
@@ -71,7 +72,7 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
         return _kept_old(old, new, told, Difference(Status.NOISE, {NOISY: learning.noisy}, counters=counters))
     if not learning.remaining or learning.known_variant:
         counters["learned_variant" if learning.remaining else "learned_ignored"] = 1
-        return _kept_old(old, new, learning.learned, Difference(Status.NOISE, counters=counters))
+        return _kept_old(old, new, learning.learned, Difference(Status.NOISE, counters=counters), learning.held)
     members: dict[str, Any] = dict(difference.members)
     if learning.ignored:
         counters["learned_partly"] = 1
@@ -92,11 +93,15 @@ def _with_learned(difference: Difference, new: ContentPart, learned: Learned | N
                                keep_as_version=None if version is None else version.with_learned(learned))
 
 
-def _kept_old(old: ContentPart, new: ContentPart, learned: Learned, difference: Difference) -> Difference:
+def _kept_old(old: ContentPart, new: ContentPart, learned: Learned, difference: Difference,
+              held: tuple[Slot, ...] = ()) -> Difference:
     """*difference*, a change found to be noise, keeping the stored text (as the new one is
-    read), or the new one if the observation is kept as a version."""
+    read), or the new one if the observation is kept as a version (another comparison's change).
+    A version holds nothing back: what flipped back (the provisional slots *held*) is in the
+    version's text then, and judged from it, like a recent variant seen again."""
+    version = replaced(learned, slots=tuple(s for s in learned.slots if s not in held)) if held else learned
     return dataclasses.replace(difference, keep=old.with_spec(new.spec, new.reading).with_learned(learned),
-                               keep_as_version=new.with_learned(learned))
+                               keep_as_version=new.with_learned(version))
 
 
 def _calibration(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned | None) -> Difference:
