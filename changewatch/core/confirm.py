@@ -16,10 +16,11 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
 taught is kept for the loads after them. What both loads show is content: it counts toward
-nothing learned as varying (a page that changes on every run is reported on every run). The verdict is the confirmation's: the snapshot kept is
-the second load's, with the part of each comparison whose change was not confirmed kept as the
-stored one (what was not confirmed stays a difference to the baseline: a real edit that landed
-between the two loads is reported by the next run, late but not lost).
+nothing learned as varying (a page that changes on every run is reported on every run). The
+verdict is the confirmation's: the snapshot kept is the second load's, with the part of each
+comparison whose change was not confirmed kept as the stored one (what was not confirmed stays a
+difference to the baseline: a real edit that landed between the two loads is reported by the
+next run, late but not lost).
 """
 
 from __future__ import annotations
