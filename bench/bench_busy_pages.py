@@ -15,7 +15,7 @@ pipeline commits it (tests/worlds/harness.py). Conditions:
 
 Then every real-change operator on every busy page, from its state after the noise-only runs.
 
-    python bench/bench_busy_pages.py [--pages 20] [--runs 30] [--corpus-kind article]
+    python bench/bench_busy_pages.py [--pages 20] [--runs 30] [--seed 0] [--corpus-kind article]
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0, help="the test web's seed (its pages' furniture and notices)")
     parser.add_argument("--corpus-kind", default="article", choices=("article", "structured", "listing"))
     parser.add_argument("--conditions", default=",".join(c[0] for c in CONDITIONS),
                         help="the conditions to run, comma-separated (default: all)")
@@ -58,10 +59,10 @@ def main() -> None:
         from changewatch.core.learned import between_loads
 
         confirm.between_loads = between_loads
-    busy = world(args.pages, "busy", corpus_kind=args.corpus_kind)
+    busy = world(args.pages, "busy", seed=args.seed, corpus_kind=args.corpus_kind)
     if not busy:
         sys.exit("the real-page corpus is not found (../shared/corpus)")
-    print(f"{len(busy)} {args.corpus_kind} pages, {args.runs} noise-only runs each; "
+    print(f"{len(busy)} {args.corpus_kind} pages (seed {args.seed}), {args.runs} noise-only runs each; "
           f"confirmation {'available' if confirmation_available() else 'not in this core'}")
     print(f"{'condition':<34} {'obs':>5} {'alerts':>5} {'rate':>7} {'conf/100':>7} {'time':>7}  alerts by noise kind")
     kept: dict[str, list[Key]] = {}

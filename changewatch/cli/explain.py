@@ -58,6 +58,7 @@ def describe(learned: Learned | None, text: str | None, snapshot: Snapshot | Non
             "slots": _listed(learned, text), "candidates": len(learned.candidates),
             "recent_variants": len(learned.variants),
             "noisy": {0: False, 1: "found, not reported yet", 2: "reported"}[min(learned.noisy, 2)],
+            "flipping": bool(learned.flipping), "flip_backs": len(learned.flipped),
             "stored_lines": len(lines), "stored_volatile_lines": volatile,
             "volatile_fields": sorted(fields.volatile) if fields is not None else [],
             "entity_churn": list(entities.churn) if entities is not None else [],
@@ -98,6 +99,9 @@ def _print_text(key: str, spider: str, found: dict[str, Any]) -> None:
           f"{_count(found['recent_variants'], 'recent variant')} remembered")
     if found["noisy"]:
         print(f"always noisy: nearly every line of the page varies ({found['noisy']})")
+    if found["flipping"]:
+        print(f"keeps flipping: its text returned to earlier ones {found['flip_backs']} times lately "
+              "(health: flipping:); each return is a provisional slot until the next run")
     for slot in found["slots"][:_SHOWN]:
         if slot["kind"] == "slot":
             print(f"  {slot['number']}. between {_anchor(slot['before'], 'the start')} and "

@@ -16,14 +16,17 @@ of the page (the confirmation). Only what differs from the baseline in *both* lo
 
 What differs between the two loads is learned at once (:func:`between_loads`), so a busy page
 teaches itself from its first candidate: the judgement is the stored model's, what the two loads
-taught is kept for the loads after them. The verdict is the confirmation's: the snapshot kept is
-the second load's, with the part of each comparison whose change was not confirmed kept as the
-stored one (what was not confirmed stays a difference to the baseline: a real edit that landed
-between the two loads is reported by the next run, late but not lost).
+taught is kept for the loads after them. What both loads show is content: it counts toward
+nothing learned as varying (a page that changes on every run is reported on every run). The
+verdict is the confirmation's: the snapshot kept is the second load's, with the part of each
+comparison whose change was not confirmed kept as the stored one (what was not confirmed stays a
+difference to the baseline: a real edit that landed between the two loads is reported by the
+next run, late but not lost).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -35,9 +38,11 @@ from urllib.parse import urlsplit
 
 from .comparisons import CompareContext, Comparison, Kind, Status, Unobservable
 from .comparisons.content_part import ContentPart
+from .comparisons.noise import CONFIRMED
+from .confirm_slots import pair_slots
 from .diff import line_diff
 from .documents import read_document
-from .learned import Learned, between_loads, judge
+from .learned import Learned, between_loads, changed_lines, judge
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
@@ -222,28 +227,65 @@ def _taught(verdict: Verdict, loads: Loads) -> Verdict:
     the judgement is the stored model's; what the two loads teach is for the next ones."""
     one, two = loads.first.part(_CONTENT), loads.second.part(_CONTENT)
     keep = verdict.keep if verdict.keep is not None else loads.old
-    part = keep.part(_CONTENT)
-    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)) \
-            or one.raw_hash == two.raw_hash or one.text == two.text:
+    part, before = keep.part(_CONTENT), loads.old.part(_CONTENT)
+    if not (isinstance(one, ContentPart) and isinstance(two, ContentPart) and isinstance(part, ContentPart)):
         return verdict
-    learned = between_loads(part.learned, one.text, two.text)
+    learned = part.learned
+    if isinstance(before, ContentPart) and before.text != part.text:
+        learned = changed_lines(learned, before.text, part.text)  # a flip back is known from the first change
+    if one.raw_hash != two.raw_hash and one.text != two.text:
+        learned = between_loads(learned, one.text, two.text)
+    if learned is part.learned:
+        return verdict
     verdict.keep = Snapshot({**keep.parts, _CONTENT: part.with_learned(learned)}, keep.foreign)
     return verdict
 
 
 def _content(old: ContentPart, first: ContentPart, second: ContentPart, members: Mapping[str, Any],
              learned: Learned | None, context: CompareContext) -> dict[str, Any] | None:
-    """The members of the text's change that both loads show (None: none)."""
-    before = judge(old.text, second.text, learned).shown_from if learned is not None else old.text
-    check = confirmed_text(before, first.text, second.text)
-    if not check.confirmed:
-        return None
-    if not check.unconfirmed and before == old.text:
-        return dict(members)
+    """The members of the text's change that both loads show (None: none). Judged twice when the
+    loads differ: as the stored model reads the change, and with where the two loads differ as
+    slots too (:func:`.confirm_slots.pair_slots`); the reading that leaves less of a change
+    stands (a slot anchored on a reshuffled list's item may misplace the list's lines in the one;
+    what varies between the loads is left in the other; an edit one of them leaves out is in a
+    place the loads differ in, learned as a provisional slot: reported by the next run if it stays)."""
+    readings = [learned]
+    if first.text != second.text:
+        readings.append(pair_slots(learned, old.text, first.text, second.text))
     options = context.diff
-    diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
-                                      max_lines=options.max_lines, max_chars=options.max_chars))
-    return {**members, "diff": diff}
+    best: tuple[int, dict[str, Any]] | None = None
+    for model in readings:
+        check, before = _checked(old.text, first.text, second.text, model)
+        if check is None:
+            return None
+        if not check.unconfirmed and before == old.text:
+            found = dict(members)
+            diff = str(found.get("diff") or "")
+        else:
+            diff = charset.readable(line_diff(check.shown_from, second.text, context=options.context,
+                                              max_lines=options.max_lines, max_chars=options.max_chars))
+            found = {**members, "diff": diff}
+        size = sum(1 for line in diff.split("\n") if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        if best is None or size < best[0]:
+            best = (size, found)
+    return best[1] if best is not None else None
+
+
+def _checked(old: str, first: str, second: str, learned: Learned | None) -> tuple[TextCheck | None, str]:
+    """The check of what both loads show against *old* as *learned* reads the change (None: not a
+    change), and the text it is shown from. A place that flips back is held while nothing else is
+    confirmed; with a change confirmed, the page is kept as a version: the flip is part of its change."""
+    if learned is None:
+        check = confirmed_text(old, first, second)
+        return (check if check.confirmed else None), old
+    learning = judge(old, second, learned, hold=True)
+    check = confirmed_text(learning.shown_from, first, second)
+    if not check.confirmed:
+        return None, learning.shown_from
+    if learning.flipped:
+        before = judge(old, second, learned, hold=False).shown_from
+        return confirmed_text(before, first, second), before
+    return check, learning.shown_from
 
 
 #: each comparison's members that a confirmation narrows to what both loads show
@@ -309,7 +351,9 @@ def judge_loads(loads: Loads, comparisons: Sequence[Comparison], context: Compar
         judged.append(comparison)
         if isinstance(members, dict):
             confirmed[name] = members
-    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=context)
+    # what both loads show is content: it counts toward nothing learned as varying
+    confirming = dataclasses.replace(context, options={**context.options, CONFIRMED: True})
+    verdict = classify(old, Snapshot(parts, loads.second.foreign), judged, context=confirming)
     for name in confirmed:
         for member in _MEMBERS.get(name, ()):
             verdict.members.pop(member, None)

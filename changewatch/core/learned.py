@@ -21,24 +21,24 @@ a volatile *line*: lines read the same with their numbers collapsed (``1,204 rea
 
 A slot whose anchors are gone or moved, or that grew beyond twice its size, is a change: it is
 reported once, then relearned. A hunk outside the slots is ignored only when every line it
-removes and adds is a volatile signature, so an edit in stable text always shows. Nothing here
-imports Scrapy.
+removes and adds is a volatile signature, so an edit in stable text always shows. The old text
+as the slots put it, and its hunks against the new one, are :mod:`.learned_text`'s; places that
+flip back, :mod:`.learned_flips`'s. Nothing here imports Scrapy.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .learned_edit import forget_slot, learn_noise, numbered, without
+from .learned_flips import Changed, Slotted, held_back, noted, streak
 from .learned_state import (
     MAX_CANDIDATES,
     MAX_LINES,
     MAX_VARIANTS,
-    MERGE_GAP,
     NOISY_MIN_LINES,
     NOISY_SHARE,
     VOLATILE_AFTER,
@@ -50,69 +50,12 @@ from .learned_state import (
     signatures,
     text_hash,
 )
-from .slots import (
-    MAX_KEPT_LINES,
-    MAX_SLOTS,
-    Located,
-    Slot,
-    anchored,
-    content_hash,
-    joined,
-    locate_all,
-    loose,
-    positions,
-    sample_of,
-    slot_between,
-)
+from .learned_text import Hunk, SlottedText, aligned, groups, hunks, slotted
+from .slots import MAX_KEPT_LINES, MAX_SLOTS, Slot, content_hash, locate_all, positions, slot_between
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
-           "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
-           "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
-
-
-@dataclass(frozen=True, slots=True)
-class Hunk:
-    """Lines of the old text replaced by lines of the new one, and where (anchors)."""
-
-    start: int  # in the old lines
-    end: int
-    removed: tuple[str, ...]
-    added: tuple[str, ...]
-    anchors: str
-    #: the anchors' text, for a hunk a slot held
-    labels: tuple[str, str] | None = None
-
-    def signatures(self) -> set[str]:
-        return {signature(line) for line in self.removed + self.added if line.strip()}
-
-    def covered(self, learned: Learned) -> bool:
-        """Every line it removes and adds is a volatile signature (stable text that goes, or text
-        never seen varying, is a change)."""
-        return self.signatures() <= learned.lines
-
-    def sample(self) -> str:
-        return sample_of(self.added or self.removed)
-
-
-def _anchor(lines: Sequence[str], at: int, step: int, volatile: frozenset[str]) -> str:
-    while 0 <= at < len(lines):
-        if lines[at].strip() and signature(lines[at]) not in volatile:
-            return signature(lines[at])
-        at += step
-    return "^" if step < 0 else "$"
-
-
-def hunks(old: Sequence[str], new: Sequence[str], volatile: frozenset[str] = frozenset()) -> list[Hunk]:
-    """The hunks of the line diff *old* → *new*, each anchored on the nearest lines around it
-    that are not *volatile*."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    found = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        anchors = f"{_anchor(old, i1 - 1, -1, volatile)}:{_anchor(old, i2, 1, volatile)}"
-        found.append(Hunk(i1, i2, tuple(old[i1:i2]), tuple(new[j1:j2]), anchors))
-    return found
+           "Slot", "between_loads", "changed_lines", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise",
+           "noisiness", "numbered", "signature", "signatures", "text_hash", "with_variants", "without"]
 
 
 def fingerprint(lines: Sequence[str], learned: Learned, skip: Iterable[int] = ()) -> str:
@@ -138,6 +81,14 @@ class Learning:
     shown_from: str = ""
     #: nearly every line of the page varies: reported once as ``noisy:``
     noisy: str | None = None
+    #: the provisional slots holding what flipped back (:mod:`.learned_flips`; none: it did not),
+    #: and whether its key's flipping streak ``began`` or is ``over``
+    held: tuple[Slot, ...] = ()
+    flipping: str | None = None
+
+    @property
+    def flipped(self) -> bool:
+        return bool(self.held)
 
     @property
     def ignored_regions(self) -> dict[str, Any]:
@@ -188,195 +139,88 @@ def _applied(hunk: Hunk, rest: Hunk) -> tuple[str, ...]:
     return (*kept[:at], *rest.removed, *kept[at:])
 
 
-@dataclass(slots=True)
-class _Slotted:
-    """The old text with each slot found in both texts holding what the new text holds there."""
-
-    lines: list[str]
-    sigs: list[str]
-    covered: set[int]  # positions in *lines* a slot holds
-    ignored: list[Hunk]
-    slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
-    held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
-    owners: dict[int, int] = field(default_factory=dict)  # covered positions: the slot's index
-
-
-def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
-             slots: Sequence[Slot], plain: frozenset[int] = frozenset()) -> _Slotted:
-    """The old text with what each slot holds in the new text in its place; the slots at *plain*
-    (indexes) keep their old lines and stay as they were."""
-    if len(slots) > 1:
-        slots = joined(slots, old, osig, new, nsig)
-    kept: list[Slot | None] = list(slots)
-    in_old, in_new = locate_all(slots, osig), locate_all(slots, nsig)
-    where = {loc.index: loc for loc in in_new}
-    out = _Slotted([], [], set(), [], kept)
-    held = {i for loc in in_old for i in range(loc.start, loc.end)}
-    at = until = 0  # *until*: where the last slot's lines end in the new text
-    for loc in in_old:
-        slot, mine = slots[loc.index], where.get(loc.index)
-        out.lines.extend(old[at:loc.start])
-        out.sigs.extend(osig[at:loc.start])
-        at = loc.end
-        was = old[loc.start:loc.end]
-        if loc.index in plain:
-            _put(out, was, False)
-            continue
-        if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None \
-                and not _taken(there[0], there[1], loc.index, in_new):
-            # an anchor edited or removed: the edit is a change, the slot is anchored anew
-            slot = anchored(slot, new, nsig, there[0], there[1])
-            mine = Located(loc.index, there[0], there[1])
-        if mine is not None and mine.start < until:  # lines another slot holds, or slots out of order
-            mine = None
-        if mine is None:  # anchors gone or moved: a change, relearned later
-            kept[loc.index] = None
-            _put(out, was, False)
-            continue
-        now, until = new[mine.start:mine.end], mine.end
-        if slot.provisional:
-            if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
-                kept[loc.index] = None
-                _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
-                continue
-            slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
-        mark = len(out.lines)
-        kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
-        out.owners.update((i, loc.index) for i in range(mark, len(out.lines)) if i in out.covered)
-    out.lines.extend(old[at:])
-    out.sigs.extend(osig[at:])
-    found = {loc.index for loc in in_old} | set(where)
-    for i in range(len(slots)):
-        if i not in found:
-            kept[i] = None  # neither text has it: the page was redesigned
-    return out
-
-
-def _taken(start: int, end: int, index: int, in_new: Sequence[Located]) -> bool:
-    """Whether lines ``start:end`` of the new text overlap those another slot found there holds
-    (each line of the new text is held by one slot at most, or it would be shown twice)."""
-    return any(loc.index != index and loc.start < end and start < loc.end for loc in in_new)
-
-
-def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
-          nsig: Sequence[str], mine: Located) -> Slot:
-    """Put what *slot* holds now in the text the diff is made from; the slot after it."""
-    if slot.grown(now):  # beyond twice its size: a change, then its new size
-        _put(out, was, False)
-        return slot.seen(now, True)
-    if (gone := slot.extra(was)) and not slot.extra(now):
-        # a slot of fixed size that held more in the old text: the old lines least like what it
-        # holds now are text removed next to it (a paragraph after an ad), not what the slot held
-        at_end = _like(now, was[:len(was) - gone]) >= _like(now, was[gone:])
-        own, removed = (was[:len(was) - gone], was[len(was) - gone:]) if at_end else (was[gone:], was[:gone])
-        if not at_end:
-            _put(out, removed, False)
-        start = _put(out, now, True)
-        out.held.update(range(mine.start, mine.end))
-        out.ignored.append(Hunk(start, len(out.lines), tuple(own), tuple(now), "", slot.labels))
-        if at_end:
-            _put(out, removed, False)
-        return slot.seen(now, list(own) != list(now))
-    extra = slot.extra(now)
-    if extra:  # a slot of fixed size holding a few more: the lines least like its own are new text
-        at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])
-        own = now[:len(now) - extra] if at_end else now[extra:]
-        start = _put(out, own, True)
-        out.held.update(range(mine.start, mine.end - extra) if at_end else range(mine.start + extra, mine.end))
-        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(own), "", slot.labels))
-        if at_end:
-            return anchored(slot, new, nsig, mine.start, mine.end - extra).seen(own, True)
-        return anchored(slot, new, nsig, mine.start + extra, mine.end).seen(own, True)
-    changed = list(was) != list(now)
-    start = _put(out, now, True)
-    out.held.update(range(mine.start, mine.end))
-    if changed:
-        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
-    return slot.seen(now, changed)
-
-
-def _like(lines: Sequence[str], other: Sequence[str]) -> float:
-    """How alike two runs of lines look (by their lengths): higher is more alike."""
-    def mean(run: Sequence[str]) -> float:
-        kept = [len(line) for line in run if line.strip()]
-        return sum(kept) / len(kept) if kept else 0.0
-    return -abs(mean(lines) - mean(other))
-
-
-def _put(out: _Slotted, lines: Sequence[str], covered: bool) -> int:
-    start = len(out.lines)
-    out.lines.extend(lines)
-    out.sigs.extend(signatures(lines))
-    if covered:
-        out.covered.update(range(start, len(out.lines)))
-    return start
-
-
-def _aligned(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
-             learned: Learned) -> tuple[_Slotted, list[Hunk]]:
-    """The old text slotted (:func:`_slotted`) and its hunks against the new text. A slot whose
-    new lines the diff would show as removed (they stand elsewhere in the new text: an anchor
-    whose signature another line shares, slots out of order) keeps its old lines: a diff removes
-    only lines of the old text."""
-    plain: frozenset[int] = frozenset()
-    while True:
-        base = _slotted(old, osig, new, nsig, learned.slots, plain)
-        found = hunks(base.lines, new, learned.lines)
-        wrong = {base.owners[i] for hunk in found for i in range(hunk.start, hunk.end)
-                 if i in base.owners and signature(base.lines[i]) not in learned.lines} - plain
-        if not wrong:
-            return base, found
-        plain |= wrong
-
-
-def judge(old_text: str, new_text: str, learned: Learned | None) -> Learning:
+def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: bool = True,
+          hold: bool | None = None) -> Learning:
     """What the learned model makes of a change *old_text* → *new_text* in a normal run, and what
     it learns from it (the learned state to keep). What a slot holds is ignored; a hunk outside
     the slots whose lines are all volatile is ignored whole; in any other, its volatile lines are
-    ignored and the rest of it is a change."""
+    ignored and the rest of it is a change. A change not *counted* (one that two loads of the page
+    confirmed: content, however often the page changes between runs) counts toward nothing
+    learned as varying.
+
+    A place that flips back (:mod:`.learned_flips`) is held as a provisional slot only in an
+    observation that is otherwise no change (*hold* None): its noise verdict keeps the stored
+    text, so the next run judges the place from the kept baseline. An observation that is a
+    change is kept as a version, the flip with it: the flip is part of its change, and nothing is
+    held past a version. *hold* True holds it whatever else changed (a confirmation weighing what
+    both loads show), False never."""
     learned = learned or Learned()
     old, new = old_text.split("\n"), new_text.split("\n")
     osig, nsig = (signatures(old), signatures(new)) if learned.slots else ([], [])
-    base, found = _aligned(old, osig, new, nsig, learned)
+    base, found = aligned(old, osig, new, nsig, learned)
+    split = [None if hunk.covered(learned) else _split(hunk, learned) for hunk in found]
+    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
+    held, taught, flips = _flipped_back(base, found, split, new, nsig, learned)
+    prints = (fingerprint(base.lines, after, base.covered),
+              fingerprint(new, after, base.held))
+    others = any(parts is not None and i not in held for i, parts in enumerate(split))
+    # a return that stayed put is an edit reverted: reported, though its text is a recent variant
+    known = others and prints[1] in learned.variants and not base.stayed
+    if hold is False or (hold is None and others and not known):
+        held, taught = set(), []
+    after = replaced(after, flips=flips).with_slots(taught)
     ignored: list[Hunk] = []
     remaining: list[Hunk] = []
     shown: list[tuple[str, ...]] = []
-    for hunk in found:
-        if hunk.covered(learned):
+    for i, (hunk, parts) in enumerate(zip(found, split, strict=True)):
+        if parts is None or i in held:
             ignored.append(hunk)
             shown.append(hunk.added)  # as if it had happened: its lines are the new text's
             continue
-        quiet, rest = _split(hunk, learned)
+        quiet, rest = parts
         if quiet is not None:
             ignored.append(quiet)
         remaining.append(rest)
         shown.append(_applied(hunk, rest) if quiet is not None else hunk.removed)
-    after = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
-    prints = (fingerprint(base.lines, after, base.covered),
-              fingerprint(new, after, base.held))
-    known = bool(remaining) and prints[1] in learned.variants
     if remaining:
-        after = _counted(after, remaining, base)
+        after = _counted(after, remaining if counted else (), base)
     after = replaced(after, variants=with_variants(after, *prints))
     after, noisy = noisiness(after, new, nsig or None)
+    after, flipping = streak(after, bool(held), learned.changes + 1)
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
-    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy)
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, tuple(taught), flipping)
 
 
-def _groups(found: Sequence[Hunk]) -> list[tuple[int, int]]:
-    """The runs of the old text *found* changes, those :data:`MERGE_GAP` lines apart as one."""
-    runs: list[tuple[int, int]] = []
-    for hunk in found:
-        if runs and hunk.start - runs[-1][1] <= MERGE_GAP:
-            runs[-1] = (runs[-1][0], hunk.end)
-        else:
-            runs.append((hunk.start, hunk.end))
-    return runs
+def _flipped_back(base: SlottedText, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],
+                  new: Sequence[str], nsig: Sequence[str],
+                  learned: Learned) -> tuple[set[int], list[Slot], dict[str, int]]:
+    """The hunks (indexes in *found*) of each run of changed lines that flips back to what the key
+    showed before (:mod:`.learned_flips`), the provisional slots that would hold them, and the
+    key's flip notes with every changed line noted."""
+    changes = [Changed(i, found[i].start, found[i].end, parts[1].removed, parts[1].added)
+               for i, parts in enumerate(split) if parts is not None]
+    if not changes:
+        return set(), [], dict(learned.flips)
+    sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    text = Slotted(base.lines, sigs, base.covered, base.stayed)
+    held, taught = held_back(text, changes, learned.flips, learned.lines, new, nsig or signatures(new))
+    flips = noted(learned.flips, [line for c in changes for line in c.removed],
+                  [line for c in changes for line in c.added])
+    return held, taught, flips
 
 
-def _counted(learned: Learned, remaining: Sequence[Hunk], base: _Slotted) -> Learned:
+def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Learned:
+    """*learned* with the lines a change *old_text* → *new_text* removed and added noted, so that
+    a place flipping back is known (:mod:`.learned_flips`) from a key's first reported change."""
+    learned = learned or Learned()
+    found = hunks(old_text.split("\n"), new_text.split("\n"))
+    return replaced(learned, flips=noted(learned.flips, [line for h in found for line in h.removed],
+                                         [line for h in found for line in h.added]))
+
+
+def _counted(learned: Learned, remaining: Sequence[Hunk], base: SlottedText) -> Learned:
     """*learned* after a changed observation with these hunks: their signatures and places count
     one change more; those that changed in VOLATILE_AFTER of the last WINDOW are volatile."""
     now = learned.changes + 1
@@ -385,7 +229,7 @@ def _counted(learned: Learned, remaining: Sequence[Hunk], base: _Slotted) -> Lea
     new_slots: list[Slot] = []
     places = {}
     sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
-    for start, end in _groups(remaining):
+    for start, end in groups(remaining):
         slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines)
         places["@" + ":".join(map(str, slot.anchors))] = slot
     names = [*{sig for hunk in remaining for sig in hunk.signatures()}, *places]
@@ -427,12 +271,12 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
     learned = learned or Learned()
     first, second = first_text.split("\n"), second_text.split("\n")
     fsig, ssig = signatures(first), signatures(second)
-    base = _slotted(first, fsig, second, ssig, learned.slots)
+    base = slotted(first, fsig, second, ssig, learned.slots)
     learned = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
     found = hunks(base.lines, second, learned.lines)
     where = positions(ssig)
     taught = []
-    for start, end in _groups(found):
+    for start, end in groups(found):
         slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines)
         if any(s.anchors == slot.anchors and not s.provisional for s in learned.slots):
             continue

@@ -13,13 +13,18 @@ from typing import Any
 
 from .slots import MAX_SLOTS, Slot
 
-__all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE",
+__all__ = ["FLIPPING_AFTER", "FLIPPING_WINDOW", "MAX_CANDIDATES", "MAX_FLIPS", "MAX_LINES",
+           "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE",
            "VOLATILE_AFTER", "WINDOW", "Learned", "Sighting", "Span", "replaced", "signature", "signatures",
            "text_hash"]
 
 MAX_LINES = 2000
 MAX_CANDIDATES = 2000
 MAX_VARIANTS = 8
+MAX_FLIPS = 400
+#: a key keeps flipping when FLIPPING_AFTER of its last FLIPPING_WINDOW changed observations flipped back
+FLIPPING_AFTER = 3
+FLIPPING_WINDOW = 8
 VOLATILE_AFTER = 3
 WINDOW = 4
 #: hunks this few equal lines apart are learned as one slot in normal runs (a reshuffled list
@@ -79,11 +84,19 @@ class Learned:
     calibrated: int = 0
     #: 0: no; 1: every line varies, not reported yet; 2: reported
     noisy: int = 0
+    #: a line's hash (spacing aside, numbers kept) → how changed observations saw it: 1 removed,
+    #: 2 added, 3 both (≤ MAX_FLIPS, the latest kept): a place whose lines come back flips
+    flips: Mapping[str, int] = field(default_factory=dict)
+    #: the changed observations (their index, the candidates' clock) that flipped back (≤ FLIPPING_AFTER)
+    flipped: tuple[int, ...] = ()
+    #: 0: not flipping; n: it keeps flipping (its ``health: flipping:`` condition is open), and
+    #: n - 1 observations in a row did not flip back
+    flipping: int = 0
 
     @property
     def empty(self) -> bool:
         return not (self.lines or self.slots or self.candidates or self.calibration or self.variants
-                    or self.calibrated or self.noisy)
+                    or self.calibrated or self.noisy or self.flips)
 
     @property
     def provisional(self) -> bool:
@@ -96,6 +109,10 @@ class Learned:
                                 for k, (p, f, t, b, a) in self.calibration.items()},
                 "variants": list(self.variants), "changes": self.changes, "calibrated": self.calibrated,
                 "noisy": self.noisy}
+        if self.flips:
+            data["flips"] = dict(self.flips)
+        if self.flipped or self.flipping:
+            data["flipped"], data["flipping"] = list(self.flipped), self.flipping
         if self.spans:
             data["spans"] = [[s, e, list(p), last, f, m, n] for s, e, p, last, f, m, n in self.spans]
             data["basis"] = self.basis
@@ -117,7 +134,9 @@ class Learned:
                        tuple((int(s), int(e), tuple(map(str, p)), str(last), int(f), int(m), int(n))
                              for s, e, p, last, f, m, n in data.get("spans") or ()),
                        str(data.get("basis") or ""), tuple(map(str, data.get("variants") or ())),
-                       int(data.get("changes") or 0), int(data.get("calibrated") or 0), int(data.get("noisy") or 0))
+                       int(data.get("changes") or 0), int(data.get("calibrated") or 0), int(data.get("noisy") or 0),
+                       {str(k): int(v) for k, v in (data.get("flips") or {}).items()},
+                       tuple(int(i) for i in data.get("flipped") or ()), int(data.get("flipping") or 0))
         except (TypeError, ValueError, IndexError, AttributeError):
             return None
 

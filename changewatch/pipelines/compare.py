@@ -40,10 +40,12 @@ from scrapy.http import Response
 
 from ..core.comparisons import CompareContext, Comparison, Kind
 from ..core.evidence import headers_json, without_credentials
+from ..core.learned_state import FLIPPING_AFTER, FLIPPING_WINDOW
 from ..core.observation import Observation
 from ..core.schedule import ScheduleUpdate
 from ..core.siteset import page_set_verdict
 from ..core.validators import HttpValidators
+from ..health.keyed import FLIPPING, KeyHealth
 from ..items import ChangeRecord, as_observation
 from ..runtime.offload import ConfirmTask, Judged, ObserveTask, judge
 from ..runtime.origins import ServedHeaders
@@ -83,6 +85,8 @@ class ChangewatchPipeline:
         self.calibration: Calibration | None = None
         #: confirm before reporting (CHANGEWATCH_CONFIRM_CHANGES)
         self.confirmation = Confirmation(crawler, runtime)
+        #: a watch that keeps flipping (health: flipping:)
+        self.health = KeyHealth(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangewatchPipeline:
@@ -201,6 +205,7 @@ class ChangewatchPipeline:
                                         obs.options.get("canary"))
         if calibration is not None:
             calibration.schedule(obs, request)
+        self._flipping(seen["last"], judgement["last"], update.outcome.url)
         record, change_id = self._result(seen["last"], judgement["last"], update.outcome,
                                          update.committed.change_id, update.committed.clamped)
         if self.summaries is not None:
@@ -288,6 +293,19 @@ class ChangewatchPipeline:
         self.runtime.notifications.committed(outcome.notify)
         record: ChangeRecord = dict(outcome.record)  # type: ignore[assignment]  # as logged (a clamped time too)
         return record, change_id
+
+    def _flipping(self, obs: Observation, judged: Judged, url: str) -> None:
+        """A watch whose text keeps returning to earlier ones (core/learned_flips.py): its
+        ``flipping:KEY`` health condition begins or ends (said once each)."""
+        if judged.counters.get(f"content/{FLIPPING}_began"):
+            if self.health.begin(obs.key, url, FLIPPING,
+                                 f"flipping: watch {obs.key!r} returned to an earlier text in {FLIPPING_AFTER} of its "
+                                 f"last {FLIPPING_WINDOW} changes: an A/B test, or servers out of step; each return is "
+                                 "held one run, and reported then if it stays", {"watch": obs.key}):
+                logger.warning("changewatch: health: %s keeps flipping between texts", obs.key)
+        elif judged.counters.get(f"content/{FLIPPING}_over") and self.health.end(obs.key, url, FLIPPING,
+                                                                               {"watch": obs.key}):
+            logger.info("changewatch: health: %s flips no more", obs.key)
 
     def _check_observed(self, reason: str) -> None:
         """A crawl that finished with watches due and not one page observed (every one ended in

@@ -127,3 +127,12 @@ def stored_key(store: Store, key: str) -> Snapshot:
     state = store.read("watch", key)
     assert state is not None and state.snapshot is not None
     return Snapshot.decode(state.snapshot, load_comparisons())
+
+
+def test_explain_says_when_a_key_keeps_flipping() -> None:
+    from changewatch.cli.explain import describe
+    from changewatch.core.learned import Learned
+
+    assert describe(Learned(), "a\nb")["flipping"] is False
+    found = describe(Learned(flipped=(3, 5, 6), flipping=2), "a\nb")
+    assert found["flipping"] is True and found["flip_backs"] == 3

@@ -236,3 +236,82 @@ def test_a_line_both_loads_show_amid_lines_that_vary_between_them_is_not_a_chang
     assert (check.confirmed, check.unconfirmed) == (0, 1)
     # the same line beside the page's stable lines, both loads alike: a change
     assert confirmed_text("a\nx1\nx2\nb", "a\nx1\nx2\nx5\nb", "a\nx1\nx2\nx5\nb").confirmed == 1
+
+
+def test_a_reshuffled_list_whose_fresh_items_both_loads_lack_is_not_a_change() -> None:
+    # what the two loads differ in is a slot in their own judgement: the baseline's fresh items,
+    # gone from both loads, went from where the page varies between loads
+    (s1, s2, s3), fresh = HEADLINES[:3], HEADLINES[100:106]
+    lists = ([s1, fresh[0], s2, fresh[1], s3], [s2, fresh[2], s1, fresh[3], s3], [fresh[4], s1, fresh[5], s2, s3])
+    old, first, second = (snap(html=page(box=box(1), extra="".join(f"<p>{x}</p>" for x in items))) for items in lists)
+    verdict = loads(old, first, second)
+    assert not verdict.kind.reported, verdict.members.get("diff")
+    edited = [PARAGRAPHS[0] + " Now free.", *PARAGRAPHS[1:]]
+    old, first, second = (snap(html=page(box=box(1), paragraphs=p, extra="".join(f"<p>{x}</p>" for x in items)))
+                          for p, items in zip((PARAGRAPHS, edited, edited), lists, strict=True))
+    verdict = loads(old, first, second)  # an edit beside it is still one, its diff only the edit
+    changed = [(line[0], line[1:].strip()) for line in str(verdict.members.get("diff")).split("\n") if line[:1] in "+-"]
+    assert verdict.kind is Kind.CONTENT and changed == [("-", PARAGRAPHS[0]), ("+", edited[0])], changed
+
+
+def test_a_reshuffled_list_whose_edge_item_stayed_in_place_is_not_a_change() -> None:
+    # both loads keep one item at the list's end: the slot between them ends on it, and the
+    # baseline's items past it (another order, fresh items both loads lack) were the list's
+    (s1, s2, s3), fresh = HEADLINES[:3], HEADLINES[100:106]
+    lists = ([s1, s3, s2, fresh[0], fresh[1]], [fresh[2], s1, fresh[3], s3, s2], [s3, fresh[4], s1, fresh[5], s2])
+    old, first, second = (snap(html=page(box=box(1), extra="".join(f"<p>{x}</p>" for x in items))) for items in lists)
+    verdict = loads(old, first, second)
+    assert not verdict.kind.reported, verdict.members.get("diff")
+    # a paragraph removed past a slot of fixed size (one line that varies) is still a change
+    ads = ("Save big on garden chairs", "Now in stock: blue kettles", "Sponsored: three nights for two")
+    paragraphs = [[*PARAGRAPHS[:3], ad, *PARAGRAPHS[3:]] for ad in ads]
+    del paragraphs[1][5], paragraphs[2][5]
+    old, first, second = (snap(html=page(box=box(1), paragraphs=p)) for p in paragraphs)
+    verdict = loads(old, first, second)
+    changed = [(line[0], line[1:].strip()) for line in str(verdict.members.get("diff")).split("\n") if line[:1] in "+-"]
+    assert verdict.kind is Kind.CONTENT and changed == [("-", PARAGRAPHS[4])], changed
+
+
+def daily_page(day: int) -> str:
+    """A page of twelve paragraphs that all name the day: every line changes once a day."""
+    body = "".join(f"<p>Daily news of day {day}: paragraph {i} says something stable about day {day}.</p>"
+                   for i in range(12))
+    return f"<html><body><main>{body}</main></body></html>"
+
+
+def daily_runs(stored: Snapshot, days: range) -> list[Any]:
+    """Each day's verdict: the page changed since the run before, the candidate confirmed by a
+    second load of the same content (committed as the pipeline commits it)."""
+    verdicts = []
+    for day in days:
+        first = snap(html=daily_page(day))
+        verdict = classify(stored, first, COMPARISONS)
+        if verdict.kind.changes_page:
+            verdict = loads(stored, first, snap(html=daily_page(day)))
+        verdicts.append(verdict)
+        if verdict.kind is not Kind.ERROR or (verdict.error or "").startswith("noisy:"):
+            stored = verdict.keep if verdict.keep is not None else stored
+    learned = stored.part("content").learned  # type: ignore[union-attr]
+    assert learned is None or not (learned.slots or learned.lines or learned.noisy), learned
+    return verdicts
+
+
+def test_a_page_whose_every_line_changes_on_every_run_is_content_each_time() -> None:
+    # changes between runs that two loads confirm are content: never learned as where the page
+    # varies, never "noisy:"; only what differs between two loads of the same content is
+    verdicts = daily_runs(snap(html=daily_page(0)), range(1, 9))
+    assert [v.kind for v in verdicts] == [Kind.CONTENT] * 8, [v.error for v in verdicts]
+    assert all(f"day {day}: paragraph 11" in v.members["diff"] for day, v in enumerate(verdicts, 1))
+
+
+def test_a_calibrated_page_whose_every_line_changes_on_every_run_is_content_each_time() -> None:
+    from changewatch.core.comparisons.noise import CALIBRATION
+
+    stored = snap(html=daily_page(0))
+    for _ in range(3):  # calibration loads that find nothing varying: the key has learned state all the same
+        calibration = digest(obs(html=daily_page(0), options={CALIBRATION: True}), COMPARISONS)
+        stored = classify(stored, calibration, COMPARISONS,
+                          context=CompareContext(options={CALIBRATION: True})).keep or stored
+    assert stored.part("content").learned is not None  # type: ignore[union-attr]
+    verdicts = daily_runs(stored, range(1, 9))
+    assert [v.kind for v in verdicts] == [Kind.CONTENT] * 8, [v.error for v in verdicts]

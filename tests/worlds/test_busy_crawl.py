@@ -67,11 +67,11 @@ def _alerts(result: CrawlResult) -> list[str]:
     return out
 
 
-#: measured on the test web (bench/bench_busy_pages.py): confirmation alone still lets through
-#: values both loads happen to show alike (an A/B teaser, a block present on some loads, a related
-#: item back in the list) while a key has not learned its furniture yet: its first ten runs
-LEARNING = ("confirmation alone: 8-17% of a busy page's noise-only observations alert, most in its first ten runs "
-            "(blocks on some loads, A/B teasers, related items both loads show alike)")
+#: measured on the test web (bench/bench_busy_pages.py --pages 12 --runs 25, seeds 0-2): confirmation
+#: alone alerts on a two-state block's first flip that both loads show alike (an A/B teaser, a block
+#: present on some loads) until it flips back: 10-12% of the first five runs, 0 after
+LEARNING = ("confirmation alone: 10-12% of a busy page's noise-only observations alert in its first five runs "
+            "(a two-state block's first flip both loads show alike), 0 after")
 
 
 @pytest.mark.parametrize("condition", [

@@ -13,21 +13,29 @@ from typing import TYPE_CHECKING, Any
 
 from ..calibration import calibrate
 from ..diff import line_diff
-from ..learned import Learned, judge
+from ..learned import Learned, Slot, judge
+from ..learned_flips import quiet
+from ..learned_state import replaced
 from ..text import charset
 from .base import CompareContext, Difference, Status
 
 if TYPE_CHECKING:
     from .content_part import ContentPart
 
-__all__ = ["CALIBRATION", "FORGET", "NOISY", "learned_difference"]
+__all__ = ["CALIBRATION", "CONFIRMED", "FLIPPING", "FORGET", "NOISY", "learned_difference"]
 
 #: the observation's option that marks a calibration load (set by the pipeline, never by a user)
 CALIBRATION = "calibration"
+#: the option that marks the judgement of a candidate with its confirmation (set by core/confirm.py,
+#: never by a user): what both loads show is content, so the change counts toward nothing learned
+#: as varying (only what differs between the two loads is learned, :func:`~..learned.between_loads`)
+CONFIRMED = "confirmed"
 #: the observation's option that drops what is learned for its key first (``-a forget=KEY``)
 FORGET = "forget"
 #: the member of a noise verdict that asks for a one-time ``noisy:`` error record
 NOISY = "noisy"
+#: the counters ``flipping_began`` and ``flipping_over``: a key's flipping streak (core/learned_flips.py)
+FLIPPING = "flipping"
 
 
 def learned_difference(old: ContentPart, new: ContentPart, difference: Difference,
@@ -48,16 +56,23 @@ def learned_difference(old: ContentPart, new: ContentPart, difference: Differenc
     if difference.status is not Status.CHANGED:
         if learned.provisional and difference.status is Status.NONE:
             return _settled(old, new, difference, learned, context)
+        learned, event = quiet(learned)
+        if event:
+            difference = dataclasses.replace(difference, counters={**difference.counters, f"{FLIPPING}_{event}": 1})
         return _with_learned(difference, new, learned)
-    learning = judge(old.text, new.text, learned)
+    learning = judge(old.text, new.text, learned, counted=not context.option(CONFIRMED))
     counters = dict(difference.counters)
+    if learning.flipped:
+        counters["learned_flipped"] = 1
+    if learning.flipping:
+        counters[f"{FLIPPING}_{learning.flipping}"] = 1  # the pipeline opens or closes a health condition
     if learning.noisy:
         counters["noisy"] = 1
         told = dataclasses.replace(learning.learned, noisy=2)
         return _kept_old(old, new, told, Difference(Status.NOISE, {NOISY: learning.noisy}, counters=counters))
     if not learning.remaining or learning.known_variant:
         counters["learned_variant" if learning.remaining else "learned_ignored"] = 1
-        return _kept_old(old, new, learning.learned, Difference(Status.NOISE, counters=counters))
+        return _kept_old(old, new, learning.learned, Difference(Status.NOISE, counters=counters), learning.held)
     members: dict[str, Any] = dict(difference.members)
     if learning.ignored:
         counters["learned_partly"] = 1
@@ -78,11 +93,15 @@ def _with_learned(difference: Difference, new: ContentPart, learned: Learned | N
                                keep_as_version=None if version is None else version.with_learned(learned))
 
 
-def _kept_old(old: ContentPart, new: ContentPart, learned: Learned, difference: Difference) -> Difference:
+def _kept_old(old: ContentPart, new: ContentPart, learned: Learned, difference: Difference,
+              held: tuple[Slot, ...] = ()) -> Difference:
     """*difference*, a change found to be noise, keeping the stored text (as the new one is
-    read), or the new one if the observation is kept as a version."""
+    read), or the new one if the observation is kept as a version (another comparison's change).
+    A version holds nothing back: what flipped back (the provisional slots *held*) is in the
+    version's text then, and judged from it, like a recent variant seen again."""
+    version = replaced(learned, slots=tuple(s for s in learned.slots if s not in held)) if held else learned
     return dataclasses.replace(difference, keep=old.with_spec(new.spec, new.reading).with_learned(learned),
-                               keep_as_version=new.with_learned(learned))
+                               keep_as_version=new.with_learned(version))
 
 
 def _calibration(old: ContentPart, new: ContentPart, difference: Difference, learned: Learned | None) -> Difference:

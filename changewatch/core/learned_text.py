@@ -1,0 +1,221 @@
+"""The old text as a key's learned slots put it, and its hunks against the new text
+(core/learned.py judges them).
+
+Each slot found in both texts holds in the old text what the new text holds there, so a slot
+shows nowhere in the line diff made from it; a slot whose anchors are gone or moved, or that grew
+beyond twice its size, keeps its old lines (a change). A provisional slot (core/slots.py) that
+still holds what it stayed as is a change, shown from the lines it was learned from. Nothing
+here imports Scrapy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .learned_state import MERGE_GAP, Learned, signature, signatures
+from .slots import Located, Slot, anchored, content_hash, joined, locate_all, loose, sample_of
+
+__all__ = ["Hunk", "SlottedText", "aligned", "groups", "hunks", "slotted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """Lines of the old text replaced by lines of the new one, and where (anchors)."""
+
+    start: int  # in the old lines
+    end: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    anchors: str
+    #: the anchors' text, for a hunk a slot held
+    labels: tuple[str, str] | None = None
+
+    def signatures(self) -> set[str]:
+        return {signature(line) for line in self.removed + self.added if line.strip()}
+
+    def covered(self, learned: Learned) -> bool:
+        """Every line it removes and adds is a volatile signature (stable text that goes, or text
+        never seen varying, is a change)."""
+        return self.signatures() <= learned.lines
+
+    def sample(self) -> str:
+        return sample_of(self.added or self.removed)
+
+
+def _anchor(lines: Sequence[str], at: int, step: int, volatile: frozenset[str]) -> str:
+    while 0 <= at < len(lines):
+        if lines[at].strip() and signature(lines[at]) not in volatile:
+            return signature(lines[at])
+        at += step
+    return "^" if step < 0 else "$"
+
+
+def hunks(old: Sequence[str], new: Sequence[str], volatile: frozenset[str] = frozenset()) -> list[Hunk]:
+    """The hunks of the line diff *old* → *new*, each anchored on the nearest lines around it
+    that are not *volatile*."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    found = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        anchors = f"{_anchor(old, i1 - 1, -1, volatile)}:{_anchor(old, i2, 1, volatile)}"
+        found.append(Hunk(i1, i2, tuple(old[i1:i2]), tuple(new[j1:j2]), anchors))
+    return found
+
+
+@dataclass(slots=True)
+class SlottedText:
+    """The old text with each slot found in both texts holding what the new text holds there."""
+
+    lines: list[str]
+    sigs: list[str]
+    covered: set[int]  # positions in *lines* a slot holds
+    ignored: list[Hunk]
+    slots: list[Slot | None]  # the learned slots after this observation (None: dropped)
+    held: set[int] = field(default_factory=set)  # positions in the new text a slot holds
+    owners: dict[int, int] = field(default_factory=dict)  # covered positions: the slot's index
+    #: positions in *lines* of provisional slots that stayed put (a change, reported now: never held again)
+    stayed: set[int] = field(default_factory=set)
+
+
+def slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
+             slots: Sequence[Slot], plain: frozenset[int] = frozenset()) -> SlottedText:
+    """The old text with what each slot holds in the new text in its place; the slots at *plain*
+    (indexes) keep their old lines and stay as they were."""
+    if len(slots) > 1:
+        slots = joined(slots, old, osig, new, nsig)
+    kept: list[Slot | None] = list(slots)
+    in_old, in_new = locate_all(slots, osig), locate_all(slots, nsig)
+    where = {loc.index: loc for loc in in_new}
+    out = SlottedText([], [], set(), [], kept)
+    held = {i for loc in in_old for i in range(loc.start, loc.end)}
+    at = until = 0  # *until*: where the last slot's lines end in the new text
+    for loc in in_old:
+        slot, mine = slots[loc.index], where.get(loc.index)
+        out.lines.extend(old[at:loc.start])
+        out.sigs.extend(osig[at:loc.start])
+        at = loc.end
+        was = old[loc.start:loc.end]
+        if loc.index in plain:
+            _put(out, was, False)
+            continue
+        if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None \
+                and not _taken(there[0], there[1], loc.index, in_new):
+            # an anchor edited or removed: the edit is a change, the slot is anchored anew
+            slot = anchored(slot, new, nsig, there[0], there[1])
+            mine = Located(loc.index, there[0], there[1])
+        if mine is not None and mine.start < until:  # lines another slot holds, or slots out of order
+            mine = None
+        if mine is None:  # anchors gone or moved: a change, relearned later
+            kept[loc.index] = None
+            _put(out, was, False)
+            continue
+        now, until = new[mine.start:mine.end], mine.end
+        if slot.provisional:
+            if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
+                kept[loc.index] = None
+                start = _put(out, slot.was if slot.was and content_hash(was) == slot.stayed else was, False)
+                out.stayed.update(range(start - 1, len(out.lines) + 1))  # with its anchors: a hunk may take them
+                continue
+            slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
+        mark = len(out.lines)
+        kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
+        out.owners.update((i, loc.index) for i in range(mark, len(out.lines)) if i in out.covered)
+    out.lines.extend(old[at:])
+    out.sigs.extend(osig[at:])
+    found = {loc.index for loc in in_old} | set(where)
+    for i in range(len(slots)):
+        if i not in found:
+            kept[i] = None  # neither text has it: the page was redesigned
+    return out
+
+
+def _taken(start: int, end: int, index: int, in_new: Sequence[Located]) -> bool:
+    """Whether lines ``start:end`` of the new text overlap those another slot found there holds
+    (each line of the new text is held by one slot at most, or it would be shown twice)."""
+    return any(loc.index != index and loc.start < end and start < loc.end for loc in in_new)
+
+
+def _held(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
+          nsig: Sequence[str], mine: Located) -> Slot:
+    """Put what *slot* holds now in the text the diff is made from; the slot after it."""
+    if slot.grown(now):  # beyond twice its size: a change, then its new size
+        _put(out, was, False)
+        return slot.seen(now, True)
+    if (gone := slot.extra(was)) and not slot.extra(now):
+        # a slot of fixed size that held more in the old text: the old lines least like what it
+        # holds now are text removed next to it (a paragraph after an ad), not what the slot held
+        at_end = _like(now, was[:len(was) - gone]) >= _like(now, was[gone:])
+        own, removed = (was[:len(was) - gone], was[len(was) - gone:]) if at_end else (was[gone:], was[:gone])
+        if not at_end:
+            _put(out, removed, False)
+        start = _put(out, now, True)
+        out.held.update(range(mine.start, mine.end))
+        out.ignored.append(Hunk(start, len(out.lines), tuple(own), tuple(now), "", slot.labels))
+        if at_end:
+            _put(out, removed, False)
+        return slot.seen(now, list(own) != list(now))
+    extra = slot.extra(now)
+    if extra:  # a slot of fixed size holding a few more: the lines least like its own are new text
+        at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])
+        own = now[:len(now) - extra] if at_end else now[extra:]
+        start = _put(out, own, True)
+        out.held.update(range(mine.start, mine.end - extra) if at_end else range(mine.start + extra, mine.end))
+        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(own), "", slot.labels))
+        if at_end:
+            return anchored(slot, new, nsig, mine.start, mine.end - extra).seen(own, True)
+        return anchored(slot, new, nsig, mine.start + extra, mine.end).seen(own, True)
+    changed = list(was) != list(now)
+    start = _put(out, now, True)
+    out.held.update(range(mine.start, mine.end))
+    if changed:
+        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
+    return slot.seen(now, changed)
+
+
+def _like(lines: Sequence[str], other: Sequence[str]) -> float:
+    """How alike two runs of lines look (by their lengths): higher is more alike."""
+    def mean(run: Sequence[str]) -> float:
+        kept = [len(line) for line in run if line.strip()]
+        return sum(kept) / len(kept) if kept else 0.0
+    return -abs(mean(lines) - mean(other))
+
+
+def _put(out: SlottedText, lines: Sequence[str], covered: bool) -> int:
+    start = len(out.lines)
+    out.lines.extend(lines)
+    out.sigs.extend(signatures(lines))
+    if covered:
+        out.covered.update(range(start, len(out.lines)))
+    return start
+
+
+def aligned(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: Sequence[str],
+             learned: Learned) -> tuple[SlottedText, list[Hunk]]:
+    """The old text slotted (:func:`_slotted`) and its hunks against the new text. A slot whose
+    new lines the diff would show as removed (they stand elsewhere in the new text: an anchor
+    whose signature another line shares, slots out of order) keeps its old lines: a diff removes
+    only lines of the old text."""
+    plain: frozenset[int] = frozenset()
+    while True:
+        base = slotted(old, osig, new, nsig, learned.slots, plain)
+        found = hunks(base.lines, new, learned.lines)
+        wrong = {base.owners[i] for hunk in found for i in range(hunk.start, hunk.end)
+                 if i in base.owners and signature(base.lines[i]) not in learned.lines} - plain
+        if not wrong:
+            return base, found
+        plain |= wrong
+
+
+def groups(found: Sequence[Hunk]) -> list[tuple[int, int]]:
+    """The runs of the old text *found* changes, those :data:`MERGE_GAP` lines apart as one."""
+    runs: list[tuple[int, int]] = []
+    for hunk in found:
+        if runs and hunk.start - runs[-1][1] <= MERGE_GAP:
+            runs[-1] = (runs[-1][0], hunk.end)
+        else:
+            runs.append((hunk.start, hunk.end))
+    return runs
