@@ -41,6 +41,7 @@ from .learned_state import (
     MAX_VARIANTS,
     NOISY_MIN_LINES,
     NOISY_SHARE,
+    REWRITE_SHARE,
     VOLATILE_AFTER,
     WINDOW,
     Learned,
@@ -222,8 +223,14 @@ def changed_lines(learned: Learned | None, old_text: str, new_text: str) -> Lear
 
 def _counted(learned: Learned, remaining: Sequence[Hunk], base: SlottedText) -> Learned:
     """*learned* after a changed observation with these hunks: their signatures and places count
-    one change more; those that changed in VOLATILE_AFTER of the last WINDOW are volatile."""
+    one change more; those that changed in VOLATILE_AFTER of the last WINDOW are volatile. A change
+    that rewrites most of the page (more than REWRITE_SHARE of its lines) counts nothing."""
     now = learned.changes + 1
+    lines = sum(1 for line in base.lines if line.strip())
+    rewritten = max(sum(1 for hunk in remaining for line in getattr(hunk, side) if line.strip())
+                    for side in ("removed", "added"))
+    if remaining and rewritten > REWRITE_SHARE * lines:
+        remaining = ()
     candidates = {k: v for k, v in learned.candidates.items() if v and v[-1] > now - WINDOW}
     volatile_lines: set[str] = set()
     new_slots: list[Slot] = []

@@ -14,7 +14,7 @@ from typing import Any
 from .slots import MAX_SLOTS, Slot
 
 __all__ = ["FLIPPING_AFTER", "FLIPPING_WINDOW", "MAX_CANDIDATES", "MAX_FLIPS", "MAX_LINES",
-           "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE",
+           "MAX_VARIANTS", "MERGE_GAP", "NOISY_MIN_LINES", "NOISY_SHARE", "REWRITE_SHARE",
            "VOLATILE_AFTER", "WINDOW", "Learned", "Sighting", "Span", "replaced", "signature", "signatures",
            "text_hash"]
 
@@ -33,6 +33,10 @@ MERGE_GAP = 1
 #: a page is always noisy when this share of its lines (of at least NOISY_MIN_LINES) varies
 NOISY_SHARE = 0.9
 NOISY_MIN_LINES = 3
+#: a change between runs that rewrites more than this share of the page's lines is a new edition of
+#: the page (a daily page), never counted as where it varies: only two loads of the same content
+#: (calibration, confirmation) show that nearly every line varies
+REWRITE_SHARE = 0.5
 
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f]\d+)*")
 
