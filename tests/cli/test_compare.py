@@ -79,6 +79,8 @@ def _fetched_at(path: str, at: datetime) -> str:
     ("Saturday: 10:00 - 16:00", "Saturday: 10:00 - 14:00"),
     ("Roundhay Park reopened on Saturday after a year of work",
      "Roundhay Park reopened on Sunday after a year of work"),
+    ("The library is closed today.", "The library is closed tomorrow."),
+    ("Subscribe today for £1 a week.", "Subscribe now for £1 a week."),
 ])
 def test_a_changed_date_or_time_is_a_change_shown_as_written(write: Write, capsys: Capture, old: str, new: str) -> None:
     code, out, _ = run(capsys, write("old.html", page(header=old)), write("new.html", page(header=new)))

@@ -7,7 +7,8 @@ the fetch time, which an unchanged page shows by printing the time it was made:
 
 - a **full timestamp in a stated zone** ("2026-12-05T14:32:10+01:00", "2026-12-05 14:32 UTC",
   "5 Dec 2026, 14:32 GMT", "14:32 GMT") within :data:`ZONED_MINUTES` of the fetch time in that
-  zone (with a date written before it, the date must be the fetch date there, give or take a day);
+  zone (with a date written before it, the date must be the fetch date there, give or take a day;
+  "today at", "yesterday at" before it go with it);
 - a **bare time of day** ("14:32", "2:32 pm", "14h32", "2026-12-05 14:32") in a line learned to
   be the page's clock, within :data:`BARE_MINUTES` of the fetch time in the page's *learned*
   offset (:class:`Clock`), or that offset an hour either way (daylight saving time). A bare time
@@ -93,12 +94,14 @@ _ISO = re.compile(
     rf"(?:(?P<z>z)|(?P<osign>[+-])(?P<oh>\d{{2}}):?(?P<om>\d{{2}})|\s*{_ZONE})?(?![\w:])")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "05/12/2026 "
+# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "05/12/2026 ",
+# "today at " (the fetch date, give or take a day, as any date written there)
 _DATE_BEFORE = re.compile(
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
     rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{4}})"
     rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
-    r"|(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>\d{4}))"
+    r"|(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>\d{4})"
+    r"|(?P<rel>today|tonight|yesterday))"
     r"(?:,?\s+(?:at\s+)?|\s*[-\u2013|·]\s*|\s+)$")
 _QUARTERS = range(-12 * 60, 14 * 60 + 1, 15)
 _DAY = 24 * 60
@@ -172,7 +175,8 @@ def _tracks(times: tuple[int, ...], local: datetime, minutes: int, written: re.M
     now = _minute_of_day(local)
     if not any(_apart(t, now) <= minutes for t in times):
         return False
-    return written is None or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written))
+    return written is None or bool(written.group("rel")) \
+        or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written))
 
 
 def _offsets(clock: Clock) -> tuple[int, ...]:

@@ -4,9 +4,11 @@ patterns match in any case. Other languages' words are in :mod:`.volatile_langua
 
 A pattern is kept only where what it matches cannot be the page's content:
 
-- **relative times** ("3 minutes ago", "5m ago", "just now", "yesterday", "vor 5 Minuten"): they
+- **relative times** ("3 minutes ago", "5m ago", "just now", "moments ago", "vor 5 Minuten"): they
   change as the clock moves while the page stays the same, and what they say ("posted a while
-  ago") is not what anyone watches a page for;
+  ago") is not what anyone watches a page for. "Today", "tomorrow", "yesterday" and "tonight"
+  standing alone are words a reader reads ("Subscribe today", "closed tomorrow") and are kept;
+  "today at 14:32" goes only with a time that tracks the fetch time (:mod:`.clock_times`);
 - **secrets and session ids echoed with their key** as a URL writes them ("token=…", "sid=…"), or
   after a colon with a generated value, 8 characters or more with a digit ("csrf: 8f14e45f…"):
   "Session: Morning", "Auth: OAuth 2" are content and kept;
@@ -63,7 +65,7 @@ _ENGLISH_VOLATILE = (
     r"\b[0-9a-f]{16,}\b",
     # relative times
     r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
-    r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
+    r"\b(?:just now|moments? ago)\b",
     r"\b\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
 )
 
@@ -77,7 +79,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 # fragment contains its pattern's words). () for a pattern without such words.
 _ENGLISH_NEEDS: list[tuple[str, ...]] = [
     ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("ago",),
-    ("now", "ago", "day", "tomorrow"), ("ago",),
+    ("now", "ago"), ("ago",),
 ]
 # The patterns are written in lower case and run over a lower-cased copy of the text (a flag to
 # ignore case made them three to ten times slower); what they match is removed from the text as
@@ -121,7 +123,7 @@ _WITHOUT_SPACES = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\uf
 
 # Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
 # lines without any are left alone, which spares most of a page's text the scans.
-TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
+TRIGGER = re.compile(r"[\d=:]|now|ago")
 
 
 def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bool], folded: str,

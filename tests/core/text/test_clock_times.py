@@ -21,7 +21,8 @@ def stable(line: str, clock: Clock | None) -> str:
 @pytest.mark.parametrize("stamp", [
     "2026-12-05T14:32:10Z", "2026-12-05T15:30:00+01:00", "2026-12-05 14:31 UTC", "2026-12-05T09:32-0500",
     "14:32 GMT", "2:40 PM UTC", "15:32 CET", "16:32 UTC+2", "Sat, 05 Dec 2026 14:32:00 GMT",
-    "5 Dec 2026, 14:25 GMT", "December 5, 2026 at 9:32 am EST", "05/12/2026 14:32 UTC",
+    "5 Dec 2026, 14:25 GMT", "December 5, 2026 at 9:32 am EST", "05/12/2026 14:32 UTC", "today at 14:32 GMT",
+    "Today, 14:30 UTC",
 ])
 def test_a_stamp_in_its_own_zone_near_the_fetch_time_is_a_clock(stamp: str) -> None:
     assert stable(f"Updated {stamp}", Clock(AT)) == "Updated"
@@ -33,6 +34,12 @@ def test_a_stamp_in_its_own_zone_near_the_fetch_time_is_a_clock(stamp: str) -> N
 ])
 def test_a_time_in_no_zone_or_far_from_the_fetch_time_is_content(stamp: str) -> None:
     assert stable(f"Updated {stamp}", Clock(AT)) == f"Updated {stamp}"
+
+
+def test_today_is_a_word_unless_it_dates_a_clock() -> None:
+    assert stable("Updated today at 14:32 GMT", Clock(AT)) == "Updated"
+    assert stable("Updated today at 11:00 GMT", Clock(AT)) == "Updated today at 11:00 GMT"
+    assert stable("Closed today, open tomorrow at 9:00", Clock(AT)) == "Closed today, open tomorrow at 9:00"
 
 
 def test_no_fetch_time_no_clock() -> None:
