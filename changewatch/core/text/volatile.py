@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from .clock_times import Clock, clock_fragments
+from .stated_ages import Age, stated_age
 from .volatile_languages import OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS
 
 __all__ = ["TRIGGER", "lower_same_length", "stable_lines"]
@@ -157,12 +158,12 @@ def _remove_volatile(folded: str, text: str) -> tuple[str, str]:
     return _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
 
 
-def _remove_clock(folded: str, text: str, clock: Clock) -> str:
-    """*text* without the times in it that track *clock*'s fetch time, found line by line in
-    *folded* (its lower-case twin)."""
+def _remove_clock(folded: str, text: str, clock: Clock, ages: list[Age | None]) -> str:
+    """*text* without the times in it that track *clock*'s fetch time (less the age each line
+    stated: *ages*), found line by line in *folded* (its lower-case twin)."""
     folded_lines, lines = folded.split("\n"), text.split("\n")
     for i, line in enumerate(folded_lines):
-        spans = list(clock_fragments(line, clock))
+        spans = list(clock_fragments(line, clock, ages[i]))
         if spans:
             parts: list[str] = []
             at = 0
@@ -193,10 +194,14 @@ def stable_lines(raw: str, clock: Clock | None = None) -> list[str]:
     folded_lines = lower_same_length(raw).split("\n")
     candidates = [i for i, line in enumerate(folded_lines) if TRIGGER.search(line)]
     if candidates:
+        clocked = clock is not None and clock.fetched is not None
+        # the ages the lines state, read before the volatile patterns remove their words
+        ages = [stated_age(folded_lines[i]) for i in candidates] if clocked else []
         folded, text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
                                         "\n".join([lines[i] for i in candidates]))
-        if clock is not None and clock.fetched is not None:
-            text = _remove_clock(folded, text, clock)
+        if clocked:
+            assert clock is not None
+            text = _remove_clock(folded, text, clock, ages)
         text = _SPACES.sub(" ", text)
         for i, line in zip(candidates, text.split("\n"), strict=True):
             # A removed fragment leaves a space where it was (the raw lines have none at their
