@@ -61,6 +61,7 @@ from .slots import (
     locate_all,
     loose,
     positions,
+    relabelled,
     sample_of,
     slot_between,
 )
@@ -241,6 +242,7 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
                 continue
             slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
         mark = len(out.lines)
+        slot = relabelled(slot, new, mine.start, mine.end)  # its anchors as the new text reads them
         kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
         out.owners.update((i, loc.index) for i in range(mark, len(out.lines)) if i in out.covered)
     out.lines.extend(old[at:])
