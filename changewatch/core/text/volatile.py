@@ -10,9 +10,10 @@ A pattern is kept only where what it matches cannot be the page's content:
   standing alone are words a reader reads ("Subscribe today", "closed tomorrow") and are kept;
   "today at 14:32" goes only with a time that tracks the fetch time (:mod:`.clock_times`);
 - **secrets and session ids echoed with their key** as a URL writes them ("token=…", "sid=…"), or
-  after a colon with a generated value, 8 characters or more with a digit ("csrf: 8f14e45f…"):
-  "Session: Morning", "Auth: OAuth 2" are content and kept;
-- **UUIDs, hexadecimal ids of 16 digits or more, and base64-like blobs**: request ids, nonces,
+  after a colon with a generated value, 8 characters or more mixing digits and letters ("csrf:
+  8f14e45f…"): "Session: Morning", "Session: 2026-2027", "Auth: OAuth 2" are content and kept;
+- **UUIDs, hexadecimal ids of 16 digits or more (letters among them: "Order 1234567890123456" is
+  content), and base64-like blobs**: request ids, nonces,
   cache busters and build hashes that a page prints afresh on every render. Such an id is what
   a machine reads, never the words a page says (a page whose only change is a new commit hash
   in its text is not reported: a known loss).
@@ -58,9 +59,9 @@ def _digit_first(pattern: str) -> str:
 
 _ENGLISH_VOLATILE = (
     # key=value secrets and session ids in visible text or echoed URLs; "key: value" only with a
-    # generated value (8 characters or more, a digit among them)
+    # generated value (8 characters or more, digits and letters mixed: "Session: 2026-2027" is content)
     r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
-    r"(?:\s*=\s*[^\s&\"'<>]+|\s*:\s*(?=[^\s&\"'<>]*\d)[^\s&\"'<>]{8,})",
+    r"(?:\s*=\s*[^\s&\"'<>]+|\s*:\s*(?=[^\s&\"'<>]*\d)(?=[^\s&\"'<>]*[a-z])[^\s&\"'<>]{8,})",
     # UUIDs, long hex ids (base64-ish blobs: _BLOB)
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
     r"\b[0-9a-f]{16,}\b",
@@ -86,6 +87,7 @@ _ENGLISH_NEEDS: list[tuple[str, ...]] = [
 # ignore case made them three to ten times slower); what they match is removed from the text as
 # written, at the same places (_remove_volatile).
 _VOLATILE = [_compiled(p) for p in (*_ENGLISH_VOLATILE, *OTHER_LANGUAGES)]
+_HEX = _VOLATILE[2]
 _NEEDS = [*_ENGLISH_NEEDS, *OTHER_LANGUAGES_NEEDS]
 
 
@@ -148,13 +150,19 @@ def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bo
     return "".join(folded_parts), "".join(text_parts)
 
 
+def _kept_hex(match: re.Match[str]) -> bool:
+    """A run of hexadecimal digits that is a number (an order, a tracking number) is content."""
+    return _not_at_word_start(match) or match.group(0).isdigit()
+
+
 def _remove_volatile(folded: str, text: str) -> tuple[str, str]:
     """*folded* and *text* without their volatile fragments, found in *folded* (the lower-case twin
     of *text*)."""
     for pattern, words in zip(_VOLATILE, _NEEDS, strict=True):
         if words and not any(word in folded for word in words):
             continue
-        folded, text = _remove(pattern.finditer(folded), _not_at_word_start, folded, text)
+        kept = _kept_hex if pattern is _HEX else _not_at_word_start
+        folded, text = _remove(pattern.finditer(folded), kept, folded, text)
     return _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
 
 

@@ -63,6 +63,8 @@ CONTENT = [
     "Session: Morning",
     "Auth: OAuth 2",
     "token: none",
+    "Session: 2026-2027",
+    "Order 1234567890123456",
     "today",
     "Today",
     "tomorrow",
