@@ -161,8 +161,8 @@ def text_lines(raw: str, learned: Any, clock: Any = None) -> Iterator[tuple[str,
     line), lines learned as noise marked ``~`` (state ``learned``), others as they are. *clock*:
     when the page was fetched (core/text/clock_times.py), so that a time tracking it is marked.
 
-    >>> [m + s for m, s, _ in text_lines("Terms of sale\\nUpdated: 10:32 today\\n3 minutes ago", None)]
-    ['  Terms of sale', '  Updated: 10:32[~ today~]', '~ [~3 minutes ago~]']
+    >>> [m + s for m, s, _ in text_lines("Terms of sale\\nUpdated: 10:32 today, just now\\n3 minutes ago", None)]
+    ['  Terms of sale', '  Updated: 10:32 today[~, just now~]', '~ [~3 minutes ago~]']
     """
     from ..core.learned import signature
     from ..core.text.volatile import stable_lines

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .learned_state import MERGE_GAP, Learned, signature, signatures
-from .slots import Located, Slot, anchored, content_hash, joined, locate_all, loose, sample_of
+from .slots import Located, Slot, anchored, content_hash, joined, locate_all, loose, relabelled, sample_of
 
 __all__ = ["Hunk", "SlottedText", "aligned", "groups", "hunks", "slotted"]
 
@@ -122,6 +122,7 @@ def slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: S
                 continue
             slot = dataclasses.replace(slot, stayed="", was=())  # new again: it varies
         mark = len(out.lines)
+        slot = relabelled(slot, new, mine.start, mine.end)  # its anchors as the new text reads them
         kept[loc.index] = _held(out, slot, was, now, new, nsig, mine)
         out.owners.update((i, loc.index) for i in range(mark, len(out.lines)) if i in out.covered)
     out.lines.extend(old[at:])

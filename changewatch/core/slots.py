@@ -24,7 +24,7 @@ from hashlib import blake2b
 from typing import Any
 
 __all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose",
-           "positions", "slot_between"]
+           "positions", "relabelled", "slot_between"]
 
 MAX_SLOTS = 200
 #: what a slot keeps of the lines the first load of a confirmation showed in it
@@ -184,8 +184,14 @@ def anchored(slot: Slot, lines: Sequence[str], sigs: Sequence[str], start: int, 
     before = sigs[start - 1] if start > 0 else "^"
     after = sigs[end] if end < len(sigs) else "$"
     nth = 0 if before == "^" else sum(1 for sig in sigs[:start - 1] if sig == before)
+    return dataclasses.replace(relabelled(slot, lines, start, end), before=before, after=after, nth=nth)
+
+
+def relabelled(slot: Slot, lines: Sequence[str], start: int, end: int) -> Slot:
+    """*slot*, standing at ``lines[start:end]``, with its anchors' text as *lines* have it (an
+    anchor keeps its signature whatever its numbers: "19 March" may read "26 March" now)."""
     labels = (label_of(lines[start - 1]) if start > 0 else "", label_of(lines[end]) if end < len(lines) else "")
-    return dataclasses.replace(slot, before=before, after=after, nth=nth, labels=labels)
+    return slot if labels == slot.labels else dataclasses.replace(slot, labels=labels)
 
 
 def _similar(a: str, b: str) -> bool:

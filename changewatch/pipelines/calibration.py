@@ -67,8 +67,15 @@ class Calibration:
                    parse_forget(getattr(spider, "forget", None)) if forget is None else forget)
 
     async def forget_keys(self) -> None:
-        """Drop what is learned of each ``forget`` key (its baseline stays), before any load."""
+        """Drop what is learned of each ``forget`` key (its baseline stays), before any load. A
+        key the store holds no observation of (mistyped, or never observed: nothing is learned of
+        it) stops the crawl before anything is fetched."""
         store, spider = self.runtime.runner.store, self.runtime.spider
+        for key in sorted(self.forget):
+            if await self.runtime.runner.call(store.read, spider, key) is None:
+                await self.runtime.cannot_start(
+                    f"-a forget={key}: spider {spider!r} has no stored observation of key {key!r} (a mistyped "
+                    "key? `changewatch status` lists the keys)")
         for key in sorted(self.forget):
             try:
                 parts = await self.runtime.runner.call(forget_learned, store, spider, key, self.runtime.comparisons)

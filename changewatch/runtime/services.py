@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 from scrapy import signals
@@ -197,6 +197,18 @@ class CrawlServices:
         if created := getattr(self.runner.store, "created", None):  # a relative path, from another folder?
             logger.warning("changewatch: created a new store %s: the first observation of each page in it is a "
                            "silent baseline", created)
+
+    async def cannot_start(self, why: str) -> NoReturn:
+        """Stop the crawl before anything is fetched, for a bad argument only the open store can
+        tell (``-a forget=`` a key it holds nothing of): one ERROR line, the store released, exit
+        status 1, as for a bad argument found before it opened."""
+        logger.error("changewatch: the crawl cannot start: %s", why)
+        self.failure = why
+        self.stats.inc("failed")
+        if self._open:
+            self._open = False
+            await self.runner.release()
+        raise CloseSpider("changewatch_failed")
 
     def _cannot_follow_up(self) -> str | None:
         """Why the store cannot serve the notifications or summaries configured (None: it can)."""

@@ -79,6 +79,8 @@ def _fetched_at(path: str, at: datetime) -> str:
     ("Saturday: 10:00 - 16:00", "Saturday: 10:00 - 14:00"),
     ("Roundhay Park reopened on Saturday after a year of work",
      "Roundhay Park reopened on Sunday after a year of work"),
+    ("The library is closed today.", "The library is closed tomorrow."),
+    ("Subscribe today for £1 a week.", "Subscribe now for £1 a week."),
 ])
 def test_a_changed_date_or_time_is_a_change_shown_as_written(write: Write, capsys: Capture, old: str, new: str) -> None:
     code, out, _ = run(capsys, write("old.html", page(header=old)), write("new.html", page(header=new)))
@@ -107,6 +109,30 @@ def test_the_files_modification_times_are_their_fetch_times(write: Write, capsys
     _fetched_at(new, later + timedelta(minutes=40))
     code, out, _ = run(capsys, old, new)
     assert code == 1 and f"+ Updated · {later + timedelta(hours=1):%H:%M}" in out
+
+
+def test_a_bare_time_that_shows_the_fetch_time_less_the_age_on_its_line_is_a_clock(write: Write,
+                                                                                  capsys: Capture) -> None:
+    at = datetime(2026, 12, 5, 9, 32, tzinfo=UTC)
+    later = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+    hours = "Saturday: 10:00 - 16:00"
+
+    def fetched(name: str, stamp: str, when: datetime, opening: str = hours) -> str:
+        return _fetched_at(write(name, page(header=f"{stamp}</p><p>{opening}")), when)
+
+    old = fetched("old.html", "Updated 2 minutes ago · 09:30", at)
+    new = fetched("new.html", "Updated 5 minutes ago · 09:55", later)
+    code, out, _ = run(capsys, old, new)
+    assert (code, out.strip()) == (0, "noise")
+    # the opening hours beside it are the page's words: an edit of them is a change, as written
+    new = fetched("new.html", "Updated 5 minutes ago · 09:55", later, "Saturday: 10:00 - 14:00")
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and f"- {hours}" in out and "+ Saturday: 10:00 - 14:00" in out
+    assert "  Updated\n" in out and "09:" not in out  # the clock, shown without its times
+    # a time that is neither the fetch time nor the fetch time less the stated age is content
+    new = fetched("new.html", "Updated 5 minutes ago · 09:40", later)
+    code, out, _ = run(capsys, old, new)
+    assert code == 1 and "+ Updated · 09:40" in out
 
 
 def test_content_change_exit_1_with_distance_and_diff(write: Write, capsys: Capture) -> None:

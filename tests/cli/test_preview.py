@@ -20,7 +20,7 @@ from .test_explain import calibrated
 
 LOCAL = ("-s", "CHANGEWATCH_ALLOW_PRIVATE=True")
 SHOP = """<html><head><title>Kettle</title></head><body><main>
-<h1>Kettle</h1><p class="price">Price: <b>89,00 EUR</b></p><p>Updated: 10:32 today</p>
+<h1>Kettle</h1><p class="price">Price: <b>89,00 EUR</b></p><p>Updated: 10:32 today, 5 minutes ago</p>
 <ul><li class="item"><a href="/k/1?utm_source=x">Blue</a><span>5</span></li>
 <li class="item"><a href="/k/2">Red</a><span>6</span></li></ul>
 <p>Stock: 3 left</p></main></body></html>"""
@@ -41,7 +41,7 @@ def test_the_text_with_its_volatile_fragments_marked(site: HostileSite, tmp_path
     lines = out.splitlines()
     assert lines[0].startswith(f"{site.base}/kettle: key {site.base}/kettle; text/html; charset=utf-8, ")
     assert "compared by content; nothing stored" in lines[0]
-    assert "  Price: 89,00 EUR" in lines and "  Updated: 10:32[~ today~]" in lines
+    assert "  Price: 89,00 EUR" in lines and "  Updated: 10:32 today[~, 5 minutes ago~]" in lines
     assert lines[lines.index("  Kettle") - 1].startswith("text (")
     assert site.hits["/kettle"] == 1 and list(tmp_path.iterdir()) == []
 

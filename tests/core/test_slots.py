@@ -54,6 +54,19 @@ def test_a_one_word_edit_outside_the_slots_shows_alone() -> None:
     assert [line for line in shown if line not in edited.split("\n")] == [MIDDLE[1]]
 
 
+def test_the_anchors_a_record_shows_are_the_new_text_s_lines() -> None:
+    learned = calibrated()
+    edited_anchor = "Its reading room seats 150 people."  # a number edited: the same signature
+    shown = []
+    for n in range(70, 80):
+        learning = judge(page(0), page(n, [MIDDLE[0], edited_anchor]), learned)
+        shown += [(slot["before"], slot["after"]) for slot in learning.ignored_regions["slots"]]
+        # and what is learned (``changewatch explain``) shows them too
+        assert [s.labels for s in learning.learned.slots][1] == (MIDDLE[0], edited_anchor)
+    assert MIDDLE[1] not in {label for pair in shown for label in pair}, shown
+    assert (MIDDLE[0], edited_anchor) in shown and ("Trending now", MIDDLE[0]) in shown
+
+
 def test_an_edited_anchor_is_a_change_and_the_slot_is_anchored_anew() -> None:
     learned = calibrated()
     edited = page(80, ["The library opens in June.", MIDDLE[1]])

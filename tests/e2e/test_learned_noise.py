@@ -200,6 +200,19 @@ def test_forget_resets_what_was_learned(site: HostileSite, tmp_path: Path) -> No
     assert [crawler.run().records for _ in range(3)] == [[], [], []]
 
 
+def test_forget_of_a_key_the_store_does_not_hold_stops_the_crawl(site: HostileSite, tmp_path: Path) -> None:
+    crawler, noisy = calibrated(site, tmp_path)
+    before = noisy.loads
+    typo = crawler.run("-a", "forget=trems", "-a", "calibrate=5")
+    assert typo.returncode == 1 and noisy.loads == before  # before anything was fetched
+    assert typo.stats.get("downloader/request_count", 0) == 0
+    errors = [line for line in typo.stderr.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
+    assert errors == [errors[0]] and "-a forget=trems: spider 'watch' has no stored observation of key 'trems'" \
+        in errors[0], typo.stderr[-3000:]
+    assert "Traceback" not in typo.stderr and "Task exception was never retrieved" not in typo.stderr
+    assert crawler.run().records == []  # what was learned of 'terms' is untouched
+
+
 def test_per_site_spiders_calibrate_too(catalogue: tuple[FixtureSite, str], tmp_path: Path) -> None:
     _, base = catalogue
     crawler = SpiderCrawler(tmp_path, "catalogue", "-a", f"site={base}")

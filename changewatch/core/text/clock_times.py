@@ -7,7 +7,8 @@ the fetch time, which an unchanged page shows by printing the time it was made:
 
 - a **full timestamp in a stated zone** ("2026-12-05T14:32:10+01:00", "2026-12-05 14:32 UTC",
   "5 Dec 2026, 14:32 GMT", "14:32 GMT") within :data:`ZONED_MINUTES` of the fetch time in that
-  zone (with a date written before it, the date must be the fetch date there, give or take a day);
+  zone (with a date written before it, the date must be the fetch date there, give or take a day;
+  "today at", "yesterday at" before it go with it);
 - a **bare time of day** ("14:32", "2:32 pm", "14h32", "2026-12-05 14:32") in a line learned to
   be the page's clock, within :data:`BARE_MINUTES` of the fetch time in the page's *learned*
   offset (:class:`Clock`), or that offset an hour either way (daylight saving time). A bare time
@@ -18,6 +19,10 @@ the fetch time, which an unchanged page shows by printing the time it was made:
   schedule's or a video's times elsewhere on the page that happen to show the fetch time are
   content.
 
+A line that states its age to the minute ("Updated 5 minutes ago · 09:55") dates its time to the
+fetch time less that age (:mod:`.stated_ages`): its time tracks the fetch time, or the fetch time
+less the age, in the same zone or learned offset, with the same tolerance.
+
 A time of day without minutes ("6 pm") is never a clock's. Everything here runs over a line at a
 time, so a line's stable form depends on that line and the fetch time alone.
 """
@@ -25,10 +30,12 @@ time, so a line's stable form depends on that line and the fetch time alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from hashlib import blake2b
+
+from .stated_ages import Age, age_shifts
 
 __all__ = ["BARE_MINUTES", "CLOCK_LINES", "ZONED_MINUTES", "Clock", "clock_fragments", "learn_offset",
            "line_shape", "parse_fetch_time"]
@@ -93,12 +100,14 @@ _ISO = re.compile(
     rf"(?:(?P<z>z)|(?P<osign>[+-])(?P<oh>\d{{2}}):?(?P<om>\d{{2}})|\s*{_ZONE})?(?![\w:])")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "05/12/2026 "
+# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "05/12/2026 ",
+# "today at " (the fetch date, give or take a day, as any date written there)
 _DATE_BEFORE = re.compile(
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
     rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{4}})"
     rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
-    r"|(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>\d{4}))"
+    r"|(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>\d{4})"
+    r"|(?P<rel>today|tonight|yesterday))"
     r"(?:,?\s+(?:at\s+)?|\s*[-\u2013|·]\s*|\s+)$")
 _QUARTERS = range(-12 * 60, 14 * 60 + 1, 15)
 _DAY = 24 * 60
@@ -172,7 +181,8 @@ def _tracks(times: tuple[int, ...], local: datetime, minutes: int, written: re.M
     now = _minute_of_day(local)
     if not any(_apart(t, now) <= minutes for t in times):
         return False
-    return written is None or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written))
+    return written is None or bool(written.group("rel")) \
+        or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written))
 
 
 def _offsets(clock: Clock) -> tuple[int, ...]:
@@ -180,7 +190,7 @@ def _offsets(clock: Clock) -> tuple[int, ...]:
     return (clock.offset, clock.offset - 60, clock.offset + 60)
 
 
-def _iso_tracks(match: re.Match[str], clock: Clock, clock_line: bool) -> bool:
+def _iso_tracks(match: re.Match[str], clock: Clock, clock_line: bool, shifts: tuple[int, ...]) -> bool:
     assert clock.fetched is not None
     if match.group("z"):
         offsets: tuple[int, ...] = (0,)
@@ -200,20 +210,24 @@ def _iso_tracks(match: re.Match[str], clock: Clock, clock_line: bool) -> bool:
     except ValueError:
         return False
     fetched = clock.fetched.astimezone(UTC).replace(tzinfo=None)
-    return any(abs(written - timedelta(minutes=o) - fetched) <= timedelta(minutes=limit) for o in offsets)
+    return any(abs(written - timedelta(minutes=o - s) - fetched) <= timedelta(minutes=limit)
+               for o in offsets for s in shifts)
 
 
-def clock_fragments(line: str, clock: Clock) -> Iterator[tuple[int, int]]:
+def clock_fragments(line: str, clock: Clock, age: Age | None = None) -> Iterator[tuple[int, int]]:
     """The spans of *line* (lower case, one line) that are a clock tracking *clock*'s fetch time:
-    a timestamp (with the date written before it) or a time of day, as the module says."""
+    a timestamp (with the date written before it) or a time of day, as the module says; the fetch
+    time less the *age* the line states (:func:`~.stated_ages.stated_age`, taken before its words
+    were removed) too."""
     if clock.fetched is None or not any(c in line for c in ":h"):
         return
+    shifts = age_shifts(age)
     fetched = clock.fetched.astimezone(UTC)
     clock_line = clock.offset is not None and line_shape(line) in clock.lines
     stamps = []  # a time of an ISO timestamp is judged with its date, as the timestamp
     for match in _ISO.finditer(line):
         stamps.append(match.span())
-        if _iso_tracks(match, clock, clock_line):
+        if _iso_tracks(match, clock, clock_line, shifts):
             yield match.span()
     stamp = 0
     for match in _TIME.finditer(line):
@@ -227,7 +241,7 @@ def clock_fragments(line: str, clock: Clock) -> Iterator[tuple[int, int]]:
         start, written = _date_before(line, match.start())
         offsets = (zone,) if zone is not None else _offsets(clock)
         limit = ZONED_MINUTES if zone is not None else BARE_MINUTES
-        if any(_tracks(times, fetched + timedelta(minutes=o), limit, written) for o in offsets):
+        if any(_tracks(times, fetched + timedelta(minutes=o - s), limit, written) for o in offsets for s in shifts):
             yield start, match.end()
 
 
@@ -244,10 +258,11 @@ def _bare_times(line: str) -> tuple[str, list[tuple[int, ...]]]:
     return "\x00".join(parts), times
 
 
-def _candidates(times: tuple[int, ...], fetched: datetime) -> set[int]:
-    """The quarter-hour offsets from UTC in which a time of day (any of *times*) is the fetch time."""
+def _candidates(times: tuple[int, ...], fetched: datetime, age: Age | None = None) -> set[int]:
+    """The quarter-hour offsets from UTC in which a time of day (any of *times*) is the fetch time
+    (less the *age* its line states)."""
     now = _minute_of_day(fetched.astimezone(UTC))
-    return {k for k in _QUARTERS for t in times if _apart(t, now + k) <= BARE_MINUTES}
+    return {k for k in _QUARTERS for t in times for s in age_shifts(age) if _apart(t, now - s + k) <= BARE_MINUTES}
 
 
 def _shapes(lines: Iterable[str]) -> dict[str, tuple[str, list[tuple[int, ...]]]]:
@@ -261,8 +276,9 @@ def _shapes(lines: Iterable[str]) -> dict[str, tuple[str, list[tuple[int, ...]]]
 
 
 def learn_offset(old_lines: list[str], old_fetched: datetime | None, new_lines: list[str],
-                 new_fetched: datetime | None, offset: int | None,
-                 lines: tuple[str, ...] = ()) -> tuple[int | None, tuple[str, ...]]:
+                 new_fetched: datetime | None, offset: int | None, lines: tuple[str, ...] = (), *,
+                 old_ages: Mapping[str, Age] | None = None,
+                 new_ages: Mapping[str, Age] | None = None) -> tuple[int | None, tuple[str, ...]]:
     """The page's clock (its offset and the shapes of its lines) once a line of *old_lines* and
     one of *new_lines* (lower case, volatile fragments removed: the lines two observations do not
     share) that are alike but for their bare times of day show, each at its own fetch time, a
@@ -270,7 +286,9 @@ def learn_offset(old_lines: list[str], old_fetched: datetime | None, new_lines: 
     only when it moves a time by exactly what the clock moved, in a round offset, in the same
     two observations. *offset* and *lines* (what was learned so far) otherwise; a line that
     moved by the learned offset, or an hour off it (daylight saving time), is one more of the
-    clock's lines.
+    clock's lines. *old_ages* and *new_ages* are the ages the lines state ("5 minutes ago",
+    removed from them: :mod:`.stated_ages`), by line: such a line's time may track the fetch
+    time less its age.
 
     >>> from datetime import datetime, UTC
     >>> at = datetime(2026, 12, 5, 14, 32, tzinfo=UTC)
@@ -284,19 +302,22 @@ def learn_offset(old_lines: list[str], old_fetched: datetime | None, new_lines: 
     old_shapes = _shapes(old_lines)
     if not old_shapes:
         return offset, lines
+    old_ages, new_ages = old_ages or {}, new_ages or {}
     for shape, (line, new_times) in _shapes(new_lines).items():
-        old_times = old_shapes.get(shape, ("", []))[1]
+        old_line, old_times = old_shapes.get(shape, ("", []))
         if len(old_times) != len(new_times):
             continue
         for before, after in zip(old_times, new_times, strict=True):
             if before == after:
                 continue
-            common = _candidates(before, old_fetched) & _candidates(after, new_fetched)
+            was = _candidates(before, old_fetched, old_ages.get(old_line))
+            now = _candidates(after, new_fetched, new_ages.get(line))
+            common = was & now
             if offset is not None and offset not in common:
                 # the learned offset, an hour off on either side: a change of daylight saving time
                 shifted = {offset - 60, offset, offset + 60}
-                if _candidates(before, old_fetched) & shifted and _candidates(after, new_fetched) & shifted:
-                    common = _candidates(after, new_fetched) & shifted
+                if was & shifted and now & shifted:
+                    common = now & shifted
             if not common:
                 continue
             learned = min(common, key=lambda k: (abs(k - offset) if offset is not None else 0, abs(k)))

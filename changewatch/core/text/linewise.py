@@ -16,6 +16,7 @@ from collections import Counter
 
 from .clock_times import Clock, learn_offset
 from .options import VERBATIM
+from .stated_ages import Age, stated_age
 from .volatile import TRIGGER, lower_same_length, stable_lines
 
 __all__ = ["keeps_a_line_whole", "learned_clock", "same_stable_text", "stable_text_longer_than"]
@@ -46,8 +47,18 @@ def learned_clock(old_raw: str, old_clock: Clock, new_raw: str, new_clock: Clock
         return kept
     offset, lines = learn_offset(stable_lines(lower_same_length("\n".join(old))), old_clock.fetched,
                                  stable_lines(lower_same_length("\n".join(new))), new_clock.fetched,
-                                 old_clock.offset, old_clock.lines)
+                                 old_clock.offset, old_clock.lines, old_ages=_ages(old), new_ages=_ages(new))
     return Clock(new_clock.fetched, offset, lines)
+
+
+def _ages(lines: list[str]) -> dict[str, Age]:
+    """The ages *lines* state ("5 minutes ago"), by their stable lines (lower case), where the
+    words that stated them are gone."""
+    ages: dict[str, Age] = {}
+    for line in lines:
+        if (age := stated_age(folded := lower_same_length(line))) is not None:
+            ages.update((stable, age) for stable in stable_lines(folded))
+    return ages
 
 
 def same_stable_text(old_raw: str, new_raw: str, *, sort_lines: bool = False, old_clock: Clock | None = None,

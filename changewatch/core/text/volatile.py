@@ -4,13 +4,16 @@ patterns match in any case. Other languages' words are in :mod:`.volatile_langua
 
 A pattern is kept only where what it matches cannot be the page's content:
 
-- **relative times** ("3 minutes ago", "5m ago", "just now", "yesterday", "vor 5 Minuten"): they
+- **relative times** ("3 minutes ago", "5m ago", "just now", "moments ago", "vor 5 Minuten"): they
   change as the clock moves while the page stays the same, and what they say ("posted a while
-  ago") is not what anyone watches a page for;
+  ago") is not what anyone watches a page for. "Today", "tomorrow", "yesterday" and "tonight"
+  standing alone are words a reader reads ("Subscribe today", "closed tomorrow") and are kept;
+  "today at 14:32" goes only with a time that tracks the fetch time (:mod:`.clock_times`);
 - **secrets and session ids echoed with their key** as a URL writes them ("token=…", "sid=…"), or
-  after a colon with a generated value, 8 characters or more with a digit ("csrf: 8f14e45f…"):
-  "Session: Morning", "Auth: OAuth 2" are content and kept;
-- **UUIDs, hexadecimal ids of 16 digits or more, and base64-like blobs**: request ids, nonces,
+  after a colon with a generated value, 8 characters or more mixing digits and letters ("csrf:
+  8f14e45f…"): "Session: Morning", "Session: 2026-2027", "Auth: OAuth 2" are content and kept;
+- **UUIDs, hexadecimal ids of 16 digits or more (letters among them: "Order 1234567890123456" is
+  content), and base64-like blobs**: request ids, nonces,
   cache busters and build hashes that a page prints afresh on every render. Such an id is what
   a machine reads, never the words a page says (a page whose only change is a new commit hash
   in its text is not reported: a known loss).
@@ -28,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from .clock_times import Clock, clock_fragments
+from .stated_ages import Age, stated_age
 from .volatile_languages import OTHER_LANGUAGES, OTHER_LANGUAGES_NEEDS
 
 __all__ = ["TRIGGER", "lower_same_length", "stable_lines"]
@@ -55,15 +59,15 @@ def _digit_first(pattern: str) -> str:
 
 _ENGLISH_VOLATILE = (
     # key=value secrets and session ids in visible text or echoed URLs; "key: value" only with a
-    # generated value (8 characters or more, a digit among them)
+    # generated value (8 characters or more, digits and letters mixed: "Session: 2026-2027" is content)
     r"\b(?:[a-z_]*token|csrf[a-z_]*|nonce|session(?:_?id)?|sid|jsessionid|phpsessid|sig|signature|auth)"
-    r"(?:\s*=\s*[^\s&\"'<>]+|\s*:\s*(?=[^\s&\"'<>]*\d)[^\s&\"'<>]{8,})",
+    r"(?:\s*=\s*[^\s&\"'<>]+|\s*:\s*(?=[^\s&\"'<>]*\d)(?=[^\s&\"'<>]*[a-z])[^\s&\"'<>]{8,})",
     # UUIDs, long hex ids (base64-ish blobs: _BLOB)
     r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
     r"\b[0-9a-f]{16,}\b",
     # relative times
     r"\b(?:\d+|an?|one|a few|several)\s+(?:sec(?:ond)?|min(?:ute)?|hour|hr|day|week|month|year)s?\s+ago\b",
-    r"\b(?:just now|moments? ago|yesterday|today|tomorrow)\b",
+    r"\b(?:just now|moments? ago)\b",
     r"\b\d+\s*(?:s|m|h|d|w|mo|y)\s+ago\b",
 )
 
@@ -77,12 +81,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 # fragment contains its pattern's words). () for a pattern without such words.
 _ENGLISH_NEEDS: list[tuple[str, ...]] = [
     ("token", "csrf", "nonce", "session", "sid", "sig", "auth"), ("-",), (), ("ago",),
-    ("now", "ago", "day", "tomorrow"), ("ago",),
+    ("now", "ago"), ("ago",),
 ]
 # The patterns are written in lower case and run over a lower-cased copy of the text (a flag to
 # ignore case made them three to ten times slower); what they match is removed from the text as
 # written, at the same places (_remove_volatile).
 _VOLATILE = [_compiled(p) for p in (*_ENGLISH_VOLATILE, *OTHER_LANGUAGES)]
+_HEX = _VOLATILE[2]
 _NEEDS = [*_ENGLISH_NEEDS, *OTHER_LANGUAGES_NEEDS]
 
 
@@ -121,7 +126,7 @@ _WITHOUT_SPACES = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\uf
 
 # Every volatile pattern needs a digit, "=" or ":", or one of these words (checked by the tests):
 # lines without any are left alone, which spares most of a page's text the scans.
-TRIGGER = re.compile(r"[\d=:]|day|now|ago|tomorrow")
+TRIGGER = re.compile(r"[\d=:]|now|ago")
 
 
 def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bool], folded: str,
@@ -145,22 +150,28 @@ def _remove(matches: Iterable[re.Match[str]], kept: Callable[[re.Match[str]], bo
     return "".join(folded_parts), "".join(text_parts)
 
 
+def _kept_hex(match: re.Match[str]) -> bool:
+    """A run of hexadecimal digits that is a number (an order, a tracking number) is content."""
+    return _not_at_word_start(match) or match.group(0).isdigit()
+
+
 def _remove_volatile(folded: str, text: str) -> tuple[str, str]:
     """*folded* and *text* without their volatile fragments, found in *folded* (the lower-case twin
     of *text*)."""
     for pattern, words in zip(_VOLATILE, _NEEDS, strict=True):
         if words and not any(word in folded for word in words):
             continue
-        folded, text = _remove(pattern.finditer(folded), _not_at_word_start, folded, text)
+        kept = _kept_hex if pattern is _HEX else _not_at_word_start
+        folded, text = _remove(pattern.finditer(folded), kept, folded, text)
     return _remove(_BLOB.finditer(folded), _kept_blob, folded, text)
 
 
-def _remove_clock(folded: str, text: str, clock: Clock) -> str:
-    """*text* without the times in it that track *clock*'s fetch time, found line by line in
-    *folded* (its lower-case twin)."""
+def _remove_clock(folded: str, text: str, clock: Clock, ages: list[Age | None]) -> str:
+    """*text* without the times in it that track *clock*'s fetch time (less the age each line
+    stated: *ages*), found line by line in *folded* (its lower-case twin)."""
     folded_lines, lines = folded.split("\n"), text.split("\n")
     for i, line in enumerate(folded_lines):
-        spans = list(clock_fragments(line, clock))
+        spans = list(clock_fragments(line, clock, ages[i]))
         if spans:
             parts: list[str] = []
             at = 0
@@ -191,10 +202,14 @@ def stable_lines(raw: str, clock: Clock | None = None) -> list[str]:
     folded_lines = lower_same_length(raw).split("\n")
     candidates = [i for i, line in enumerate(folded_lines) if TRIGGER.search(line)]
     if candidates:
+        clocked = clock is not None and clock.fetched is not None
+        # the ages the lines state, read before the volatile patterns remove their words
+        ages = [stated_age(folded_lines[i]) for i in candidates] if clocked else []
         folded, text = _remove_volatile("\n".join([folded_lines[i] for i in candidates]),
                                         "\n".join([lines[i] for i in candidates]))
-        if clock is not None and clock.fetched is not None:
-            text = _remove_clock(folded, text, clock)
+        if clocked:
+            assert clock is not None
+            text = _remove_clock(folded, text, clock, ages)
         text = _SPACES.sub(" ", text)
         for i, line in zip(candidates, text.split("\n"), strict=True):
             # A removed fragment leaves a space where it was (the raw lines have none at their

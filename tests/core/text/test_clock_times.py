@@ -9,6 +9,7 @@ import pytest
 
 from changewatch.core.text.clock_times import CLOCK_LINES, Clock, learn_offset, line_shape, parse_fetch_time
 from changewatch.core.text.linewise import learned_clock, same_stable_text
+from changewatch.core.text.stated_ages import stated_age
 from changewatch.core.text.volatile import stable_lines
 
 AT = datetime(2026, 12, 5, 14, 32, 20, tzinfo=UTC)
@@ -21,7 +22,8 @@ def stable(line: str, clock: Clock | None) -> str:
 @pytest.mark.parametrize("stamp", [
     "2026-12-05T14:32:10Z", "2026-12-05T15:30:00+01:00", "2026-12-05 14:31 UTC", "2026-12-05T09:32-0500",
     "14:32 GMT", "2:40 PM UTC", "15:32 CET", "16:32 UTC+2", "Sat, 05 Dec 2026 14:32:00 GMT",
-    "5 Dec 2026, 14:25 GMT", "December 5, 2026 at 9:32 am EST", "05/12/2026 14:32 UTC",
+    "5 Dec 2026, 14:25 GMT", "December 5, 2026 at 9:32 am EST", "05/12/2026 14:32 UTC", "today at 14:32 GMT",
+    "Today, 14:30 UTC",
 ])
 def test_a_stamp_in_its_own_zone_near_the_fetch_time_is_a_clock(stamp: str) -> None:
     assert stable(f"Updated {stamp}", Clock(AT)) == "Updated"
@@ -33,6 +35,12 @@ def test_a_stamp_in_its_own_zone_near_the_fetch_time_is_a_clock(stamp: str) -> N
 ])
 def test_a_time_in_no_zone_or_far_from_the_fetch_time_is_content(stamp: str) -> None:
     assert stable(f"Updated {stamp}", Clock(AT)) == f"Updated {stamp}"
+
+
+def test_today_is_a_word_unless_it_dates_a_clock() -> None:
+    assert stable("Updated today at 14:32 GMT", Clock(AT)) == "Updated"
+    assert stable("Updated today at 11:00 GMT", Clock(AT)) == "Updated today at 11:00 GMT"
+    assert stable("Closed today, open tomorrow at 9:00", Clock(AT)) == "Closed today, open tomorrow at 9:00"
 
 
 def test_no_fetch_time_no_clock() -> None:
@@ -114,6 +122,31 @@ def test_two_loads_of_a_clock_page_read_alike_once_the_offset_is_learned() -> No
     assert not same_stable_text(old, new.replace("89.00", "79.00"), old_clock=old_clock, new_clock=learned)
     # not assumed: without the offset, the times are the page's words
     assert not same_stable_text(old, new, old_clock=Clock(AT), new_clock=Clock(later))
+
+
+def test_a_time_on_a_line_that_states_its_age_tracks_the_fetch_time_less_that_age() -> None:
+    old = "Prices\nUpdated 2 minutes ago · 14:30\nKettle 89.00"
+    later = AT + timedelta(minutes=88)  # 16:00
+    new = "Prices\nUpdated 5 minutes ago · 15:55\nKettle 89.00"  # 5 minutes off the clock, as it says
+    learned = learned_clock(old, Clock(AT), new, Clock(later))
+    assert learned.offset == 0 and learned.lines == (line_shape("updated · 1:1"),)
+    old_clock = Clock(AT, 0, learned.lines)
+    assert same_stable_text(old, new, old_clock=old_clock, new_clock=learned)
+    assert stable(new, learned) == "Prices\nUpdated\nKettle 89.00"
+    # the age is the line's own: "just now" at 15:55 is 5 minutes off the fetch time, content
+    assert stable(new.replace("5 minutes ago", "just now"), learned) == "Prices\nUpdated · 15:55\nKettle 89.00"
+    assert not same_stable_text(old, new.replace("89.00", "79.00"), old_clock=old_clock, new_clock=learned)
+    # an age is no zone: a time that tracks the fetch time less its age in no round offset is content
+    assert learned_clock(old, Clock(AT), new.replace("15:55", "15:47"), Clock(later)).offset is None
+
+
+@pytest.mark.parametrize(("line", "age"), [
+    ("updated 5 minutes ago · 09:55", (5, 6)), ("a minute ago", (1, 2)), ("5m ago", (5, 6)), ("1 min ago", (1, 2)),
+    ("posted 40 seconds ago", (0, 1)), ("just now", (0, 1)), ("2 hours ago", None), ("5 months ago", None),
+    ("3 minutes ago, 5 minutes ago", None), ("updated · 09:55", None), ("vor 5 minuten", None),
+])
+def test_the_age_a_line_states_to_the_minute(line: str, age: tuple[int, int] | None) -> None:
+    assert stated_age(line) == age
 
 
 def test_fetch_times_read_as_observations_keep_them() -> None:

@@ -69,7 +69,7 @@ def test_normalise_text_matches_page_normalisation() -> None:
     text = "  Updated 3 minutes ago \n\n Price   89.00\nToday only, 10:32 PM"
     result = normalise_text(text)
     assert result.raw == "Updated 3 minutes ago\nPrice 89.00\nToday only, 10:32 PM"
-    assert result.stable == "Updated\nPrice 89.00\nonly, 10:32 PM"
+    assert result.stable == "Updated\nPrice 89.00\nToday only, 10:32 PM"
     assert normalise_text("b\na", sort_lines=True).stable == "a\nb"
     assert normalise_text("a\x00b").raw == "ab"
 

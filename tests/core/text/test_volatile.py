@@ -18,7 +18,7 @@ VOLATILE = [
     "an hour ago",
     "5m ago",
     "just now",
-    "yesterday",
+    "moments ago",
     "token=abc12345",
     "access_token=Zm9vYmFy1",
     "csrf: 8f14e45fceea167a5a36",
@@ -63,6 +63,13 @@ CONTENT = [
     "Session: Morning",
     "Auth: OAuth 2",
     "token: none",
+    "Session: 2026-2027",
+    "Order 1234567890123456",
+    "today",
+    "Today",
+    "tomorrow",
+    "yesterday",
+    "tonight",
 ]
 
 
@@ -88,6 +95,8 @@ def test_dates_and_times_are_kept_as_written(fragment: str) -> None:
         ("Effective from 1 February 2027", "Effective from 1 March 2027"),
         ("Generated 2026-11-30T10:32:05Z", "Generated 2026-12-01T08:00:00Z"),
         ("Tue, 01 Dec 2026 09:00:00 GMT", "Mon, 30 Nov 2026 10:32:05 GMT"),
+        ("The library is closed today.", "The library is closed tomorrow."),
+        ("Subscribe today for £1 a week.", "Subscribe now for £1 a week."),
     ],
 )
 def test_a_changed_date_or_time_is_a_changed_text(old: str, new: str) -> None:
