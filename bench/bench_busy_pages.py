@@ -21,7 +21,7 @@ furniture) and after ``--runs`` runs, with and without ``-a calibrate=5`` (confi
 many are reported, and how many diffs show only the change (each changed line a line of the page).
 
     python bench/bench_busy_pages.py [--pages 20] [--runs 30] [--seed 0] [--corpus-kind article]
-    python bench/bench_busy_pages.py --changes [--seeds 0-11] [--early 2] [--runs 30] [--samples]
+    python bench/bench_busy_pages.py --changes [--seeds 0-11] [--early 2] [--runs 30] [--calibrations 0,5] [--samples]
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ def main() -> None:
     parser.add_argument("--changes", action="store_true", help="only the real changes, early and late, over --seeds")
     parser.add_argument("--seeds", default="0-11", help="with --changes: the test web's seeds (\"0-11\", \"1,4\")")
     parser.add_argument("--early", type=int, default=2, help="with --changes: noise-only runs before the early change")
+    parser.add_argument("--calibrations", default="0,5", help="with --changes: the calibrate=N values to run")
     args = parser.parse_args()
     if args.changes:
         _all_changes(args)
@@ -110,6 +111,7 @@ def main() -> None:
 
 
 def _seeds(spec: str) -> list[int]:
+    """The numbers of *spec*: "0-3,7" → 0, 1, 2, 3, 7."""
     seeds: list[int] = []
     for part in spec.split(","):
         first, _, last = part.partition("-")
@@ -123,7 +125,7 @@ def _all_changes(args: argparse.Namespace) -> None:
     print(f"{args.pages} {args.corpus_kind} pages per seed, seeds {args.seeds}; real changes at run {args.early + 1} "
           f"and at run {args.runs + 1}, confirmation on")
     print(f"{'real changes':<34} " + " ".join(f"{w:>18}" for w in ("reported", "late", "diff only change")))
-    for calibrate in (0, 5):
+    for calibrate in _seeds(args.calibrations):
         for runs in (args.early, args.runs):
             tally = ChangeTally()
             started = time.perf_counter()
