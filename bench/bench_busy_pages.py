@@ -15,7 +15,13 @@ pipeline commits it (tests/worlds/harness.py). Conditions:
 
 Then every real-change operator on every busy page, from its state after the noise-only runs.
 
+``--changes`` runs only the real changes, over the seeds given (``--seeds 0-11``): each operator on
+each page at run ``--early`` + 1 (after that many noise-only runs: before the key has learned its
+furniture) and after ``--runs`` runs, with and without ``-a calibrate=5`` (confirmation on): how
+many are reported, and how many diffs show only the change (each changed line a line of the page).
+
     python bench/bench_busy_pages.py [--pages 20] [--runs 30] [--seed 0] [--corpus-kind article]
+    python bench/bench_busy_pages.py --changes [--seeds 0-11] [--early 2] [--runs 30] [--calibrations 0,5] [--samples]
 """
 
 from __future__ import annotations
@@ -29,7 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.worlds.busy import world  # noqa: E402
-from tests.worlds.harness import Key, Tally, confirmation_available, run_changes, run_noise  # noqa: E402
+from tests.worlds.harness import (  # noqa: E402
+    ChangeTally,
+    Key,
+    Tally,
+    confirmation_available,
+    run_changes,
+    run_noise,
+)
 
 CONDITIONS = (("calibrate=5", 5, True), ("calibrate=5, no confirm", 5, False), ("confirm only", 0, True),
               ("neither", 0, False))
@@ -53,7 +66,14 @@ def main() -> None:
     parser.add_argument("--slots-between-loads", action="store_true",
                         help="confirmation learns between loads with core.learned.between_loads (provisional slots)")
     parser.add_argument("--samples", action="store_true", help="print samples of false alerts and failed changes")
+    parser.add_argument("--changes", action="store_true", help="only the real changes, early and late, over --seeds")
+    parser.add_argument("--seeds", default="0-11", help="with --changes: the test web's seeds (\"0-11\", \"1,4\")")
+    parser.add_argument("--early", type=int, default=2, help="with --changes: noise-only runs before the early change")
+    parser.add_argument("--calibrations", default="0,5", help="with --changes: the calibrate=N values to run")
     args = parser.parse_args()
+    if args.changes:
+        _all_changes(args)
+        return
     if args.slots_between_loads:
         import changewatch.core.confirm as confirm
         from changewatch.core.learned import between_loads
@@ -90,8 +110,40 @@ def main() -> None:
         _changes(f"{name}, at run 3", early, 3, args.samples)
 
 
+def _seeds(spec: str) -> list[int]:
+    """The numbers of *spec*: "0-3,7" → 0, 1, 2, 3, 7."""
+    seeds: list[int] = []
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        seeds.extend(range(int(first), int(last or first) + 1))
+    return seeds
+
+
+def _all_changes(args: argparse.Namespace) -> None:
+    """Real changes only: every operator on every busy page of each seed, early and late."""
+    seeds = _seeds(args.seeds)
+    print(f"{args.pages} {args.corpus_kind} pages per seed, seeds {args.seeds}; real changes at run {args.early + 1} "
+          f"and at run {args.runs + 1}, confirmation on")
+    print(f"{'real changes':<34} " + " ".join(f"{w:>18}" for w in ("reported", "late", "diff only change")))
+    for calibrate in _seeds(args.calibrations):
+        for runs in (args.early, args.runs):
+            tally = ChangeTally()
+            started = time.perf_counter()
+            for seed in seeds:
+                keys: list[Key] = []
+                run_noise(world(args.pages, "busy", seed=seed, corpus_kind=args.corpus_kind), runs,
+                          calibrate=calibrate, confirm=True, keys=keys)
+                run_changes(keys, runs + 1, tally=tally)
+            name = f"calibrate={calibrate}, at run {runs + 1}"
+            _print_changes(name, tally, args.samples)
+            print(f"{'':<34} {time.perf_counter() - started:.0f}s", flush=True)
+
+
 def _changes(name: str, keys: list[Key], start: int, samples: bool) -> None:
-    changes = run_changes(keys, start)
+    _print_changes(name, run_changes(keys, start), samples)
+
+
+def _print_changes(name: str, changes: ChangeTally, samples: bool) -> None:
     for what in changes.applied:
         applied = changes.applied[what]
         print(f"{name + ': ' + what:<34} {changes.reported[what]:>10}/{applied:<3} "
@@ -103,7 +155,7 @@ def _changes(name: str, keys: list[Key], start: int, samples: bool) -> None:
           f"{sum(changes.clean.values()):>10}/{total:<3} {100 * sum(changes.clean.values()) / total:>4.0f}%",
           flush=True)
     if samples:
-        for failure in changes.failures[:8]:
+        for failure in changes.failures[:20]:
             print("    " + failure[:300])
 
 

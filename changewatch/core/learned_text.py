@@ -146,10 +146,9 @@ def _held(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], 
     if slot.grown(now):  # beyond twice its size: a change, then its new size
         _put(out, was, False)
         return slot.seen(now, True)
-    if (gone := slot.extra(was)) and not slot.extra(now):
+    if (gone := slot.extra(was)) and not slot.extra(now) and (at_end := _removed_end(was, now, gone)) is not None:
         # a slot of fixed size that held more in the old text: the old lines least like what it
         # holds now are text removed next to it (a paragraph after an ad), not what the slot held
-        at_end = _like(now, was[:len(was) - gone]) >= _like(now, was[gone:])
         own, removed = (was[:len(was) - gone], was[len(was) - gone:]) if at_end else (was[gone:], was[:gone])
         if not at_end:
             _put(out, removed, False)
@@ -175,6 +174,19 @@ def _held(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], 
     if changed:
         out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
     return slot.seen(now, changed)
+
+
+def _removed_end(was: Sequence[str], now: Sequence[str], gone: int) -> bool | None:
+    """Which end of *was* (a fixed slot's old lines, *gone* more than its size) holds text removed
+    next to the slot: True the end, False the start, None neither. Removed text is not in the new
+    text: an end whose lines the slot holds now (a block the loads seen so far all showed alike,
+    absent now) is the slot's own, not a paragraph removed beside it."""
+    shown = set(now)
+    ends = [end for end, lines in ((True, was[len(was) - gone:]), (False, was[:gone]))
+            if not any(line in shown for line in lines if line.strip())]
+    if len(ends) < 2:
+        return ends[0] if ends else None
+    return _like(now, was[:len(was) - gone]) >= _like(now, was[gone:])
 
 
 def _like(lines: Sequence[str], other: Sequence[str]) -> float:

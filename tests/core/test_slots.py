@@ -181,3 +181,23 @@ def test_slots_round_trip_and_older_regions_read_as_slots() -> None:
     old = Learned.decode({"lines": [], "regions": {f"{signature('a')}:{signature('b')}": "x"}})
     assert old is not None and [(s.before, s.after, s.sample) for s in old.slots] == [
         (signature("a"), signature("b"), "x")]
+
+
+def test_a_fixed_slot_holding_one_line_more_in_the_old_text_never_shows_a_line_it_still_holds_as_removed() -> None:
+    # a box seen holding three lines each time (fixed) held four in the stored text: the extra
+    # line is looked for at an end, and the end whose line the box still shows (a teaser above a
+    # list, kept while the list's items change) is the box's own, never text removed beside it
+    from changewatch.core.slots import Slot
+
+    teaser = "Subscribe today and read everything"
+    items = ["Harbour ferry returns to the island after a long and quiet winter",
+             "Night trains are coming back to the valley towns at last", "Council backs it"]
+    after = "Tickets for the opening weekend are available at the front desk and online."
+    slot = Slot(signature("Related"), signature(after), most=3, least=3, varied=2)
+    learned = Learned().with_slots([slot])
+    intro = "The museum reopens its west wing after two years of careful restoration work."
+    old = [intro, "Related", teaser, *items, after]
+    new = [intro, "Related", teaser, "Bakery wins a prize", "Tram line extended", after]
+    verdict = judge("\n".join(old), "\n".join(new), learned)
+    removed = [line for hunk in verdict.remaining for line in hunk.removed]
+    assert teaser not in removed, removed

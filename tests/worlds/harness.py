@@ -245,11 +245,16 @@ def shows_change(diff: str, change: Edit) -> tuple[bool, str]:
 
 def only_own_lines(diff: str, change: Edit, before: WorldPage) -> tuple[bool, str]:
     """Whether every changed line of *diff* is a line of the page's own text (before or after the
-    change: no furniture); and the first that is not."""
+    change: no furniture), or a part of one where the diff clipped it; and the first that is not.
+    Context lines are not judged: a diff's unchanged lines are the page's as it stands."""
     own = own_lines(before) | own_lines(change.page)
     for line in changed_lines(diff):
-        body = line[1:].strip().strip("…").strip()
-        if body and body not in own and not any(body in mine for mine in own):
+        shown = line[1:].strip()
+        body = shown.strip("…").strip()
+        # a part of an own line only where the diff clipped a long line (a short box line such as
+        # "Live:" or "Updated" may be a part of some paragraph by chance)
+        clipped = shown != body and len(body) >= 20
+        if body and body not in own and not (clipped and any(body in mine for mine in own)):
             return False, f"{furniture_kind(body)}: {line[:120]!r}"
     return True, ""
 

@@ -78,6 +78,16 @@ def test_busy_pages_after_calibrate_5_alert_on_at_most_2_percent_and_report_real
 
 
 @needs_corpus
+def test_after_calibrate_5_real_changes_at_run_3_are_reported_with_only_their_words() -> None:
+    # calibration has shown the key its furniture before its first runs: a change right after
+    # them is reported, its diff without a box's line (bench_busy_pages.py --changes: 896/896)
+    keys: list[Key] = []
+    run_noise(PAGES, 2, calibrate=5, confirm=True, keys=keys)
+    ok, why = _changes_ok(run_changes(keys, 3), share=1.0)
+    assert ok, why
+
+
+@needs_corpus
 @pytest.mark.xfail(strict=True, reason=LEARNING)
 def test_busy_pages_without_calibration_alert_on_at_most_5_percent_and_report_real_changes() -> None:
     tally, keys = _busy(PAGES, 8, calibrate=0, confirm=True)

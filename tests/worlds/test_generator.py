@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from .busy import CORPUS, load, noise_lines, visible, world
+from .busy import CORPUS, load, noise_lines, own_lines, visible, world
 from .edits import OPERATORS, edit
+from .harness import only_own_lines
 from .vocab import headline_pool
 
 T0 = datetime(2026, 12, 5, 14, 0, tzinfo=UTC)
@@ -70,3 +71,19 @@ def test_every_edit_changes_the_pages_own_text(what: str) -> None:
         for text in change.added:
             assert text in after
     assert applied >= len(PAGES) // 2, what
+
+
+@needs_corpus
+def test_a_diff_is_clean_only_when_each_changed_line_is_the_pages_own_or_a_clipped_part_of_one() -> None:
+    page = PAGES[0]
+    change = edit(page, "word")
+    assert change is not None
+    (old,), (new,) = change.removed, change.added
+    paragraph = next(line for line in own_lines(change.page) if new in line)
+    before = paragraph.replace(new, old)
+    assert only_own_lines(f"- {before}\n+ {paragraph}", change, page)[0]
+    assert only_own_lines(f"- …{before[5:45]}…\n+ …{paragraph[5:45]}…", change, page)[0]  # clipped
+    # a furniture line is not clean, even where its words happen to be a part of a paragraph
+    word = next(w for w in paragraph.split() if len(w) >= 4)
+    assert not only_own_lines(f"- {before}\n+ {paragraph}\n- {word}", change, page)[0]
+    assert not only_own_lines(f"- {before}\n+ {paragraph}\n+ Sign up for our newsletter", change, page)[0]
