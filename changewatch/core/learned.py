@@ -64,6 +64,7 @@ from .slots import (
     sample_of,
     slot_between,
 )
+from .steady import split_steady
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
            "Slot", "between_loads", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise", "noisiness",
@@ -213,6 +214,7 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
     out = _Slotted([], [], set(), [], kept)
     held = {i for loc in in_old for i in range(loc.start, loc.end)}
     at = until = 0  # *until*: where the last slot's lines end in the new text
+    shared = ""  # the last slot's after anchor (as learned)
     for loc in in_old:
         slot, mine = slots[loc.index], where.get(loc.index)
         out.lines.extend(old[at:loc.start])
@@ -224,16 +226,18 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
             continue
         if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None \
                 and not _taken(there[0], there[1], loc.index, in_new):
-            # an anchor edited or removed: the edit is a change, the slot is anchored anew
-            slot = anchored(slot, new, nsig, there[0], there[1])
-            mine = Located(loc.index, there[0], there[1])
+            # an anchor edited or removed: the edit is a change, the slot is anchored anew (after
+            # the last slot's, when that is the anchor they share: the edited line is neither's)
+            start = until + 1 if slot.before == shared and there[0] <= until < there[1] else there[0]
+            slot = anchored(slot, new, nsig, start, there[1])
+            mine = Located(loc.index, start, there[1])
         if mine is not None and mine.start < until:  # lines another slot holds, or slots out of order
             mine = None
         if mine is None:  # anchors gone or moved: a change, relearned later
             kept[loc.index] = None
             _put(out, was, False)
             continue
-        now, until = new[mine.start:mine.end], mine.end
+        now, until, shared = new[mine.start:mine.end], mine.end, slots[loc.index].after
         if slot.provisional:
             if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
                 kept[loc.index] = None
@@ -249,6 +253,7 @@ def _slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: 
     for i in range(len(slots)):
         if i not in found:
             kept[i] = None  # neither text has it: the page was redesigned
+    out.slots = split_steady(kept, new, nsig)
     return out
 
 
@@ -292,7 +297,7 @@ def _held(out: _Slotted, slot: Slot, was: Sequence[str], now: Sequence[str], new
     out.held.update(range(mine.start, mine.end))
     if changed:
         out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
-    return slot.seen(now, changed)
+    return slot.seen(now, changed, was)
 
 
 def _like(lines: Sequence[str], other: Sequence[str]) -> float:
@@ -385,8 +390,9 @@ def _counted(learned: Learned, remaining: Sequence[Hunk], base: _Slotted) -> Lea
     new_slots: list[Slot] = []
     places = {}
     sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    changed = {i for hunk in remaining for i in range(hunk.start, hunk.end)}
     for start, end in _groups(remaining):
-        slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines)
+        slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines, changed)
         places["@" + ":".join(map(str, slot.anchors))] = slot
     names = [*{sig for hunk in remaining for sig in hunk.signatures()}, *places]
     for name in names:
@@ -432,8 +438,9 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
     found = hunks(base.lines, second, learned.lines)
     where = positions(ssig)
     taught = []
+    changed = {i for hunk in found for i in range(hunk.start, hunk.end)}
     for start, end in _groups(found):
-        slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines)
+        slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines, changed)
         if any(s.anchors == slot.anchors and not s.provisional for s in learned.slots):
             continue
         there, here = locate_all([slot], ssig, where), locate_all([slot], base.sigs)
