@@ -28,7 +28,7 @@ __all__ = ["JOIN_BEFORE", "MAX_INNER", "STEADY_AFTER", "Inner", "inner_of", "lin
 #: the lines a slot keeps of those it was learned around
 MAX_INNER = 4
 #: the loads a kept line stood in, the same and in place, before it is steady (the one it was learned in counts)
-STEADY_AFTER = 4
+STEADY_AFTER = 6
 #: the loads two slots varied in with the line between them in place, before that line going is a
 #: change rather than a line that varies too (a block some loads show that four in a row showed)
 JOIN_BEFORE = 2 * STEADY_AFTER

@@ -24,14 +24,14 @@ BODY = ["Skip to content", "Daniel Lemire's blog", "Menu and widgets", "My home 
 def load(n: int, heading: str = "Trending now", extra: tuple[str, ...] = ()) -> str:
     rng = random.Random(n)
     top = [f"Updated · 22:{rng.randint(0, 59):02d}", heading, *extra, *rng.sample(POOL, 5),
-           f"Sponsored: {rng.choice(POOL)} – shop now",
+           f"Sponsored: {rng.choice(POOL)} \u2013 shop now",
            rng.choice(("Try our newsletter free for 30 days.", "Subscribe for £1 a week."))]
     if rng.random() < 0.4:
         top.append("Breaking: markets open higher as traders weigh rate outlook.")
     return "\n".join([*top, *BODY, *rng.sample(POOL, 3)])
 
 
-def learned_from_runs(runs: int = 12, calibration: int = 5) -> tuple[Learned, str]:
+def learned_from_runs(runs: int = 16, calibration: int = 5) -> tuple[Learned, str]:
     """Calibrated on *calibration* loads, then *runs* normal runs, each candidate confirmed by a
     second load (what the two loads differ in learned at once), as the worker does."""
     learned = Learned()
