@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any
 
-from .steady import JOIN_BEFORE, Inner, inner_of, sighted
+from .steady import JOIN_BEFORE, Inner, inner_of, joined_inner, sighted
 
 __all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose",
            "positions", "slot_between"]
@@ -295,7 +295,7 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
             continue
         both = Slot(first.before, second.after, first.nth, first.most + second.most + 1,
                     max(first.varied, second.varied), first.sample, (first.labels[0], second.labels[1]),
-                    first.least + second.least + 1, inner=_inner_joined(first, second))
+                    first.least + second.least + 1, inner=joined_inner(first, second))
         na, nb = in_new.get(a.index), in_new.get(b.index)
         if na is not None and nb is not None and nb.start == na.end + 1:
             moved = _count(new[na.start:na.end]) - _count(old[a.start:a.end])
@@ -309,9 +309,3 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
                 continue
         out[a.index], out[b.index] = both, None
     return tuple(slot for slot in out if slot is not None)
-
-
-def _inner_joined(first: Slot, second: Slot) -> tuple[Inner, ...]:
-    """The kept lines of two slots joined across the line between them, counted in the joined slot."""
-    return (*((d, c, a, b, x + second.least + 1, y + second.most + 1) for d, c, a, b, x, y in first.inner),
-            *((d, c, a + first.least + 1, b + first.most + 1, x, y) for d, c, a, b, x, y in second.inner))[:4]

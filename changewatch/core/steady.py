@@ -8,9 +8,10 @@ their text's hash, bounded). Each load the slot varies in (:func:`sighted`), a k
 missing, doubled or moved (not matched in the diff of what the slot held, nor as many lines from
 its start or its end as before) is forgotten; one that stood so :data:`STEADY_AFTER` times is
 steady, and the slot is split around it (:func:`split_steady`): the line is the anchor of the two
-slots, so an edit to it is a change (shown alone) and the two slots are not joined again across
-it. An item of a reshuffled list that stays in place by chance is forgotten the first load it
-moves. Nothing here imports Scrapy.
+slots, so an edit to it is a change (shown alone); once both varied in :data:`JOIN_BEFORE` loads
+with it in place, they are not joined across it again (core/slots.py ``joined``). An item of a
+reshuffled list that stays in place by chance is forgotten the first load it moves. Nothing here
+imports Scrapy.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .slots import Slot
 
-__all__ = ["JOIN_BEFORE", "MAX_INNER", "STEADY_AFTER", "Inner", "inner_of", "line_hash", "sighted", "split_steady"]
+__all__ = ["JOIN_BEFORE", "MAX_INNER", "STEADY_AFTER", "Inner", "inner_of", "joined_inner", "line_hash", "sighted",
+           "split_steady"]
 
 #: the lines a slot keeps of those it was learned around
 MAX_INNER = 4
@@ -81,6 +83,13 @@ def sighted(inner: tuple[Inner, ...], was: Sequence[str], now: Sequence[str]) ->
         after = len(new) - j - 1
         out.append((digest, count + 1, min(al, j), max(am, j), min(bl, after), max(bm, after)))
     return tuple(out)
+
+
+def joined_inner(first: Slot, second: Slot) -> tuple[Inner, ...]:
+    """The kept lines of two slots joined across the line between them, counted in the joined slot."""
+    return (*((d, c, a, b, x + second.least + 1, y + second.most + 1) for d, c, a, b, x, y in first.inner),
+            *((d, c, a + first.least + 1, b + first.most + 1, x, y) for d, c, a, b, x, y in second.inner)
+            )[:MAX_INNER]
 
 
 def split_steady(slots: Sequence[Slot | None], new: Sequence[str], nsig: Sequence[str]) -> list[Slot | None]:

@@ -96,3 +96,19 @@ def test_an_old_stored_slot_still_loads_and_a_new_one_keeps_its_inner_lines() ->
     learned, _ = learned_from_runs()
     again = Learned.decode(learned.encode())
     assert again is not None and again.slots == learned.slots
+
+
+def test_a_kept_line_counts_only_while_it_stands_in_place() -> None:
+    """An item of a reshuffled list that stayed in place while a slot was learned around it is
+    forgotten the first load it moves or goes; a heading between runs that vary counts on."""
+    from changewatch.core.steady import inner_of, sighted
+
+    first = ["Updated · 22:01", "Trending now", "one", "two"]
+    inner = inner_of(first, [1])
+    assert [e[1] for e in inner] == [1]
+    second = ["Updated · 22:07", "Trending now", "three", "four", "five"]  # one line more after it
+    kept = sighted(inner, first, second)
+    assert [e[1:] for e in kept] == [(2, 1, 1, 2, 3)]
+    assert sighted(kept, second, ["Updated · 22:09", "six", "Trending now", "seven", "eight"]) == ()  # moved
+    assert sighted(kept, second, ["Updated · 22:09", "Most read", "six", "seven"]) == ()  # edited
+    assert sighted(kept, second, ["Trending now", "Trending now", "six"]) == ()  # doubled
