@@ -236,8 +236,9 @@ def _counted(learned: Learned, remaining: Sequence[Hunk], base: SlottedText) -> 
     new_slots: list[Slot] = []
     places = {}
     sigs = base.sigs if len(base.sigs) == len(base.lines) else signatures(base.lines)
+    changed = {i for hunk in remaining for i in range(hunk.start, hunk.end)}
     for start, end in groups(remaining):
-        slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines)
+        slot = slot_between(base.lines, sigs, start, end, base.covered, learned.lines, changed)
         places["@" + ":".join(map(str, slot.anchors))] = slot
     names = [*{sig for hunk in remaining for sig in hunk.signatures()}, *places]
     for name in names:
@@ -283,8 +284,9 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
     found = hunks(base.lines, second, learned.lines)
     where = positions(ssig)
     taught = []
+    changed = {i for hunk in found for i in range(hunk.start, hunk.end)}
     for start, end in groups(found):
-        slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines)
+        slot = slot_between(base.lines, base.sigs, start, end, base.covered, learned.lines, changed)
         if any(s.anchors == slot.anchors and not s.provisional for s in learned.slots):
             continue
         there, here = locate_all([slot], ssig, where), locate_all([slot], base.sigs)

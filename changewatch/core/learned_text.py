@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from .learned_state import MERGE_GAP, Learned, signature, signatures
 from .slots import Located, Slot, anchored, content_hash, joined, locate_all, loose, relabelled, sample_of
+from .steady import split_steady
 
 __all__ = ["Hunk", "SlottedText", "aligned", "groups", "hunks", "slotted"]
 
@@ -93,6 +94,7 @@ def slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: S
     out = SlottedText([], [], set(), [], kept)
     held = {i for loc in in_old for i in range(loc.start, loc.end)}
     at = until = 0  # *until*: where the last slot's lines end in the new text
+    shared = ""  # the last slot's after anchor (as learned)
     for loc in in_old:
         slot, mine = slots[loc.index], where.get(loc.index)
         out.lines.extend(old[at:loc.start])
@@ -104,16 +106,18 @@ def slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: S
             continue
         if mine is None and (there := loose(slot, old, osig, loc.start, loc.end, new, nsig, held)) is not None \
                 and not _taken(there[0], there[1], loc.index, in_new):
-            # an anchor edited or removed: the edit is a change, the slot is anchored anew
-            slot = anchored(slot, new, nsig, there[0], there[1])
-            mine = Located(loc.index, there[0], there[1])
+            # an anchor edited or removed: the edit is a change, the slot is anchored anew (after
+            # the last slot's, when that is the anchor they share: the edited line is neither's)
+            start = until + 1 if slot.before == shared and there[0] <= until < there[1] else there[0]
+            slot = anchored(slot, new, nsig, start, there[1])
+            mine = Located(loc.index, start, there[1])
         if mine is not None and mine.start < until:  # lines another slot holds, or slots out of order
             mine = None
         if mine is None:  # anchors gone or moved: a change, relearned later
             kept[loc.index] = None
             _put(out, was, False)
             continue
-        now, until = new[mine.start:mine.end], mine.end
+        now, until, shared = new[mine.start:mine.end], mine.end, slots[loc.index].after
         if slot.provisional:
             if content_hash(now) == slot.stayed:  # stayed put: a change, shown from the first load's
                 kept[loc.index] = None
@@ -131,6 +135,7 @@ def slotted(old: Sequence[str], osig: Sequence[str], new: Sequence[str], nsig: S
     for i in range(len(slots)):
         if i not in found:
             kept[i] = None  # neither text has it: the page was redesigned
+    out.slots = split_steady(kept, new, nsig)
     return out
 
 
@@ -173,7 +178,7 @@ def _held(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], 
     out.held.update(range(mine.start, mine.end))
     if changed:
         out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
-    return slot.seen(now, changed)
+    return slot.seen(now, changed, was)
 
 
 def _removed_end(was: Sequence[str], now: Sequence[str], gone: int) -> bool | None:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any
 
+from .steady import JOIN_BEFORE, Inner, inner_of, joined_inner, sighted
+
 __all__ = ["MAX_SLOTS", "Located", "Slot", "anchor_at", "anchored", "content_hash", "joined", "locate_all", "loose",
            "positions", "relabelled", "slot_between"]
 
@@ -63,6 +65,10 @@ class Slot:
     stayed: str = ""
     #: provisional: the lines the first load showed there
     was: tuple[str, ...] = ()
+    #: lines inside it that stood, the same and in place, on the loads it varied in (core/steady.py)
+    inner: tuple[Inner, ...] = ()
+    #: the loads it varied in with its anchors in place (from a split: those its anchor stood in before)
+    steady: int = 0
 
     @property
     def anchors(self) -> tuple[str, str, int]:
@@ -75,8 +81,8 @@ class Slot:
     def encode(self) -> list[Any]:
         data: list[Any] = [self.before, self.after, self.nth, self.most, self.varied, self.sample, list(self.labels),
                            self.least]
-        if self.stayed:
-            data += [self.stayed, list(self.was)]
+        if self.stayed or self.inner or self.steady:
+            data += [self.stayed, list(self.was), [list(e) for e in self.inner], self.steady]
         return data
 
     @classmethod
@@ -84,15 +90,18 @@ class Slot:
         before, after, nth, most, varied, sample, labels = data[:7]
         least = int(data[7]) if len(data) > 7 else 0
         stayed, was = (str(data[8]), tuple(map(str, data[9]))) if len(data) > 9 else ("", ())
+        inner, steady = (tuple((str(e[0]), *map(int, e[1:6])) for e in data[10]), int(data[11])) \
+            if len(data) > 11 else ((), 0)
         first, second = [*map(str, labels), "", ""][:2]
         return cls(str(before), str(after), int(nth), int(most), int(varied), str(sample), (first, second),
-                   least, stayed, was)
+                   least, stayed, was, inner, steady)  # type: ignore[arg-type]
 
-    def seen(self, lines: Sequence[str], changed: bool) -> Slot:
-        """This slot after holding *lines* in an observation (*changed*: other than before)."""
+    def seen(self, lines: Sequence[str], changed: bool, was: Sequence[str] | None = None) -> Slot:
+        """This slot after holding *lines* in an observation (*changed*: other than *was*)."""
         held = sum(1 for line in lines if line.strip())
-        return dataclasses.replace(self, most=max(self.most, held), least=min(self.least, held),
-                                   varied=self.varied + int(changed),
+        inner = sighted(self.inner, was, lines) if changed and was is not None else self.inner
+        return dataclasses.replace(self, most=max(self.most, held), least=min(self.least, held), inner=inner,
+                                   varied=self.varied + int(changed), steady=self.steady + int(changed),
                                    sample=sample_of(lines) or self.sample if changed else self.sample)
 
     @property
@@ -167,12 +176,17 @@ def anchor_at(lines: Sequence[str], sigs: Sequence[str], at: int, step: int, ski
 
 
 def slot_between(lines: Sequence[str], sigs: Sequence[str], start: int, end: int, skip: set[int],
-                 volatile: frozenset[str], **known: Any) -> Slot:
-    """A slot holding ``lines[start:end]`` (or more: its anchors are the nearest stable lines)."""
+                 volatile: frozenset[str], changed: set[int] | None = None, **known: Any) -> Slot:
+    """A slot holding ``lines[start:end]`` (or more: its anchors are the nearest stable lines).
+    With *changed* (the positions the diff it is learned from changed), the lines within it the
+    diff kept are kept as its inner lines (:mod:`.steady`)."""
     before, b, first = anchor_at(lines, sigs, start - 1, -1, skip, volatile)
     after, a, second = anchor_at(lines, sigs, end, 1, skip, volatile)
     nth = 0 if before == "^" else sum(1 for sig in sigs[:b] if sig == before)
     held = lines[b + 1:a]
+    if changed is not None:
+        known["inner"] = inner_of(held, (i - b - 1 for i in range(b + 1, a) if i not in changed and i not in skip
+                                         and sigs[i] not in volatile))
     size = sum(1 for line in held if line.strip())
     most = known.pop("most", size)
     return Slot(before, after, nth, most, known.pop("varied", 1), known.pop("sample", sample_of(held)),
@@ -282,11 +296,12 @@ def joined(slots: Sequence[Slot], old: Sequence[str], osig: Sequence[str], new: 
     out: list[Slot | None] = list(slots)
     for a, b in itertools.pairwise(in_old):
         first, second = out[a.index], out[b.index]
-        if b.start != a.end + 1 or first is None or second is None or first.after != second.before:
+        if b.start != a.end + 1 or first is None or second is None or first.after != second.before \
+                or min(first.steady, second.steady) >= JOIN_BEFORE:  # the line stood: their anchor
             continue
         both = Slot(first.before, second.after, first.nth, first.most + second.most + 1,
                     max(first.varied, second.varied), first.sample, (first.labels[0], second.labels[1]),
-                    first.least + second.least + 1)
+                    first.least + second.least + 1, inner=joined_inner(first, second))
         na, nb = in_new.get(a.index), in_new.get(b.index)
         if na is not None and nb is not None and nb.start == na.end + 1:
             moved = _count(new[na.start:na.end]) - _count(old[a.start:a.end])
