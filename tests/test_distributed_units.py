@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scrapy import Request
 
 from changewatch import meta
@@ -152,41 +153,54 @@ SITEMAP = ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/
            + "".join(f"<url><loc>https://docs.example/p/{i}</loc></url>" for i in range(3)) + "</urlset>")
 
 
-def test_a_sites_discovery_is_counted_by_the_process_that_claimed_it(tmp_path: Path, redis_13: str) -> None:
-    """Both processes of a round start the site watch (its sitemap's request); the round gives it
-    to the first, which reads and judges the sitemap: only that one counts it discovered."""
-    import asyncio
-    import json
-
-    from scrapy.http import XmlResponse
+def round_process(tmp_path: Path, redis: str, name: str, watchlist: Path) -> tuple[Any, RoundScheduler]:
+    """A WatchSpider of *watchlist* in round r1 with its RoundScheduler, its own SQLite store."""
     from scrapy.utils.test import get_crawler
 
     from changewatch.spiders.watch import WatchSpider
 
+    crawler = get_crawler(WatchSpider, {
+        "ADDONS": {"changewatch.Addon": 0}, "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / name}.db",
+        "REDIS_URL": redis, "CHANGEWATCH_ROUND": "r1", "CHANGEWATCH_ROUND_PREFIX": "unit"})
+    spider = WatchSpider.from_crawler(crawler, watchlist=str(watchlist))
+    crawler.spider = spider
+    sched = RoundScheduler.from_crawler(crawler)
+    sched.open(spider)
+    return spider, sched
+
+
+async def started(spider: Any, sched: RoundScheduler) -> list[bool]:
+    requests = [r async for r in spider.start()]
+    for r in requests:
+        r.meta["is_start_request"] = True  # as Scrapy's StartSpiderMiddleware sets it
+    return [sched.enqueue_request(r) for r in requests]
+
+
+def test_a_sites_discovery_is_counted_by_the_process_that_claimed_it(tmp_path: Path, redis_13: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both processes of a round start the site watch (its sitemap's request); the round gives it
+    to the first, which reads and judges the sitemap: only that one counts it discovered, and, the
+    site's lastmod being untrusted (an open ``lastmod`` health condition), a run of it that checks
+    every page."""
+    import asyncio
+    import json
+
+    from scrapy.http import XmlResponse
+
+    from changewatch.spiders.site_health import LASTMOD, SiteHealth
+
     path = tmp_path / "sites.json"
     path.write_text(json.dumps({"watches": [{"key": "docs", "site": {"sitemap": "https://docs.example/sitemap.xml"}}]}))
+    opened = SiteHealth.opened
+    monkeypatch.setattr(SiteHealth, "opened", lambda self, key, url, condition: (
+        object() if condition == LASTMOD else opened(self, key, url, condition)))
 
-    def process(name: str) -> tuple[WatchSpider, RoundScheduler]:
-        crawler = get_crawler(WatchSpider, {
-            "ADDONS": {"changewatch.Addon": 0}, "CHANGEWATCH_STORE": f"sqlite:///{tmp_path / name}.db",
-            "REDIS_URL": redis_13, "CHANGEWATCH_ROUND": "r1", "CHANGEWATCH_ROUND_PREFIX": "unit"})
-        spider = WatchSpider.from_crawler(crawler, watchlist=str(path))
-        crawler.spider = spider
-        sched = RoundScheduler.from_crawler(crawler)
-        sched.open(spider)
-        return spider, sched
-
-    async def started(spider: WatchSpider, sched: RoundScheduler) -> list[bool]:
-        requests = [r async for r in spider.start()]
-        for r in requests:
-            r.meta["is_start_request"] = True  # as Scrapy's StartSpiderMiddleware sets it
-        return [sched.enqueue_request(r) for r in requests]
-
-    async def judged(spider: WatchSpider, request: Request) -> list[Any]:
+    async def judged(spider: Any, request: Request) -> list[Any]:
         response = XmlResponse(request.url, body=SITEMAP.encode(), request=request)
         return [item async for item in request.callback(response)]  # type: ignore[misc]
 
-    (reader, reader_sched), (other, other_sched) = process("reader"), process("other")
+    (reader, reader_sched), (other, other_sched) = (round_process(tmp_path, redis_13, name, path)
+                                                    for name in ("reader", "other"))
     assert asyncio.run(started(reader, reader_sched)) == [True]
     assert asyncio.run(started(other, other_sched)) == [False]  # the round gave the site to the reader
     sitemap = reader_sched.next_request()
@@ -196,4 +210,43 @@ def test_a_sites_discovery_is_counted_by_the_process_that_claimed_it(tmp_path: P
     assert sorted(r.url for r in items if isinstance(r, Request)) == [f"https://docs.example/p/{i}" for i in range(3)]
     assert reader.crawler.stats.get_value("changewatch/site/discovered") == 1
     assert other.crawler.stats.get_value("changewatch/site/discovered") is None
+    assert reader.crawler.stats.get_value("changewatch/site/lastmod_untrusted_runs") == 1
+    assert other.crawler.stats.get_value("changewatch/site/lastmod_untrusted_runs") is None
     assert other.crawler.stats.get_value("changewatch/round/units_skipped") == 1
+
+
+def test_a_site_set_not_due_is_counted_by_one_process_of_the_round(tmp_path: Path, redis_13: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site watch whose set was discovered an hour ago and is discovered again daily (``every:
+    1d``): every process of the round decides alike that its set is not due and requests its
+    stored pages (claimed one by one); the decision is counted by one process, not by each."""
+    import asyncio
+    import json
+    from types import SimpleNamespace
+
+    from changewatch.core import clock
+    from changewatch.spiders.site import SiteCrawler
+
+    path = tmp_path / "sites.json"
+    path.write_text(json.dumps({"watches": [{"key": "docs", "site": {
+        "sitemap": "https://docs.example/sitemap.xml", "every": "1d"}}]}))
+    an_hour_ago = clock.now().timestamp() - 3600
+    seen = SimpleNamespace(last_seen=clock.now().fromtimestamp(an_hour_ago, clock.now().tzinfo).isoformat(),
+                           counters={})
+
+    async def state(self: SiteCrawler, key: str) -> Any:
+        await self.runtime.open()
+        return seen  # the site watch's state row, as its store gives it
+
+    async def stored_spec(self: SiteCrawler, stored: Any) -> str:
+        return "max_pages=10000"  # the stored set's, as the watch's spec makes it: the same set
+
+    monkeypatch.setattr(SiteCrawler, "_state", state)
+    monkeypatch.setattr(SiteCrawler, "_stored_spec", stored_spec)
+    processes = [round_process(tmp_path, redis_13, name, path) for name in ("first", "second", "third")]
+    for spider, sched in processes:
+        spider.crawler.engine = SimpleNamespace(scheduler=sched)  # round_scheduler finds it there
+        assert asyncio.run(started(spider, sched)) == []  # the stored set is empty
+    counts = [spider.crawler.stats.get_value("changewatch/site/discovery_not_due") for spider, _ in processes]
+    assert counts == [1, None, None]
+    assert all(spider.crawler.stats.get_value("changewatch/site/discovered") is None for spider, _ in processes)

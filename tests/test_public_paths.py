@@ -15,12 +15,12 @@ import changewatch
 from changewatch.addon import (
     DOWNLOADER_MIDDLEWARE_ORDER,
     EXTENSION_ORDER,
-    META_REFRESH,
     PIPELINE_ORDER,
     RENDER_HANDLER,
     SAFETY_DEFAULTS,
     SPIDER_CONTRACT_ORDER,
     SPIDER_MIDDLEWARE_ORDER,
+    STAND_INS,
 )
 from changewatch.core.comparisons import BUILTIN_COMPARISONS
 from changewatch.store import BUILTIN_STORE_SCHEMES
@@ -59,7 +59,7 @@ def test_every_path_the_addon_and_the_project_settings_write_is_listed() -> None
     from changewatch import settings
 
     written = {*PIPELINE_ORDER, *EXTENSION_ORDER, *DOWNLOADER_MIDDLEWARE_ORDER, *SPIDER_MIDDLEWARE_ORDER,
-               META_REFRESH, RENDER_HANDLER, "changewatch.feeds.ChangeRecordCsvExporter",
+               *STAND_INS.values(), RENDER_HANDLER, "changewatch.feeds.ChangeRecordCsvExporter",
                *SPIDER_CONTRACT_ORDER, SAFETY_DEFAULTS["TWISTED_DNS_RESOLVER"],
                *BUILTIN_STORE_SCHEMES.values(), *BUILTIN_COMPARISONS.values()}
     written |= {name for name in settings.ADDONS}

@@ -48,6 +48,15 @@ DOWNLOADER_MIDDLEWARE_ORDER = {
 RENDER_HANDLER = "changewatch.render.RenderDownloadHandler"
 SCRAPY_META_REFRESH = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
 META_REFRESH = "changewatch.middlewares.MetaRefreshMiddleware"  # in SCRAPY_META_REFRESH's place
+#: Scrapy's downloader middlewares changewatch's stand in for, in their place: a meta refresh read
+#: from the head of a page only (middlewares/metarefresh.py); a redirect loop and a compression
+#: bomb noted as why a request failed (middlewares/dropped.py)
+STAND_INS = {
+    SCRAPY_META_REFRESH: META_REFRESH,
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": "changewatch.middlewares.RedirectMiddleware",
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware":
+        "changewatch.middlewares.HttpCompressionMiddleware",
+}
 SPIDER_MIDDLEWARE_ORDER = {
     # an answer with an error status, before HttpErrorMiddleware (50) keeps it from the callback; and
     # last, a response that reached the callback: a crawl none of whose requests did says why
@@ -93,12 +102,13 @@ class Addon:
             components = settings[name]
             for path, priority in order.items():
                 components.set(path, priority, "addon")
-        # Meta refresh from the head of a page, not from all of it decoded (middlewares/metarefresh.py),
-        # in Scrapy's own place; a project that names Scrapy's in DOWNLOADER_MIDDLEWARES keeps it.
+        # changewatch's stand-ins (STAND_INS), in Scrapy's own places; a project that names Scrapy's
+        # in DOWNLOADER_MIDDLEWARES keeps it.
         downloader, base = settings["DOWNLOADER_MIDDLEWARES"], settings["DOWNLOADER_MIDDLEWARES_BASE"]
-        if SCRAPY_META_REFRESH not in downloader and base.get(SCRAPY_META_REFRESH) is not None:
-            downloader.set(SCRAPY_META_REFRESH, None, "addon")
-            downloader.set(META_REFRESH, base.get(SCRAPY_META_REFRESH), "addon")
+        for scrapys, ours in STAND_INS.items():
+            if scrapys not in downloader and base.get(scrapys) is not None:
+                downloader.set(scrapys, None, "addon")
+                downloader.set(ours, base.get(scrapys), "addon")
         # Rendered pages (changewatch.render): Scrapy's HTTP/1.1 handler for every request that is
         # not rendered; scrapy-playwright and its browser are loaded and started with the first render.
         if settings.getbool("TWISTED_REACTOR_ENABLED", True):

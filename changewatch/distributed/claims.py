@@ -106,6 +106,24 @@ class Claims(RoundState):
         if unit in self.sharing.units:
             self.sharing.done(unit)
 
+    def first_to(self, decision: str, url: str) -> bool:
+        """Whether this process is the round's first to make *decision* about *url* (or made it
+        before): a decision every process of the round makes alike, such as a site watch's set not
+        being due, is counted by one. When Redis does not answer, this process counts it (a count
+        may then be doubled; no request depends on it)."""
+        from redis.exceptions import RedisError
+
+        identity = f"decided:{decision}"
+        try:
+            pipe = self.server.pipeline(transaction=False)
+            pipe.hsetnx(self.keys.claims, identity, claim_value(url, self.owner))
+            pipe.hget(self.keys.claims, identity)
+            pipe.expire(self.keys.claims, self.ttl)
+            added, value, _ = pipe.execute()
+        except RedisError:
+            return True
+        return bool(added) or parse_claim(value)[1] == self.owner
+
     def _nudge_soon(self) -> None:
         """Have the engine ask for a request again in :data:`_WAIT_POLL` seconds: an idle engine
         asks only every 5 s (its heartbeat), by when the reader may have fetched its pages alone."""

@@ -43,8 +43,11 @@ def round_scheduler(crawler: Crawler) -> RoundScheduler | None:
         engine = crawler.engine
     except RuntimeError:  # Scrapy 2.19: not set yet
         return None
-    scheduler = getattr(engine, "scheduler", None) or getattr(getattr(engine, "_slot", None), "scheduler", None)
-    return scheduler if isinstance(scheduler, RoundScheduler) else None
+    # not `a or b`: a scheduler with nothing queued is falsy (its __len__)
+    for scheduler in (getattr(engine, "scheduler", None), getattr(getattr(engine, "_slot", None), "scheduler", None)):
+        if isinstance(scheduler, RoundScheduler):
+            return scheduler
+    return None
 
 
 class RoundScheduler(Claims, Outages):

@@ -301,7 +301,7 @@ def _download(exc: BaseException, request: Request | None) -> str:
         text = str(exc)
         if text == "max redirections reached":
             times = request.meta.get("redirect_times", "?") if request is not None else "?"
-            return f"redirect: gave up after {times} redirects (a redirect loop?)"
+            return f"redirect: more than {times} redirections (REDIRECT_MAX_TIMES)"
         if text == "Forbidden by robots.txt":
             return "robots: the site's robots.txt disallows this URL (ROBOTSTXT_OBEY)"
         return f"ignored: a downloader middleware dropped the request ({plain_words(text) or 'no reason given'})"

@@ -8,6 +8,7 @@ from ..core.vantage import Vantage
 from .calibration import CalibrationMiddleware
 from .conditional import ConditionalRequestMiddleware, ConditionalSpiderMiddleware
 from .delivery import RedeliveryMiddleware
+from .dropped import HttpCompressionMiddleware, RedirectMiddleware
 from .fetches import ArrivedMiddleware, FetchFailureMiddleware, ReachedMiddleware
 from .metarefresh import MetaRefreshMiddleware
 from .notmodified import NotModified
@@ -16,6 +17,6 @@ from .schedule import ScheduleMiddleware
 from .vantage import VantageMiddleware
 
 __all__ = ["ArrivedMiddleware", "CalibrationMiddleware", "ConditionalRequestMiddleware",
-           "ConditionalSpiderMiddleware", "FetchFailureMiddleware", "MetaRefreshMiddleware", "NotModified",
-           "ReachedMiddleware", "RedeliveryMiddleware",
+           "ConditionalSpiderMiddleware", "FetchFailureMiddleware", "HttpCompressionMiddleware",
+           "MetaRefreshMiddleware", "NotModified", "ReachedMiddleware", "RedeliveryMiddleware", "RedirectMiddleware",
            "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -30,6 +30,8 @@ from scrapy.utils.response import get_meta_refresh
 from w3lib import html
 from w3lib.encoding import html_to_unicode
 
+from .dropped import NotesRedirectLoops
+
 __all__ = ["MetaRefreshMiddleware", "head_meta_refresh"]
 
 _CHARS = 4096  # what Scrapy reads (scrapy.utils.response.get_meta_refresh, get_base_url)
@@ -91,9 +93,10 @@ def head_meta_refresh(response: TextResponse, ignore_tags: Iterable[str] = ("scr
     return html.get_meta_refresh(text, base, encoding, ignore_tags=ignore_tags)
 
 
-class MetaRefreshMiddleware(ScrapyMetaRefreshMiddleware):
+class MetaRefreshMiddleware(NotesRedirectLoops, ScrapyMetaRefreshMiddleware):
     """Scrapy's MetaRefreshMiddleware (same settings, same redirects), but the whole body is
-    decoded only when the page does not declare its encoding."""
+    decoded only when the page does not declare its encoding; a loop it ends is noted
+    (:mod:`changewatch.middlewares.dropped`)."""
 
     def process_response(self, request: Request, response: Response,
                          spider: Spider | None = None) -> Request | Response:

@@ -100,7 +100,10 @@ class SiteCrawler(LinkMode):
         run.turn = sum(state.counters.values()) if state is not None else 0
         if (spec.every is not None and run.has_set and since is not None and not self.runtime.force
                 and clock.now().timestamp() - since < spec.every):
-            self.stats.inc("discovery_not_due")
+            # decided alike by every process of a distributed round: counted by the first
+            shared = round_scheduler(self.crawler)
+            if shared is None or shared.first_to(f"not_due:{watch.key}", spec.url):
+                self.stats.inc("discovery_not_due")
             async for request in self._stored_requests(run):
                 yield request
             return
@@ -200,7 +203,8 @@ class SiteCrawler(LinkMode):
             self._shared(run)
             return
         yield self.set_observation(run, read.delta(first=run.afresh, spec=self.new_spec(run)), len(read))
-        if not run.trusted:
+        if not run.trusted:  # counted here, where the set is judged: by the process that claimed the site
+            self.stats.inc("lastmod_untrusted_runs")
             self.health.full_checks[run.key] = run.spec.url
         pacer, listed = StartPacer(self.crawler), ListedPages(self.runtime)
         for i, url in enumerate(read.urls):
@@ -363,10 +367,7 @@ class SiteCrawler(LinkMode):
     def _trusted(self, run: SiteRun) -> bool:
         """Whether the site's lastmod is trusted: no open ``lastmod`` health condition (a run that
         checked every page and found none wrong ends it)."""
-        if self.health.opened(run.key, run.spec.url, LASTMOD) is None:
-            return True
-        self.stats.inc("lastmod_untrusted_runs")
-        return False
+        return self.health.opened(run.key, run.spec.url, LASTMOD) is None
 
     def _scraped(self, item: Any, response: Response | Failure | None, spider: Any) -> None:
         # an item from an errback comes with the Failure in place of the response

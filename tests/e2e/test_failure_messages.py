@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .crawl import Crawler, by_key
-from .hostile import HostileSite, endless, good_page, hang, page, send
+from .hostile import HostileSite, endless, good_page, hang, page, redirect, send
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +66,7 @@ CASES: dict[str, str] = {
     "private": r"robots: the site's robots\.txt disallows this URL \(ROBOTSTXT_OBEY\)",
     "tls": r"tls: the TLS handshake with 127\.0\.0\.1:\d+ failed \(.+\)",
     "refused": r"connection: 127\.0\.0\.1:\d+ refused the connection \(nothing listens there\?\)",
+    "loop": r"redirect: more than 20 redirections \(REDIRECT_MAX_TIMES\)",
 }
 
 
@@ -86,6 +87,7 @@ def test_every_failure_is_said_in_words(tmp_path: Path) -> None:
                                      b"64\r\n" + b"x" * 100 + b"\r\n")
         good["/hang"], good["/big"], good["/endless"] = hang(site), page(BIG), endless
         good["/broken"] = page(b"<h1>oops</h1>", 500)
+        good["/loop"] = redirect("/loop")  # a watch's request is never filtered as a duplicate
         good["/forbidden"] = page(b"<h1>no</h1>", 403)
         good["/busy"] = page(b"<h1>later</h1>", 429, Retry_After="120")
         good["/captcha"] = page(b"<html><body><p>Please verify you are a human to continue.</p></body></html>")
@@ -105,6 +107,9 @@ def test_every_failure_is_said_in_words(tmp_path: Path) -> None:
         site.stop()
     records = by_key(result.records)
     assert records.keys() == CASES.keys(), (sorted(records), result.stderr[-3000:])
+    # every watch ended in an error record, the redirect loop's among them: not one page was observed
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert f"not one page was observed: all {len(CASES)} due watch(es) ended in an error" in result.stderr
     for key, expected in CASES.items():
         error = records[key]["error"]
         assert records[key]["kind"] == "error"

@@ -11,13 +11,14 @@ import shutil
 import socket
 import subprocess
 import sys
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from .crawl import read_feed
 from .dnsserver import DNSServer
-from .hostile import HostileSite, hang, page
+from .hostile import HostileSite, gzip_bomb, hang, page, send
 from .test_own_project import own_env, startproject
 
 pytestmark = pytest.mark.slow
@@ -120,6 +121,27 @@ def test_every_request_refused_by_the_site_exits_1_saying_why(project: Path, sit
         done.stderr[-3000:]
     assert lines[0].endswith("(2 requests)"), lines[0]
     assert site.hits["/a"] == (0 if served == "robots" else 1)
+
+
+def test_a_redirect_loop_and_a_compression_bomb_exit_1_saying_why(project: Path, site: HostileSite) -> None:
+    """Both are dropped by Scrapy's middlewares raising IgnoreRequest from process_response, which
+    reaches no downloader middleware's process_exception: changewatch's stand-ins note them."""
+    def onward(h: BaseHTTPRequestHandler) -> None:  # /loop?N to /loop?N+1: no URL twice, so no duplicate filtered
+        send(h, 302, b"", headers={"Location": f"/loop?{int(h.path.partition('?')[2] or 0) + 1}"})
+
+    site.good["/loop"] = onward
+    site.good["/bomb"] = page(gzip_bomb(2), Content_Encoding="gzip")  # 2 KB that unpack to 2 MB
+    done, lines = crawl(project, [f"{site.base}/loop", f"{site.base}/bomb"], *ALLOWED, "-s", "REDIRECT_MAX_TIMES=3",
+                        "-s", "DOWNLOAD_MAXSIZE=1000000", "-s", "DOWNLOAD_WARNSIZE=0")
+    assert done.returncode == 1, done.stderr[-3000:]
+    [line] = lines
+    assert line.startswith("all 2 request(s) failed, none reached the spider: "), line
+    assert "redirect: more than 3 redirections (REDIRECT_MAX_TIMES) (1 request)" in line, line
+    assert "too large: " in line, line
+    assert " compressed bytes unpack to more than the 1000000-byte limit (DOWNLOAD_MAXSIZE; a compression bomb?) " \
+        "(1 request)" in line, line
+    assert site.hits["/loop"] == 4  # the request and its 3 redirections
+    assert read_feed(project / "changes.jsonl") == []
 
 
 def test_an_errback_that_yields_nothing_still_fails_the_crawl(project: Path, site: HostileSite) -> None:

@@ -128,7 +128,7 @@ KNOWN: list[tuple[str, BaseException, dict[str, object], str]] = [
      "too large: 1000 compressed bytes unpack to more than the 10000000-byte limit (DOWNLOAD_MAXSIZE; a "
      "compression bomb?)"),
     ("redirect-loop", IgnoreRequest("max redirections reached"), {"meta": {"redirect_times": 20}},
-     "redirect: gave up after 20 redirects (a redirect loop?)"),
+     "redirect: more than 20 redirections (REDIRECT_MAX_TIMES)"),
     ("robots", IgnoreRequest("Forbidden by robots.txt"), {},
      "robots: the site's robots.txt disallows this URL (ROBOTSTXT_OBEY)"),
     ("ignored", IgnoreRequest(), {}, "ignored: a downloader middleware dropped the request (no reason given)"),

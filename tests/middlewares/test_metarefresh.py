@@ -134,7 +134,7 @@ def test_the_addon_puts_it_in_scrapys_place() -> None:
     # 580, Scrapy's: after Retry (550) and the SSRF guard (560), before Redirect (600)
     assert (enabled.index("scrapy.downloadermiddlewares.retry.RetryMiddleware")
             < enabled.index("changewatch.guard.SSRFGuardMiddleware") < enabled.index(OURS)
-            < enabled.index("scrapy.downloadermiddlewares.redirect.RedirectMiddleware"))
+            < enabled.index("changewatch.middlewares.RedirectMiddleware"))
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}})
     assert crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")[OURS] == 580
 
@@ -150,6 +150,23 @@ def crawler_middleware(settings: dict[str, Any] | None = None) -> MetaRefreshMid
     crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}, **(settings or {})})
     crawler.spider = crawler._create_spider()
     return MetaRefreshMiddleware.from_crawler(crawler)
+
+
+def test_a_meta_refresh_loop_it_ends_is_noted_as_why_the_request_failed() -> None:
+    """Past REDIRECT_MAX_TIMES it raises IgnoreRequest as Scrapy's does, from process_response,
+    where no downloader middleware's process_exception sees it: the crawl's FetchOutcomes is told."""
+    from scrapy.exceptions import IgnoreRequest
+
+    from changewatch.runtime.services import CrawlServices
+
+    mw = crawler_middleware({"METAREFRESH_MAXDELAY": 10, "REDIRECT_MAX_TIMES": 3})
+    body = ('<meta charset="utf-8">' + REFRESH + FILLER).encode()
+    looping = Request(URL, meta={"redirect_times": 3, "redirect_ttl": 17})
+    with pytest.raises(IgnoreRequest):
+        mw.process_response(looping, response(body))
+    assert CrawlServices.of(mw.crawler).fetches.nothing_reached() == (
+        "all 1 request(s) failed, none reached the spider: redirect: more than 3 redirections (REDIRECT_MAX_TIMES) "
+        "(1 request)")
 
 
 def test_it_redirects_as_scrapys_does() -> None:
