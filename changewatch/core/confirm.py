@@ -22,6 +22,10 @@ verdict is the confirmation's: the snapshot kept is the second load's, with the 
 comparison whose change was not confirmed kept as the stored one (what was not confirmed stays a
 difference to the baseline: a real edit that landed between the two loads is reported by the
 next run, late but not lost).
+
+A key's first observation is made of two loads as well (:func:`baseline_loads`): the first is
+the baseline, silent as ever, and where the second differs from it is learned at once as
+provisional slots, so a rotating box is known before the first run that could alert on it.
 """
 
 from __future__ import annotations
@@ -42,13 +46,14 @@ from .comparisons.noise import CONFIRMED
 from .confirm_slots import pair_slots
 from .diff import line_diff
 from .documents import read_document
-from .learned import Learned, between_loads, changed_lines, judge
+from .learned import Learned, between_loads, changed_lines, hunks, judge
+from .learned_state import REWRITE_SHARE
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
 from .verdict import Verdict, classify, digest
 
-__all__ = ["Loads", "between_loads", "confirmed_text", "judge_loads", "observe_loads"]
+__all__ = ["Loads", "baseline_loads", "between_loads", "confirmed_text", "judge_loads", "observe_loads"]
 
 #: the comparison whose part is a page's text (its learned variation is taught by two loads)
 _CONTENT = "content"
@@ -388,3 +393,40 @@ def observe_loads(first: Observation, second: Observation, old: Snapshot, compar
     verdict.counters.update(counters)
     return verdict
 
+
+
+def baseline_loads(first: Observation, second: Observation, comparisons: Sequence[Comparison], *,
+                   context: CompareContext | None = None) -> Verdict:
+    """A key's first observation made of two loads: the baseline is the first's, and where the
+    second's text differs from it is learned as provisional slots (:func:`~.learned.between_loads`),
+    as a confirmation learns them: a place that holds a third text on the next run varies (a
+    rotating box), a slot from then on; one that still holds the second load's text is an edit
+    that landed between the two loads, reported then. A second load that cannot be trusted (a
+    block page, an empty page) is the error it is; one that rewrites most of the page teaches
+    nothing."""
+    one = _snapshot(first, comparisons, {})
+    two = _snapshot(second, comparisons, {})
+    if isinstance(one, str):
+        return Verdict(Kind.ERROR, error=one)
+    if isinstance(two, str):
+        return Verdict(Kind.ERROR, error=two)
+    if (problem := _problem(Snapshot({}), two, comparisons)) is not None:
+        return Verdict(Kind.ERROR, error=problem)
+    verdict = classify(None, one, comparisons, context=context)
+    if verdict.kind is not Kind.BASELINE or verdict.keep is None:
+        return verdict
+    part, other = verdict.keep.part(_CONTENT), two.part(_CONTENT)
+    if not (isinstance(part, ContentPart) and isinstance(other, ContentPart)) \
+            or (part.body_hash is not None and part.body_hash == other.body_hash) or part.text == other.text:
+        return verdict  # the same page twice (its body need not be read: it may be kept unread)
+    lines = sum(1 for line in part.text.split("\n") if line.strip())
+    found = hunks(part.text.split("\n"), other.text.split("\n"))
+    differing = max(sum(1 for hunk in found for line in getattr(hunk, side) if line.strip())
+                    for side in ("removed", "added"))
+    if differing > REWRITE_SHARE * lines:
+        verdict.counters["content/baseline_rewritten"] = 1
+        return verdict
+    taught = between_loads(part.learned, part.text, other.text)
+    verdict.keep = Snapshot({**verdict.keep.parts, _CONTENT: part.with_learned(taught)}, verdict.keep.foreign)
+    verdict.counters["content/baseline_slots"] = sum(1 for slot in taught.slots if slot.provisional)
+    return verdict

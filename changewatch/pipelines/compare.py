@@ -167,7 +167,16 @@ class ChangewatchPipeline:
             judged = await self._judge(obs, state, response)
             used, used_origin, used_response, confirmed["last"] = obs, origin, response, None
             moving = moved(obs, state)
-            if request is not None and self.confirmation.wanted(obs, request, judged.kind, moving):
+            if self.confirmation.wanted_baseline(obs, request, judged.kind):
+                assert request is not None
+                loaded = await self.confirmation.load(item, obs, request, baseline=True)
+                pair = await self._judge_loads(obs, loaded, state, response)
+                if pair is not None and pair.kind is Kind.BASELINE:
+                    judged = pair  # the first load's baseline, with what the second taught
+                else:
+                    logger.debug("changewatch: %s: the baseline's second load failed (%s): the first is the "
+                                 "baseline", obs.key, loaded.failure or (pair.error if pair else "refused"))
+            elif request is not None and self.confirmation.wanted(obs, request, judged.kind, moving):
                 loaded = await self.confirmation.load(item, obs, request, moving)
                 pair = await self._judge_loads(obs, loaded, state)
                 confirmed["last"] = pair is not None and loaded.obs is not None
@@ -225,18 +234,21 @@ class ChangewatchPipeline:
         task = ObserveTask(obs, old, table, self.compare_context(obs), body)
         return await judge(self.runtime.pool, task)
 
-    async def _judge_loads(self, first: Observation, loaded: Loaded, state: StoredState | None) -> Judged | None:
+    async def _judge_loads(self, first: Observation, loaded: Loaded, state: StoredState | None,
+                           first_response: Response | None = None) -> Judged | None:
         """A candidate (*first*) and its confirmation judged together against the stored snapshot
-        (in a worker); None when the confirmation failed or confirms nothing (a block page: an
-        error, but a ``noisy:`` one, which says the page varies in every line)."""
-        if loaded.obs is None or state is None or state.snapshot is None:
+        (in a worker); with none stored, a baseline's two loads (the first's body is the evidence
+        then: *first_response*). None when the confirmation failed or confirms nothing (a block
+        page: an error, but a ``noisy:`` one, which says the page varies in every line)."""
+        if loaded.obs is None:
             return None
         comparisons = self.comparisons_for(loaded.obs)
         table = (self.runtime.comparison_table if comparisons is self.runtime.comparisons
                  else comparison_table(comparisons))
-        response = loaded.response
-        body = response.body if response is not None else None
-        task = ConfirmTask(first, loaded.obs, state.snapshot, table, self.compare_context(loaded.obs), body)
+        old = state.snapshot if state is not None else None  # none: a baseline's two loads
+        response = loaded.response if old is not None else first_response
+        body = response.body if response is not None and not first.error else None
+        task = ConfirmTask(first, loaded.obs, old, table, self.compare_context(loaded.obs), body)
         judged = await judge(self.runtime.pool, task)
         if judged.kind is Kind.ERROR and not (judged.error or "").startswith("noisy:"):
             logger.debug("changewatch: %s: the confirmation confirms nothing: %s", first.key, judged.error)

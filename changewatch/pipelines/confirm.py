@@ -17,9 +17,12 @@ A move (permanent redirects that lead away from where the key was last seen) is 
 too: it is reported only where the second load lands at the same place; redirects that lead
 elsewhere on every load (a balancer, an A/B split) are where the page varies, not a move.
 
-At most one confirmation per key and run; calibration loads and confirmations are never
-confirmed. A confirmation that fails (an error, a non-2xx answer, a block page, a timeout)
-leaves the candidate reported as without confirmation, ``"confirmed": false``.
+A key's first observation (its baseline) is loaded twice the same way, so that where the page
+varies between loads is learned before any run could alert on it
+(``changewatch/confirm/baseline``); not a site watch's pages, whose first crawl would double. At
+most one confirmation per key and run; calibration loads and confirmations are never confirmed.
+A confirmation that fails (an error, a non-2xx answer, a block page, a timeout) leaves the
+candidate reported as without confirmation, ``"confirmed": false``.
 """
 
 from __future__ import annotations
@@ -97,14 +100,22 @@ class Confirmation:
         return not (request.meta.get(meta.CONFIRM) is False or request.meta.get(meta.CALIBRATION)
                     or request.meta.get(meta.CONFIRMATION) or obs.options.get("confirm") is False)
 
-    async def load(self, item: Any, obs: Observation, request: Request, moving: bool = False) -> Loaded:
+    def wanted_baseline(self, obs: Observation, request: Request | None, kind: Kind) -> bool:
+        """Whether the baseline *obs* (of verdict *kind*) is loaded a second time: as a candidate
+        would be confirmed, except a site watch's page (its site's first crawl would double)."""
+        return kind is Kind.BASELINE and obs.site_watch is None and self.wanted(obs, request, Kind.CONTENT)
+
+    async def load(self, item: Any, obs: Observation, request: Request, moving: bool = False,
+                   baseline: bool = False) -> Loaded:
         """The confirmation of *obs*'s key (made once per key and run); of a move (*moving*), made
-        from where the redirects started, to see where they lead this time."""
+        from where the redirects started, to see where they lead this time; of a *baseline*, its
+        second load."""
         done = self.done.get(obs.key)
         if done is not None:
             if done[0] == id(item):
                 return done[1]
             return Loaded(failure="confirmed once already this run")
+        self.stats.inc("baseline" if baseline else "sent")
         loaded = await self._load(obs, request, moving)
         self.done[obs.key] = (id(item), loaded)
         return loaded
@@ -120,7 +131,6 @@ class Confirmation:
         engine = self.crawler.engine
         if engine is None or self.runtime.failure is not None:
             return Loaded(failure="the crawl is stopping")
-        self.stats.inc("sent")
         try:
             response = await engine.download_async(confirmation_request(request, moving))
         except Exception as exc:

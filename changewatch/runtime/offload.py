@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.comparisons import CompareContext, Comparison, Kind, load_comparisons
 from ..core.comparisons.content_page import UnreadableStoredText
 from ..core.comparisons.content_part import ContentPart
-from ..core.confirm import observe_loads
+from ..core.confirm import baseline_loads, observe_loads
 from ..core.evidence import KeptBody, keep_body, keeps_evidence
 from ..core.observation import Observation
 from ..core.snapshot import Snapshot, SnapshotError
@@ -58,7 +58,8 @@ class ObserveTask:
 @dataclass(frozen=True, slots=True)
 class ConfirmTask:
     """A candidate change (*first*) and its confirmation (*obs*, the second load), judged together
-    against the stored snapshot (*old*, never None: a candidate has a baseline)."""
+    against the stored snapshot (*old*); with none, the two loads of a key's first observation
+    (its baseline is the second's, with where they differ learned)."""
 
     first: Observation
     obs: Observation
@@ -114,6 +115,8 @@ def _judged(task: ObserveTask | ConfirmTask, old: Snapshot | None, comparisons: 
             counters: dict[str, int]) -> Judged:
     if isinstance(task, ConfirmTask) and old is not None:
         verdict: Verdict = observe_loads(task.first, task.obs, old, comparisons, context=task.context)
+    elif isinstance(task, ConfirmTask):  # a key's first observation, of two loads
+        verdict = baseline_loads(task.first, task.obs, comparisons, context=task.context)
     else:
         verdict = observe(task.obs, old, comparisons, context=task.context)
     verdict.counters.update(counters)

@@ -7,7 +7,7 @@ from typing import Any
 
 from changewatch.core.comparisons import CompareContext, Kind, load_comparisons
 from changewatch.core.comparisons.content_part import ContentPart
-from changewatch.core.confirm import Loads, confirmed_text, judge_loads, observe_loads
+from changewatch.core.confirm import Loads, baseline_loads, confirmed_text, judge_loads, observe_loads
 from changewatch.core.observation import Observation
 from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import classify, digest
@@ -319,3 +319,50 @@ def test_a_calibrated_page_whose_every_line_changes_on_every_run_is_content_each
     # rewrites the page is a new edition, never where it varies: every day is still reported
     verdicts = daily_runs(stored, range(1, 9), confirm=False)
     assert [v.kind for v in verdicts] == [Kind.CONTENT] * 8, [v.error for v in verdicts]
+
+
+def baseline(first_html: str, second_html: str) -> Any:
+    return baseline_loads(obs(html=first_html), obs(html=second_html), COMPARISONS)
+
+
+def test_a_baseline_of_two_loads_knows_a_rotating_box_before_the_first_run() -> None:
+    verdict = baseline(page(box=box(1)), page(box=box(2)))
+    assert verdict.kind is Kind.BASELINE and verdict.counters["content/baseline_slots"] == 1
+    stored = verdict.keep
+    assert text(stored) == text(snap(html=page(box=box(1))))  # the first load is the baseline
+    # the box holds new headlines on the next run: it varies, a slot from then on
+    run1 = classify(stored, snap(html=page(box=box(3))), COMPARISONS)
+    assert run1.kind in (Kind.NOISE, Kind.NONE), run1.members
+    stored = run1.keep or stored
+    assert not any(s.provisional for s in stored.part("content").learned.slots)  # type: ignore[union-attr]
+    # a word edited outside the box is still reported, with only its words
+    edited = [*PARAGRAPHS[:5], PARAGRAPHS[5].replace(" ", " very ", 1), *PARAGRAPHS[6:]]
+    run2 = classify(stored, snap(html=page(box=box(4), paragraphs=edited)), COMPARISONS)
+    assert run2.kind is Kind.CONTENT
+    assert not any(h in run2.members["diff"] for h in box(4) + box(1))
+
+
+def test_an_edit_between_the_two_loads_of_a_baseline_is_reported_by_the_next_run() -> None:
+    # the second load showed a notice edited between the two loads, and the page keeps it: the
+    # next run reports the edit (late, never lost), from the first load's text
+    first = page(box=box(1), extra="<p>Opening hours: 9 to 5.</p>")
+    second = page(box=box(1), extra="<p>Opening hours: 9 to 6.</p>")
+    stored = baseline(first, second).keep
+    assert text(stored) == text(snap(html=first))
+    edited = classify(stored, snap(html=second), COMPARISONS)
+    assert edited.kind is Kind.CONTENT
+    assert "- Opening hours: 9 to 5.\n+ Opening hours: 9 to 6." in edited.members["diff"]
+    # held the first load's text again instead (X, Y, X): the place flips, it varies
+    flipped = classify(stored, snap(html=first), COMPARISONS)
+    assert flipped.kind in (Kind.NONE, Kind.NOISE)
+
+
+def test_a_baseline_whose_second_load_is_a_block_page_or_a_rewrite_teaches_nothing() -> None:
+    blocked = ("<html><head><title>Just a moment...</title></head><body>Checking your browser "
+               "before accessing. Please complete the captcha.</body></html>")
+    assert baseline(page(box=box(1)), blocked).kind is Kind.ERROR  # the pipeline keeps the first load alone
+    rewritten = baseline(page(box=box(1)), page(box=box(2), paragraphs=prose_paragraphs(1200, 12, seed=9)))
+    assert rewritten.kind is Kind.BASELINE and rewritten.counters == {"content/baseline_rewritten": 1}
+    assert rewritten.keep.part("content").learned is None  # type: ignore[union-attr]
+    same = baseline(page(box=box(1)), page(box=box(1)))
+    assert same.kind is Kind.BASELINE and same.keep.part("content").learned is None  # type: ignore[union-attr]

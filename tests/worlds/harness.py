@@ -24,7 +24,6 @@ from changewatch.core.comparisons import BUILTIN_COMPARISONS, CompareContext, Ki
 from changewatch.core.comparisons.noise import CALIBRATION
 from changewatch.core.diff import DiffOptions
 from changewatch.core.observation import Observation
-from changewatch.core.snapshot import Snapshot
 from changewatch.core.verdict import digest
 from changewatch.runtime import offload
 from changewatch.runtime.offload import Judged, ObserveTask, judge_in_worker
@@ -115,7 +114,9 @@ class Key:
         obs, body = _obs(page, n, at)
         self.observations += 1
         judged = judge_once(obs, self.snapshot, body)
-        if self.confirm and judged.kind.changes_page and self.snapshot is not None:
+        if self.confirm and judged.kind is Kind.BASELINE:
+            judged = self._confirmed(page, obs, body, judged, n, at)
+        elif self.confirm and judged.kind.changes_page and self.snapshot is not None:
             judged = self._confirmed(page, obs, body, judged, n, at)
         self._commit(judged)
         return judged
@@ -123,24 +124,19 @@ class Key:
     def _confirmed(self, page: WorldPage, obs: Observation, body: bytes, first: Judged, n: int,
                    at: datetime) -> Judged:
         """The candidate *first* judged with its confirmation (a second load seconds later) as the
-        pipeline has a worker judge them (a ConfirmTask; before the pipeline had one, the core's
-        observe_loads); a confirmation that cannot be judged leaves the candidate as it was."""
-        module = _confirm_module()
-        if module is None or self.snapshot is None:
+        pipeline has a worker judge them (a ConfirmTask); with no snapshot stored, the baseline's
+        two loads. A second load that cannot be judged leaves *first* as it was."""
+        if _confirm_module() is None:
             return first
         self.confirmations += 1
         second, second_body = _obs(page, _CONFIRMATION + n, at + timedelta(seconds=CONFIRM_AFTER))
-        task_type = getattr(offload, "ConfirmTask", None)
-        if task_type is not None:
-            task = task_type(obs, second, self.snapshot, _table(), _context(second), second_body)
-            judged: Judged = pickle.loads(judge_in_worker(pickle.dumps(task, protocol=5)))
-        else:
-            comparisons = load_comparisons(_table(), merge=False)
-            verdict = module.observe_loads(obs, second, Snapshot.decode(self.snapshot, comparisons), comparisons,
-                                           context=_context(second))
-            judged = Judged(verdict.kind, verdict.members, verdict.error,
-                            verdict.keep.encode(comparisons) if verdict.keep is not None else None, verdict.counters)
+        # a baseline's evidence is its first load's body
+        task = offload.ConfirmTask(obs, second, self.snapshot, _table(), _context(second),
+                                   body if self.snapshot is None else second_body)
+        judged: Judged = pickle.loads(judge_in_worker(pickle.dumps(task, protocol=5)))
         if judged.kind is Kind.ERROR and not (judged.error or "").startswith("noisy:"):
+            return first
+        if first.kind is Kind.BASELINE and judged.kind is not Kind.BASELINE:
             return first
         return judged
 

@@ -67,17 +67,10 @@ def _alerts(result: CrawlResult) -> list[str]:
     return out
 
 
-#: measured on the test web (bench/bench_busy_pages.py --pages 12 --runs 25, seeds 0-2): confirmation
-#: alone alerts on a two-state block's first flip that both loads show alike (an A/B teaser, a block
-#: present on some loads) until it flips back: 10-12% of the first five runs, 0 after
-LEARNING = ("confirmation alone: 10-12% of a busy page's noise-only observations alert in its first five runs "
-            "(a two-state block's first flip both loads show alike), 0 after")
-
-
 @pytest.mark.parametrize("condition", [
     pytest.param("calibrate=5", marks=pytest.mark.xfail(not confirmation_available(), strict=True,
                                                          reason="busy pages need confirmation and learned slots")),
-    pytest.param("confirm only", marks=pytest.mark.xfail(strict=True, reason=LEARNING)),
+    "confirm only",
 ])
 def test_busy_pages_crawled_stay_quiet_and_a_word_edit_is_reported(world_site: tuple[WorldSite, LocalServer],
                                                                    tmp_path: Path, condition: str) -> None:

@@ -28,12 +28,6 @@ needs_corpus = pytest.mark.skipif(not PAGES, reason=f"real-page corpus not found
 #: before confirmation and slots are in the core, busy pages alert: these are the acceptance tests
 not_yet = pytest.mark.xfail(not confirmation_available(), strict=True,
                             reason="busy pages need confirmation (changewatch.core.confirm) and learned slots")
-#: measured on the test web (bench/bench_busy_pages.py --pages 12 --runs 25, seeds 0-2): confirmation alone
-#: alerts on 2.0-2.3% of a busy page's noise-only observations, all in its first five runs (10-12%):
-#: a two-state block's first flip (an A/B teaser, a block on some loads) that both loads show alike
-#: cannot be told from an edit until it flips back; this test's eight runs are that early window
-LEARNING = ("confirmation alone: 10-12% of a busy page's noise-only observations alert in its first five runs "
-            "(a two-state block's first flip both loads show alike), 0 after; 2.0-2.3% over 25 runs")
 
 
 def _within(tally: Tally, share: float) -> bool:
@@ -88,7 +82,6 @@ def test_after_calibrate_5_real_changes_at_run_3_are_reported_with_only_their_wo
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=True, reason=LEARNING)
 def test_busy_pages_without_calibration_alert_on_at_most_5_percent_and_report_real_changes() -> None:
     tally, keys = _busy(PAGES, 8, calibrate=0, confirm=True)
     assert _within(tally, 0.05), _report(tally)
