@@ -76,6 +76,13 @@ class Observation:
     #: removed); None for every other observation
     page_set: PageSetDelta | None = None
 
+    @property
+    def has_text(self) -> bool:
+        """Whether a text is compared: a page, a text, or a plain-text or PDF document."""
+        if self.html is not None or self.text is not None:
+            return True
+        return self.body is not None and self.options.get("content_type") in ("text", "pdf")
+
     def __repr__(self) -> str:
         """Its page and entity set by their sizes: Scrapy logs an item the pipeline drops (each
         unchanged page, at DEBUG) by its repr, which would otherwise copy every page into the log.

@@ -27,14 +27,17 @@ candidate reported as without confirmation, ``"confirmed": false``.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
+from scrapy.utils.request import fingerprint
 
 from .. import meta
 from ..core.comparisons import Kind
@@ -51,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 #: request meta not carried to the confirmation: the first load's own bookkeeping
 _NOT_CARRIED = ("redirect_", "retry_", "download_", "depth", "_changewatch", "_playwright")
+#: second loads kept to share between the keys of one response (they are judged one after the other)
+_SHARED = 8
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since", b"If-Match", b"If-Range", b"If-Unmodified-Since")
 
 
@@ -88,6 +93,9 @@ class Confirmation:
         #: key → the item whose candidate was confirmed, and its confirmation (a conflict's
         #: judgement again reuses it: one request per key and run)
         self.done: dict[str, tuple[int, Loaded]] = {}
+        #: the last second loads, by their request's fingerprint and the first load's request
+        #: (kept with it: the keys one response yielded share one second load, never a later one)
+        self.shared: OrderedDict[tuple[bytes, int], tuple[Request, asyncio.Future[Response]]] = OrderedDict()
 
     def wanted(self, obs: Observation, request: Request | None, kind: Kind, moving: bool = False) -> bool:
         """Whether the candidate *obs* (of verdict *kind*, answered to *request*; *moving*: led by
@@ -101,9 +109,12 @@ class Confirmation:
                     or request.meta.get(meta.CONFIRMATION) or obs.options.get("confirm") is False)
 
     def wanted_baseline(self, obs: Observation, request: Request | None, kind: Kind) -> bool:
-        """Whether the baseline *obs* (of verdict *kind*) is loaded a second time: as a candidate
-        would be confirmed, except a site watch's page (its site's first crawl would double)."""
-        return kind is Kind.BASELINE and obs.site_watch is None and self.wanted(obs, request, Kind.CONTENT)
+        """Whether the baseline *obs* (of verdict *kind*) is loaded a second time: a page's text
+        (what a second load teaches is where the text varies: fields and entities alone learn
+        nothing of it), as a candidate would be confirmed, except a site watch's page (its site's
+        first crawl would double)."""
+        return kind is Kind.BASELINE and obs.site_watch is None and obs.has_text \
+            and self.wanted(obs, request, Kind.CONTENT)
 
     async def load(self, item: Any, obs: Observation, request: Request, moving: bool = False,
                    baseline: bool = False) -> Loaded:
@@ -132,7 +143,7 @@ class Confirmation:
         if engine is None or self.runtime.failure is not None:
             return Loaded(failure="the crawl is stopping")
         try:
-            response = await engine.download_async(confirmation_request(request, moving))
+            response = await self._download(engine, request, moving)
         except Exception as exc:
             return Loaded(failure=f"{type(exc).__name__}: {exc}".strip(": "))
         if not 200 <= response.status < 300:
@@ -148,6 +159,21 @@ class Confirmation:
             return Loaded(failure=second.error)
         return Loaded(second, response if self.runtime.config.evidence_enabled else None,
                       response_origin(response, Stats(self.crawler, "conditional")))
+
+    async def _download(self, engine: Any, request: Request, moving: bool) -> Response:
+        """The second load of *request*'s page: one for all the keys one response yielded (each
+        reads its own observation of it), made while they are judged."""
+        again = confirmation_request(request, moving)
+        mark = (fingerprint(again), id(request))
+        shared = self.shared.get(mark)
+        if shared is None or shared[0] is not request:
+            shared = (request, asyncio.ensure_future(engine.download_async(again)))
+            self.shared[mark] = shared
+            while len(self.shared) > _SHARED:
+                self.shared.popitem(last=False)
+        else:
+            self.stats.inc("shared")
+        return await asyncio.shield(shared[1])
 
     async def _observe(self, key: str, response: Response) -> Observation | None:
         """The observation of *key* that the request's callback makes of *response*."""

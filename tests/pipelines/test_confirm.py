@@ -26,6 +26,8 @@ class PriceSpider(scrapy.Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
         yield Observation(key="k", url=response.url, fields={"price": response.css("p::text").get()})
         yield Observation(key="other", url=response.url, fields={"price": "1"})
+        yield Observation(key="page", url=response.url, html=response.text)
+        yield Observation(key="page2", url=response.url, html=response.text.replace("<p>", "<p>Also: "))
         yield Request(response.urljoin("/next"))
 
 
@@ -62,6 +64,13 @@ class Chain(PipelineChain):
         self.runtime.requests.register(item, request)
         return item
 
+    def page(self, text: str, url: str = URL, **options: Any) -> Observation:
+        """The observation of a page's text (key "page"), as the spider makes it of *text*."""
+        item = Observation(key="page", url=url, html=f"<html><body><p>{text}</p></body></html>", options=options)
+        self.runtime.requests.register(item, Request(url, callback=self.crawler.spider.parse,  # type: ignore[union-attr]
+                                                     meta={meta.KEY: "page"}))
+        return item
+
     def stat(self, name: str) -> Any:
         assert self.crawler.stats is not None
         return self.crawler.stats.get_value(f"changewatch/confirm/{name}", 0)
@@ -79,28 +88,21 @@ def make_chain(tmp_path: Path) -> Iterator[Any]:
     yield make
 
 
-def _baseline(make_chain: Any, second: Any) -> None:
-    """A crawl that makes key k's baseline of price 10, its second load answered *second*."""
-    chain = make_chain([second])
-    assert chain.run(chain.item("10")) == [None] and len(chain.engine.requests) == 1
-
-
 def test_a_change_both_loads_show_is_reported_confirmed(make_chain: Any) -> None:
-    _baseline(make_chain, "10")
     chain = make_chain(["12"])
-    [out] = chain.run(chain.item("12"))
-    assert out["kind"] == "field" and out["confirmed"] is True and out["changes"]["price"]["new"] == "12"
+    out = chain.run(chain.item("10"), chain.item("12"))
+    assert out[0] is None and out[1]["kind"] == "field" and out[1]["confirmed"] is True
+    assert out[1]["changes"]["price"]["new"] == "12"
     [sent] = chain.engine.requests
     assert sent.dont_filter and sent.meta[meta.CONDITIONAL] is False and sent.meta[meta.CONFIRMATION] is True
     assert sent.meta[meta.SCHEDULE] is False and not sent.headers.get("If-None-Match")
     assert (chain.stat("sent"), chain.stat("held"), chain.stat("dropped"), chain.stat("failed")) == (1, 1, 0, 0)
-    assert chain.stat("baseline") == 0  # the key had its baseline
 
 
 def test_a_value_that_flips_between_loads_is_not_reported(make_chain: Any) -> None:
-    _baseline(make_chain, "10")
     chain = make_chain(["14", "12"])
-    assert chain.run(chain.item("12")) == [None] and chain.stat("dropped") == 1
+    out = chain.run(chain.item("10"), chain.item("12"))
+    assert out == [None, None] and chain.stat("dropped") == 1
     # at most one confirmation per key and run: another candidate of the key is reported unconfirmed
     again = chain.run(chain.item("12"))
     assert again[0]["confirmed"] is False and len(chain.engine.requests) == 1
@@ -108,9 +110,8 @@ def test_a_value_that_flips_between_loads_is_not_reported(make_chain: Any) -> No
 
 @pytest.mark.parametrize("answer", [429, 503, TimeoutError("took too long")], ids=["429", "503", "timeout"])
 def test_a_failed_confirmation_reports_the_candidate_unconfirmed(make_chain: Any, answer: Any) -> None:
-    _baseline(make_chain, "10")
     chain = make_chain([answer])
-    out = [None, *chain.run(chain.item("12"))]
+    out = chain.run(chain.item("10"), chain.item("12"))
     assert out[1]["kind"] == "field" and out[1]["confirmed"] is False
     assert out[1]["changes"]["price"]["new"] == "12"
     assert chain.stat("failed") == 1 and chain.stat("held") == 0
@@ -118,51 +119,74 @@ def test_a_failed_confirmation_reports_the_candidate_unconfirmed(make_chain: Any
 
 def test_not_confirmed_when_the_watch_or_the_setting_says_so(make_chain: Any) -> None:
     chain = make_chain([])
-    out = chain.run(chain.item("10", **{meta.CONFIRM: False}), chain.item("12", **{meta.CONFIRM: False}))
+    out = chain.run(chain.item("10"), chain.item("12", **{meta.CONFIRM: False}))
     assert out[1]["kind"] == "field" and "confirmed" not in out[1] and chain.engine.requests == []
     off = make_chain([], CHANGEWATCH_CONFIRM_CHANGES=False)
     assert "confirmed" not in off.run(off.item("14"))[0] and off.engine.requests == []
 
 
 def test_calibration_loads_and_confirmations_are_never_confirmed(make_chain: Any) -> None:
-    _baseline(make_chain, "10")
     chain = make_chain([])
-    out = [None, *chain.run(chain.item("12", **{meta.CONFIRMATION: True}))]
+    out = chain.run(chain.item("10"), chain.item("12", **{meta.CONFIRMATION: True}))
     assert "confirmed" not in out[1] and chain.engine.requests == []
 
 
-def test_a_baseline_is_made_of_two_loads_and_kept_as_the_first_shows_it(make_chain: Any) -> None:
-    """A key's first observation is loaded twice, silently; the first load is the baseline (the
-    second teaches where the page's text varies: tests/core/test_confirm.py)."""
-    chain = make_chain(["11"])
-    assert chain.run(chain.item("10")) == [None]
+def test_a_pages_baseline_is_made_of_two_loads_and_kept_as_the_first_shows_it(make_chain: Any) -> None:
+    """A key's first observation of a page's text is loaded twice, silently; the first load is the
+    baseline (the second teaches where its text varies: tests/core/test_confirm.py)."""
+    chain = make_chain(["Doors open at 19:30, in the east hall of the town museum."])
+    assert chain.run(chain.page("Doors open at 19:00, in the east hall of the town museum.")) == [None]
     [sent] = chain.engine.requests
-    assert sent.dont_filter and sent.meta[meta.CONFIRMATION] is True and not sent.headers.get("If-None-Match")
+    assert sent.dont_filter and sent.meta[meta.CONFIRMATION] is True
     assert (chain.stat("baseline"), chain.stat("sent")) == (1, 0)
     again = make_chain([])
-    assert again.run(again.item("10")) == [None] and again.engine.requests == []  # as stored: no candidate
-    assert again.stat("baseline") == 0  # once: the key has a baseline now
+    assert again.run(again.page("Doors open at 19:00, in the east hall of the town museum.")) == [None]
+    assert again.engine.requests == [] and again.stat("baseline") == 0  # as stored: no candidate, no second load
+    # the second load's text, still there a run later: an edit that landed between the two loads
+    late = make_chain(["Doors open at 19:30, in the east hall of the town museum."])
+    [record] = late.run(late.page("Doors open at 19:30, in the east hall of the town museum."))
+    assert record["kind"] == "content" and "19:00" in record["diff"] and "19:30" in record["diff"]
 
 
-@pytest.mark.parametrize("answer", [429, TimeoutError("took too long"), "<h1>Access denied</h1>"],
+@pytest.mark.parametrize("answer", [429, TimeoutError("took too long"),
+                                    "Access denied. Please complete the captcha to continue."],
                          ids=["429", "timeout", "block-page"])
 def test_a_failed_second_load_of_a_baseline_keeps_the_first(make_chain: Any, answer: Any) -> None:
-    _baseline(make_chain, answer)
-    chain = make_chain(["12"])
-    out = chain.run(chain.item("12"))  # judged against the first load: a change, confirmed
-    assert out[0]["kind"] == "field" and out[0]["changes"]["price"]["old"] == "10" and out[0]["confirmed"] is True
+    chain = make_chain([answer])
+    assert chain.run(chain.page("The library opens on Tuesday at nine in the morning.")) == [None]
+    assert chain.stat("baseline") == 1
+    again = make_chain([])
+    assert again.run(again.page("The library opens on Tuesday at nine in the morning.")) == [None]
+    assert again.engine.requests == []  # the first load is the baseline: the same page is no candidate
 
 
-def test_a_site_watchs_page_and_an_unconfirmed_watch_have_a_baseline_of_one_load(make_chain: Any,
-                                                                                 tmp_path: Path) -> None:
+def test_fields_a_site_watchs_page_and_an_unconfirmed_watch_have_a_baseline_of_one_load(make_chain: Any,
+                                                                                        tmp_path: Path) -> None:
     chain = make_chain([])
-    page = chain.item("10")
+    page = chain.page("A page of a site watch.")
     page.site_watch = "the-site"
-    unconfirmed = Observation(key="k2", url=URL + "2", fields={"price": "3"}, options={"confirm": False})
-    chain.runtime.requests.register(unconfirmed, Request(URL + "2", meta={meta.KEY: "k2"}))
-    assert chain.run(page, unconfirmed) == [None, None] and chain.engine.requests == []
+    unconfirmed = chain.page("A page that must not be requested twice.", url=URL + "2", confirm=False)
+    unconfirmed.key = "page2"
+    # fields alone: a second load would teach nothing (what varies is learned of a page's text)
+    assert chain.run(chain.item("10"), page, unconfirmed) == [None, None, None] and chain.engine.requests == []
     off = make_chain([], CHANGEWATCH_CONFIRM_CHANGES=False, CHANGEWATCH_STORE=f"sqlite:///{tmp_path}/off.db")
-    assert off.run(off.item("14")) == [None] and off.engine.requests == [] and off.stat("baseline") == 0
+    assert off.run(off.page("Confirmation is off.")) == [None] and off.engine.requests == []
+    assert off.stat("baseline") == 0
+
+
+def test_the_keys_of_one_response_share_one_second_load(make_chain: Any) -> None:
+    chain = make_chain(["The pool opens at ten, and closes at six on weekdays."])
+    one = chain.page("The pool opens at nine, and closes at six on weekdays.")
+    two = Observation(key="page2", url=URL, html="<html><body><p>Also: The pool opens at nine.</p></body></html>")
+    answered = chain.runtime.requests.take(one)  # one response's two items: the same request
+    chain.runtime.requests.register(one, answered)
+    chain.runtime.requests.register(two, answered)
+    assert chain.run(one, two) == [None, None]
+    assert len(chain.engine.requests) == 1 and (chain.stat("baseline"), chain.stat("shared")) == (2, 1)
+    # a later response of the same page is another first load: its second load is its own
+    later = make_chain(["x"])
+    again = later.page("Closed for the holidays.", url=URL + "?again")
+    assert later.run(again) == [None] and len(later.engine.requests) == 1
 
 
 def test_the_confirmation_request_drops_the_first_loads_bookkeeping() -> None:
