@@ -99,13 +99,15 @@ _ISO = re.compile(
     r"(?<![\w:.-])(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[t ](?P<h>\d{2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?"
     rf"(?:(?P<z>z)|(?P<osign>[+-])(?P<oh>\d{{2}}):?(?P<om>\d{{2}})|\s*{_ZONE})?(?![\w:])")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "05/12/2026 ",
-# "today at " (the fetch date, give or take a day, as any date written there)
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?")
+# A date written right before a time: "5 Dec 2026, ", "Sat, December 5, 2026 at ", "Dec 17, " (a
+# year left out: the fetch date's year, or the one either side), "05/12/2026 ", "today at " (the
+# fetch date, give or take a day, as any date written there)
 _DATE_BEFORE = re.compile(
     r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
-    rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{4}})"
-    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
+    rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})(?:,?\s+(?P<y1>\d{{4}}))?"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y2>\d{{4}}))?"
     r"|(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>\d{4})"
     r"|(?P<rel>today|tonight|yesterday))"
     r"(?:,?\s+(?:at\s+)?|\s*[-\u2013|·]\s*|\s+)$")
@@ -156,14 +158,16 @@ def _date_before(line: str, end: int) -> tuple[int, re.Match[str] | None]:
     return (match.start(), match) if match else (end, None)
 
 
-def _dates_of(match: re.Match[str]) -> list[date]:
-    """The dates a written date may mean (day and month either way round when numeric)."""
+def _dates_of(match: re.Match[str], near: date) -> list[date]:
+    """The dates a written date may mean (day and month either way round when numeric; without
+    its year, in the year of *near* or the one either side)."""
     found: list[tuple[int, int, int]] = []
-    if match.group("d1"):
-        found.append((int(match.group("y1")), _MONTHS.index(match.group("m1")[:3]) + 1, int(match.group("d1"))))
-    elif match.group("d2"):
-        found.append((int(match.group("y2")), _MONTHS.index(match.group("m2")[:3]) + 1, int(match.group("d2"))))
-    else:
+    for d, m, y in (("d1", "m1", "y1"), ("d2", "m2", "y2")):
+        if match.group(d):
+            year = match.group(y)
+            years = (int(year),) if year else (near.year - 1, near.year, near.year + 1)
+            found += [(one, _MONTHS.index(match.group(m)[:3]) + 1, int(match.group(d))) for one in years]
+    if not found:
         a, b, y = int(match.group("a3")), int(match.group("b3")), int(match.group("y3"))
         found += [(y, b, a), (y, a, b)]
     dates = []
@@ -182,7 +186,7 @@ def _tracks(times: tuple[int, ...], local: datetime, minutes: int, written: re.M
     if not any(_apart(t, now) <= minutes for t in times):
         return False
     return written is None or bool(written.group("rel")) \
-        or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written))
+        or any(abs((d - local.date()).days) <= 1 for d in _dates_of(written, local.date()))
 
 
 def _offsets(clock: Clock) -> tuple[int, ...]:

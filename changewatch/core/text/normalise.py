@@ -25,7 +25,7 @@ __all__ = ["NORMALISER_VERSION", "normalise", "normalise_text", "visible_text"]
 #: parser): a body hash of another normaliser then never matches, the page is read again, and a
 #: watch's spec changes, so its first comparison sees the page, not a 304. A content part keeps
 #: the version that read it: one read by another version re-baselines silently.
-NORMALISER_VERSION = 5
+NORMALISER_VERSION = 6
 
 
 def visible_text(html: str | bytes, region: str | None = None, *, sort_lines: bool = False,

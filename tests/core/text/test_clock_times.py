@@ -37,6 +37,26 @@ def test_a_time_in_no_zone_or_far_from_the_fetch_time_is_content(stamp: str) -> 
     assert stable(f"Updated {stamp}", Clock(AT)) == f"Updated {stamp}"
 
 
+@pytest.mark.parametrize("line", [
+    "by Jim Salter | Dec 17, 3:32pm CET", "by Andrii Degeler - Dec 16, 2:32pm CET", "Sat 17 Dec, 14:32 GMT",
+    "Published 3 December at 14:30 UTC", "Posted Nov. 5, 14:32 UTC",
+])
+def test_a_zoned_time_dated_another_day_without_its_year_is_content(line: str) -> None:
+    # a listing's bylines: their times match the fetch time once a day, their dates never
+    assert stable(line, Clock(AT)) == line
+
+
+@pytest.mark.parametrize("line", ["Updated Dec 5, 14:32 GMT", "Updated 5 December 14:30 UTC",
+                                  "Updated Sat, Dec. 5 at 3:32 pm CET"])
+def test_a_zoned_time_dated_the_fetch_date_without_its_year_is_a_clock(line: str) -> None:
+    assert stable(line, Clock(AT)) == "Updated"
+
+
+def test_a_month_is_a_whole_word() -> None:
+    # "Market 5" is no date (Mar 5): the time after it is judged as undated
+    assert stable("Market 5, 14:32 GMT", Clock(AT)) == "Market 5"
+
+
 def test_today_is_a_word_unless_it_dates_a_clock() -> None:
     assert stable("Updated today at 14:32 GMT", Clock(AT)) == "Updated"
     assert stable("Updated today at 11:00 GMT", Clock(AT)) == "Updated today at 11:00 GMT"
