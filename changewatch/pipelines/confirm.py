@@ -127,7 +127,7 @@ class Confirmation:
                 return done[1]
             return Loaded(failure="confirmed once already this run")
         self.stats.inc("baseline" if baseline else "sent")
-        loaded = await self._load(obs, request, moving)
+        loaded = await self._load(obs, request, moving, baseline)
         self.done[obs.key] = (id(item), loaded)
         return loaded
 
@@ -138,7 +138,7 @@ class Confirmation:
         if done is not None:
             self.done[key] = (done[0], Loaded(failure="confirmed once already this run"))
 
-    async def _load(self, obs: Observation, request: Request, moving: bool) -> Loaded:
+    async def _load(self, obs: Observation, request: Request, moving: bool, baseline: bool) -> Loaded:
         engine = self.crawler.engine
         if engine is None or self.runtime.failure is not None:
             return Loaded(failure="the crawl is stopping")
@@ -157,6 +157,8 @@ class Confirmation:
             return Loaded(failure="the confirmation yielded no observation of the key")
         if second.error:
             return Loaded(failure=second.error)
+        if baseline:  # it only teaches: the first load's validators and evidence are kept
+            return Loaded(second)
         return Loaded(second, response if self.runtime.config.evidence_enabled else None,
                       response_origin(response, Stats(self.crawler, "conditional")))
 

@@ -162,11 +162,11 @@ def _dates_of(match: re.Match[str], near: date) -> list[date]:
     """The dates a written date may mean (day and month either way round when numeric; without
     its year, in the year of *near* or the one either side)."""
     found: list[tuple[int, int, int]] = []
-    for d, m, y in (("d1", "m1", "y1"), ("d2", "m2", "y2")):
-        if match.group(d):
-            year = match.group(y)
-            years = (int(year),) if year else (near.year - 1, near.year, near.year + 1)
-            found += [(one, _MONTHS.index(match.group(m)[:3]) + 1, int(match.group(d))) for one in years]
+    for day, month, year in (("d1", "m1", "y1"), ("d2", "m2", "y2")):
+        if match.group(day):
+            written = match.group(year)
+            years = (int(written),) if written else (near.year - 1, near.year, near.year + 1)
+            found += [(one, _MONTHS.index(match.group(month)[:3]) + 1, int(match.group(day))) for one in years]
     if not found:
         a, b, y = int(match.group("a3")), int(match.group("b3")), int(match.group("y3"))
         found += [(y, b, a), (y, a, b)]
