@@ -50,12 +50,14 @@ SCRAPY_META_REFRESH = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddlewa
 META_REFRESH = "changewatch.middlewares.MetaRefreshMiddleware"  # in SCRAPY_META_REFRESH's place
 #: Scrapy's downloader middlewares changewatch's stand in for, in their place: a meta refresh read
 #: from the head of a page only (middlewares/metarefresh.py); a redirect loop and a compression
-#: bomb noted as why a request failed (middlewares/dropped.py)
+#: bomb noted as why a request failed (middlewares/dropped.py); robots.txt obeyed by every request
+#: that waited for it, not only the first (middlewares/robots.py)
 STAND_INS = {
     SCRAPY_META_REFRESH: META_REFRESH,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": "changewatch.middlewares.RedirectMiddleware",
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware":
         "changewatch.middlewares.HttpCompressionMiddleware",
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": "changewatch.middlewares.RobotsTxtMiddleware",
 }
 SPIDER_MIDDLEWARE_ORDER = {
     # an answer with an error status, before HttpErrorMiddleware (50) keeps it from the callback; and

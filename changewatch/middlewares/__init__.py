@@ -1,5 +1,6 @@
 """Downloader and spider middlewares: the vantage point, conditional requests, rendering, redelivery,
-the schedule, a meta refresh that reads only the head of a page.
+the schedule, a meta refresh that reads only the head of a page, robots.txt obeyed by every
+request that waited for it.
 
 The SSRF guard has its own package (:mod:`changewatch.guard`).
 """
@@ -13,10 +14,11 @@ from .fetches import ArrivedMiddleware, FetchFailureMiddleware, ReachedMiddlewar
 from .metarefresh import MetaRefreshMiddleware
 from .notmodified import NotModified
 from .render import RenderMiddleware
+from .robots import RobotsTxtMiddleware
 from .schedule import ScheduleMiddleware
 from .vantage import VantageMiddleware
 
 __all__ = ["ArrivedMiddleware", "CalibrationMiddleware", "ConditionalRequestMiddleware",
            "ConditionalSpiderMiddleware", "FetchFailureMiddleware", "HttpCompressionMiddleware",
            "MetaRefreshMiddleware", "NotModified", "ReachedMiddleware", "RedeliveryMiddleware", "RedirectMiddleware",
-           "RenderMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]
+           "RenderMiddleware", "RobotsTxtMiddleware", "ScheduleMiddleware", "Vantage", "VantageMiddleware"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from scrapy.utils.project import get_project_settings
 from changewatch import __version__
 
 from .crawl import Crawler, by_key
-from .hostile import HostileSite, endless, good_page, hang, page
+from .hostile import HostileSite, endless, good_page, hang, page, send
 
 
 def test_project_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,6 +55,28 @@ def test_a_crawl_has_no_control_server_says_who_it_is_and_obeys_robots(site: Hos
     assert site.events[0] == "GET /robots.txt" and site.hits["/private/page"] == 0
     assert by_key(result.records)["private"]["error"] == ("robots: the site's robots.txt disallows this URL "
                                                           "(ROBOTSTXT_OBEY)")
+
+
+def test_every_page_that_waited_for_robots_txt_is_judged_by_it(site: HostileSite, tmp_path: Path) -> None:
+    """The requests of one host that arrive while its robots.txt is on its way wait for it, and
+    each is judged by it: not only the first to wait. (Scrapy 2.19's RobotsTxtMiddleware gave the
+    rules to the first and None, no rules at all, to the others, which were then fetched.)"""
+    def robots_after_a_while(h: BaseHTTPRequestHandler) -> None:
+        time.sleep(1)  # every watch's request is waiting for it by then
+        send(h, 200, b"User-agent: *\nDisallow: /private\n", ctype="text/plain")
+
+    site.good["/robots.txt"] = robots_after_a_while
+    private = [f"/private/{i}" for i in range(5)]
+    for path in ["/page", *private]:
+        site.good[path] = page(good_page(path))
+    result = Crawler(tmp_path, [{"url": f"{site.base}{path}", "key": path} for path in ["/page", *private]]).run()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert site.hits["/robots.txt"] == 1 and site.hits["/page"] >= 1  # a baseline may load a page twice
+    assert not any(site.hits[path] for path in private), site.events
+    records = by_key(result.records)
+    assert {key: records[key]["error"] for key in private} == dict.fromkeys(
+        private, "robots: the site's robots.txt disallows this URL (ROBOTSTXT_OBEY)")
+    assert result.stats["robotstxt/forbidden"] == len(private)
 
 
 def test_one_bad_watch_does_not_delay_or_abort_the_others(site: HostileSite, tmp_path: Path) -> None:
