@@ -161,12 +161,12 @@ def _checked(old: str, first: str, second: str, learned: Learned | None) -> tupl
         check = confirmed_text(old, first, second)
         return (check if check.confirmed else None), old
     learning = judge(old, second, learned, hold=True)
-    check = confirmed_text(learning.shown_from, first, second)
+    check = confirmed_text(learning.shown_from, first, second, learning.slotted)
     if not check.confirmed:
         return None, learning.shown_from
     if learning.flipped:
-        before = judge(old, second, learned, hold=False).shown_from
-        return confirmed_text(before, first, second), before
+        again = judge(old, second, learned, hold=False)
+        return confirmed_text(again.shown_from, first, second, again.slotted), again.shown_from
     return check, learning.shown_from
 
 

@@ -30,8 +30,11 @@ class TextCheck:
     unconfirmed: int
 
 
-def confirmed_text(before: str, first: str, second: str) -> TextCheck:
-    """Which hunks of *before* → *second* the *first* load shows too.
+def confirmed_text(before: str, first: str, second: str, slotted: frozenset[int] = frozenset()) -> TextCheck:
+    """Which hunks of *before* → *second* the *first* load shows too. *slotted*: the lines of
+    *second* a learned slot holds (a line next to them is next to known furniture, as next to a
+    line both loads show: a paragraph added inside a box of rotating headlines that the slot's
+    size leaves out).
 
     >>> check = confirmed_text("a\\nbox 1\\nb\\nc", "a\\nbox 2\\nb\\nc!", "a\\nbox 3\\nb\\nc!")
     >>> check.confirmed, check.unconfirmed, check.shown_from
@@ -40,7 +43,7 @@ def confirmed_text(before: str, first: str, second: str) -> TextCheck:
     old, new, once = before.split("\n"), second.split("\n"), first.split("\n")
     in_old, in_first = Counter(old), Counter(once)
     steady = _steady(once, new)
-    edges = steady | {-1, len(new)}
+    edges = steady | slotted | {-1, len(new)}
     out: list[str] = []
     confirmed = unconfirmed = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():

@@ -53,6 +53,7 @@ from .learned_state import (
 )
 from .learned_text import Hunk, SlottedText, aligned, groups, hunks, slotted
 from .slots import MAX_KEPT_LINES, MAX_SLOTS, Slot, content_hash, locate_all, positions, slot_between
+from .strays import sized
 
 __all__ = ["MAX_CANDIDATES", "MAX_LINES", "MAX_SLOTS", "MAX_VARIANTS", "Hunk", "Learned", "Learning", "Sighting",
            "Slot", "between_loads", "changed_lines", "fingerprint", "forget_slot", "hunks", "judge", "learn_noise",
@@ -86,6 +87,8 @@ class Learning:
     #: and whether its key's flipping streak ``began`` or is ``over``
     held: tuple[Slot, ...] = ()
     flipping: str | None = None
+    #: the positions in the new text that a slot holds
+    slotted: frozenset[int] = frozenset()
 
     @property
     def flipped(self) -> bool:
@@ -191,7 +194,8 @@ def judge(old_text: str, new_text: str, learned: Learned | None, *, counted: boo
     ignored = base.ignored + ignored
     slotted = base.ignored or len(base.lines) != len(old) or base.lines != old
     shown_from = _shown_from(base.lines, found, shown) if ignored or slotted else old_text
-    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, tuple(taught), flipping)
+    return Learning(tuple(remaining), tuple(ignored), after, known, shown_from, noisy, tuple(taught), flipping,
+                    frozenset(base.held))
 
 
 def _flipped_back(base: SlottedText, found: Sequence[Hunk], split: Sequence[tuple[Hunk | None, Hunk] | None],
@@ -280,7 +284,8 @@ def between_loads(learned: Learned | None, first_text: str, second_text: str) ->
     first, second = first_text.split("\n"), second_text.split("\n")
     fsig, ssig = signatures(first), signatures(second)
     base = slotted(first, fsig, second, ssig, learned.slots)
-    learned = replaced(learned, slots=tuple(s for s in base.slots if s is not None))
+    learned = replaced(learned, slots=tuple(sized(s, (first, fsig), (second, ssig)) for s in base.slots
+                                            if s is not None))
     found = hunks(base.lines, second, learned.lines)
     where = positions(ssig)
     taught = []

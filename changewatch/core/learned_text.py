@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .learned_state import MERGE_GAP, Learned, signature, signatures
 from .slots import Located, Slot, anchored, content_hash, joined, locate_all, loose, relabelled, sample_of
 from .steady import split_steady
+from .strays import strays
 
 __all__ = ["Hunk", "SlottedText", "aligned", "groups", "hunks", "slotted"]
 
@@ -164,21 +165,45 @@ def _held(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], 
             _put(out, removed, False)
         return slot.seen(now, list(own) != list(now))
     extra = slot.extra(now)
-    if extra:  # a slot of fixed size holding a few more: the lines least like its own are new text
-        at_end = _like(was, now[:len(now) - extra]) >= _like(was, now[extra:])
-        own = now[:len(now) - extra] if at_end else now[extra:]
-        start = _put(out, own, True)
-        out.held.update(range(mine.start, mine.end - extra) if at_end else range(mine.start + extra, mine.end))
-        out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(own), "", slot.labels))
-        if at_end:
-            return anchored(slot, new, nsig, mine.start, mine.end - extra).seen(own, True)
-        return anchored(slot, new, nsig, mine.start + extra, mine.end).seen(own, True)
+    if extra:  # a slot of fixed size holding more lines: those least like its own are text beside it
+        return _beside(out, slot, was, now, new, nsig, mine, extra)
     changed = list(was) != list(now)
     start = _put(out, now, True)
     out.held.update(range(mine.start, mine.end))
     if changed:
         out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(now), "", slot.labels))
     return slot.seen(now, changed, was)
+
+
+def _beside(out: SlottedText, slot: Slot, was: Sequence[str], now: Sequence[str], new: Sequence[str],
+            nsig: Sequence[str], mine: Located, extra: int) -> Slot:
+    """Put what a slot of fixed size holds now, *extra* lines more than its size, in the text the
+    diff is made from: the lines that are not its own (:func:`.strays.strays`) are text beside it,
+    shown as the change they are (added, or kept where the old text held them too: no change);
+    the slot after it, anchored anew when they stand at one of its ends."""
+    gone = slot.extra(was)
+    # the old lines beside it first (those the new text holds too, then those least like its new lines)
+    lost = set(strays(was, gone, [line for line in now if line not in was] or now, set(now))) if gone else set()
+    mine_own = [line for i, line in enumerate(was) if i not in lost]
+    foreign = set(strays(now, extra, mine_own, set(was) if gone else ()))
+    _put(out, [line for i, line in enumerate(was) if i in lost and line not in now], False)  # removed beside it
+    start, own = len(out.lines), []
+    for i, line in enumerate(now):
+        if i not in foreign:
+            _put(out, [line], True)
+            out.held.add(mine.start + i)
+            own.append(line)
+        elif line in was:  # a line both texts hold, next to lines that rotate: not the slot's
+            _put(out, [line], False)
+    out.ignored.append(Hunk(start, len(out.lines), tuple(was), tuple(own), "", slot.labels))
+    full = [i for i, line in enumerate(now) if line.strip()]
+    if any(now[i] in was for i in foreign):
+        pass  # text that stood beside it: the slot stays where it was found (a pair of loads showing a paragraph)
+    elif set(full[:extra]) == foreign:
+        slot = anchored(slot, new, nsig, mine.start + full[extra - 1] + 1, mine.end)
+    elif set(full[len(full) - extra:]) == foreign:
+        slot = anchored(slot, new, nsig, mine.start, mine.start + full[len(full) - extra])
+    return slot.seen(own, own != mine_own)
 
 
 def _removed_end(was: Sequence[str], now: Sequence[str], gone: int) -> bool | None:
