@@ -124,7 +124,9 @@ def first_heading(html: str) -> tuple[int, int, str] | None:
     found = [(m.group(1), m.start(), m.end(), visible(m.group(2)))
              for m in _HEADING.finditer(html, body.end() if body else 0)]
     for _level, start, end, text in sorted(found, key=lambda h: h[0]):  # an h1 first
-        if len(text) >= 8 and _outside(spans, start, end) and text in lines:
+        # read as the page's line, and as its own ("<em>Ars</em>Technica" reads "ArsTechnica")
+        if len(text) >= 8 and _outside(spans, start, end) and text in lines \
+                and text in _lines_of(f"<html><body>{html[start:end]}</body></html>"):
             return start, end, text
     return None
 
