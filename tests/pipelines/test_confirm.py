@@ -189,6 +189,31 @@ def test_the_keys_of_one_response_share_one_second_load(make_chain: Any) -> None
     assert later.run(again) == [None] and len(later.engine.requests) == 1
 
 
+def _hall(response: Response) -> Iterator[Observation]:
+    """Two keys of one page: its text, and its text read again as a region of its own."""
+    hall = response.url.rsplit("=", 1)[-1]
+    yield Observation(key=f"hall-{hall}", url=response.url, html=response.text)
+    yield Observation(key=f"hall-{hall}-again", url=response.url, html=response.text)
+
+
+def test_the_keys_of_many_responses_judged_in_turn_share_one_second_load_each(make_chain: Any) -> None:
+    """A crawl judges the keys of many responses interleaved (Scrapy runs CONCURRENT_ITEMS at once):
+    each response's keys still share one second load, however many responses are in between."""
+    halls = range(12)
+    chain = make_chain([f"Hall {n} opens at ten, and closes at six on weekdays." for n in halls])
+    items: list[list[Observation]] = [[], []]
+    for n in halls:
+        url = f"{URL}?hall={n}"
+        html = f"<html><body><p>Hall {n} opens at nine, and closes at six on weekdays.</p></body></html>"
+        answered = Request(url, callback=_hall)
+        for which, key in enumerate((f"hall-{n}", f"hall-{n}-again")):
+            item = Observation(key=key, url=url, html=html)
+            chain.runtime.requests.register(item, answered)
+            items[which].append(item)
+    assert chain.run(*items[0], *items[1]) == [None] * 24  # every response's first key, then every second one
+    assert len(chain.engine.requests) == 12 and (chain.stat("baseline"), chain.stat("shared")) == (24, 12)
+
+
 def test_the_confirmation_request_drops_the_first_loads_bookkeeping() -> None:
     request = Request(URL, headers={"If-Modified-Since": "x", "Accept-Language": "de"},
                       meta={meta.KEY: "k", meta.VANTAGE: {"accept_language": "de"}, "cookiejar": 2,
