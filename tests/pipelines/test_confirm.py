@@ -174,6 +174,22 @@ def test_fields_a_site_watchs_page_and_an_unconfirmed_watch_have_a_baseline_of_o
     assert off.stat("baseline") == 0
 
 
+def test_a_json_document_read_as_text_has_a_baseline_of_two_loads(make_chain: Any, tmp_path: Path) -> None:
+    """A JSON document without paths is compared as its canonical text (one value a line): its
+    first observation is loaded twice as a page's is; one read by paths is fields, loaded once."""
+    body = b'{"title": "Opening hours", "trending": ["Tram delays", "Bridge works"]}'
+    chain = make_chain([f'{{"title": "Opening hours", "trending": ["Ferry {n}"]}}' for n in range(2)])
+    items = []
+    for key, spec in (("as-text", None), ("by-paths", {"fields": ["title"]})):
+        options = {"content_type": "json", **({"json": spec} if spec else {})}
+        item = Observation(key=key, url=f"{URL}.json?{key}", body=body, options=options)
+        chain.runtime.requests.register(item, Request(item.url, callback=chain.crawler.spider.parse))  # type: ignore[union-attr]
+        items.append(item)
+    assert chain.run(*items) == [None, None]
+    [sent] = chain.engine.requests
+    assert sent.url == f"{URL}.json?as-text" and chain.stat("baseline") == 1
+
+
 def test_the_keys_of_one_response_share_one_second_load(make_chain: Any) -> None:
     chain = make_chain(["The pool opens at ten, and closes at six on weekdays."])
     one = chain.page("The pool opens at nine, and closes at six on weekdays.")
