@@ -78,10 +78,12 @@ class Observation:
 
     @property
     def has_text(self) -> bool:
-        """Whether a text is compared: a page, a text, or a plain-text or PDF document."""
+        """Whether a text is compared: a page, a text, a plain-text or PDF document, or a JSON
+        document read as its canonical text (no ``json`` paths: core/documents.py)."""
         if self.html is not None or self.text is not None:
             return True
-        return self.body is not None and self.options.get("content_type") in ("text", "pdf")
+        kind = self.options.get("content_type")
+        return self.body is not None and (kind in ("text", "pdf") or (kind == "json" and not self.options.get("json")))
 
     def __repr__(self) -> str:
         """Its page and entity set by their sizes: Scrapy logs an item the pipeline drops (each

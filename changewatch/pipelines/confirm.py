@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections import OrderedDict
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -54,8 +54,6 @@ logger = logging.getLogger(__name__)
 
 #: request meta not carried to the confirmation: the first load's own bookkeeping
 _NOT_CARRIED = ("redirect_", "retry_", "download_", "depth", "_changewatch", "_playwright")
-#: second loads kept to share between the keys of one response (they are judged one after the other)
-_SHARED = 8
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since", b"If-Match", b"If-Range", b"If-Unmodified-Since")
 
 
@@ -93,9 +91,12 @@ class Confirmation:
         #: key → the item whose candidate was confirmed, and its confirmation (a conflict's
         #: judgement again reuses it: one request per key and run)
         self.done: dict[str, tuple[int, Loaded]] = {}
-        #: the last second loads, by their request's fingerprint and the first load's request
-        #: (kept with it: the keys one response yielded share one second load, never a later one)
-        self.shared: OrderedDict[tuple[bytes, int], tuple[Request, asyncio.Future[Response]]] = OrderedDict()
+        #: second loads by the first load's request, then by their own request's fingerprint: the
+        #: keys one response yielded share one second load, never a later one's, however many
+        #: other responses' keys are judged in between (a crawl judges CONCURRENT_ITEMS at once);
+        #: each goes with the first load's request once nothing holds it any more
+        self.shared: weakref.WeakKeyDictionary[Request, dict[bytes, asyncio.Future[Response]]] = \
+            weakref.WeakKeyDictionary()
 
     def wanted(self, obs: Observation, request: Request | None, kind: Kind, moving: bool = False) -> bool:
         """Whether the candidate *obs* (of verdict *kind*, answered to *request*; *moving*: led by
@@ -166,16 +167,14 @@ class Confirmation:
         """The second load of *request*'s page: one for all the keys one response yielded (each
         reads its own observation of it), made while they are judged."""
         again = confirmation_request(request, moving)
-        mark = (fingerprint(again), id(request))
-        shared = self.shared.get(mark)
-        if shared is None or shared[0] is not request:
-            shared = (request, asyncio.ensure_future(engine.download_async(again)))
-            self.shared[mark] = shared
-            while len(self.shared) > _SHARED:
-                self.shared.popitem(last=False)
+        loads = self.shared.setdefault(request, {})
+        mark = fingerprint(again)
+        load = loads.get(mark)
+        if load is None:
+            load = loads[mark] = asyncio.ensure_future(engine.download_async(again))
         else:
             self.stats.inc("shared")
-        return await asyncio.shield(shared[1])
+        return await asyncio.shield(load)
 
     async def _observe(self, key: str, response: Response) -> Observation | None:
         """The observation of *key* that the request's callback makes of *response*."""

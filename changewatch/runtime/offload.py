@@ -59,7 +59,7 @@ class ObserveTask:
 class ConfirmTask:
     """A candidate change (*first*) and its confirmation (*obs*, the second load), judged together
     against the stored snapshot (*old*); with none, the two loads of a key's first observation
-    (its baseline is the second's, with where they differ learned)."""
+    (its baseline is the first's, with where they differ learned)."""
 
     first: Observation
     obs: Observation

@@ -174,6 +174,22 @@ def test_fields_a_site_watchs_page_and_an_unconfirmed_watch_have_a_baseline_of_o
     assert off.stat("baseline") == 0
 
 
+def test_a_json_document_read_as_text_has_a_baseline_of_two_loads(make_chain: Any, tmp_path: Path) -> None:
+    """A JSON document without paths is compared as its canonical text (one value a line): its
+    first observation is loaded twice as a page's is; one read by paths is fields, loaded once."""
+    body = b'{"title": "Opening hours", "trending": ["Tram delays", "Bridge works"]}'
+    chain = make_chain([f'{{"title": "Opening hours", "trending": ["Ferry {n}"]}}' for n in range(2)])
+    items = []
+    for key, spec in (("as-text", None), ("by-paths", {"fields": ["title"]})):
+        options = {"content_type": "json", **({"json": spec} if spec else {})}
+        item = Observation(key=key, url=f"{URL}.json?{key}", body=body, options=options)
+        chain.runtime.requests.register(item, Request(item.url, callback=chain.crawler.spider.parse))  # type: ignore[union-attr]
+        items.append(item)
+    assert chain.run(*items) == [None, None]
+    [sent] = chain.engine.requests
+    assert sent.url == f"{URL}.json?as-text" and chain.stat("baseline") == 1
+
+
 def test_the_keys_of_one_response_share_one_second_load(make_chain: Any) -> None:
     chain = make_chain(["The pool opens at ten, and closes at six on weekdays."])
     one = chain.page("The pool opens at nine, and closes at six on weekdays.")
@@ -187,6 +203,31 @@ def test_the_keys_of_one_response_share_one_second_load(make_chain: Any) -> None
     later = make_chain(["x"])
     again = later.page("Closed for the holidays.", url=URL + "?again")
     assert later.run(again) == [None] and len(later.engine.requests) == 1
+
+
+def _hall(response: Response) -> Iterator[Observation]:
+    """Two keys of one page: its text, and its text read again as a region of its own."""
+    hall = response.url.rsplit("=", 1)[-1]
+    yield Observation(key=f"hall-{hall}", url=response.url, html=response.text)
+    yield Observation(key=f"hall-{hall}-again", url=response.url, html=response.text)
+
+
+def test_the_keys_of_many_responses_judged_in_turn_share_one_second_load_each(make_chain: Any) -> None:
+    """A crawl judges the keys of many responses interleaved (Scrapy runs CONCURRENT_ITEMS at once):
+    each response's keys still share one second load, however many responses are in between."""
+    halls = range(12)
+    chain = make_chain([f"Hall {n} opens at ten, and closes at six on weekdays." for n in halls])
+    items: list[list[Observation]] = [[], []]
+    for n in halls:
+        url = f"{URL}?hall={n}"
+        html = f"<html><body><p>Hall {n} opens at nine, and closes at six on weekdays.</p></body></html>"
+        answered = Request(url, callback=_hall)
+        for which, key in enumerate((f"hall-{n}", f"hall-{n}-again")):
+            item = Observation(key=key, url=url, html=html)
+            chain.runtime.requests.register(item, answered)
+            items[which].append(item)
+    assert chain.run(*items[0], *items[1]) == [None] * 24  # every response's first key, then every second one
+    assert len(chain.engine.requests) == 12 and (chain.stat("baseline"), chain.stat("shared")) == (24, 12)
 
 
 def test_the_confirmation_request_drops_the_first_loads_bookkeeping() -> None:
