@@ -94,7 +94,7 @@ def changed_lines(diff: str) -> list[str]:
 
 def test_calibrated_busy_page_stays_quiet_and_edits_show(site: HostileSite, tmp_path: Path) -> None:
     crawler, noisy = calibrated(site, tmp_path)
-    assert noisy.loads == 6  # the normal load and five calibration loads
+    assert noisy.loads == 7  # the normal load, its baseline's second load and five calibration loads
     for run in range(20):
         result = crawler.run()
         assert result.returncode == 0 and result.records == [], (run, [r.get("diff") for r in result.records])
@@ -138,13 +138,13 @@ def test_uncalibrated_busy_page_is_reported_unless_confirmed(site: HostileSite, 
 
 def test_calibration_survives_errors_and_block_pages(site: HostileSite, tmp_path: Path) -> None:
     noisy = noisy_site(site)
-    noisy.failing = {2, 3, 4}  # one calibration load, and its two retries
-    noisy.blocked = {6}
+    noisy.failing = {3, 4, 5}  # one calibration load, and its two retries (load 1: the baseline's second)
+    noisy.blocked = {7}
     crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
     first = crawler.run("-a", "calibrate=7")
     assert first.returncode == 0 and first.records == [], first.records
     # seven calibration loads: one failed (three fetches), one blocked, five learned from
-    assert noisy.loads == 10 and first.stats["changewatch/calibration/errors"] == 2, first.stats
+    assert noisy.loads == 11 and first.stats["changewatch/calibration/errors"] == 2, first.stats
     assert first.stats["changewatch/calibration/loads"] == 5
     quiet = [crawler.run().records for _ in range(3)]
     assert quiet == [[], [], []], quiet
@@ -177,14 +177,15 @@ def test_calibrate_zero_and_one_and_fifty(site: HostileSite, tmp_path: Path) -> 
     noisy = noisy_site(site)
     crawler = Crawler(tmp_path, [{"key": "terms", "url": f"{site.base}/terms"}])
     zero = crawler.run("-a", "calibrate=0")
-    assert zero.returncode == 0 and noisy.loads == 1 and "changewatch/calibration/requests" not in zero.stats
+    # the baseline is two loads (where the page varies is learned from them)
+    assert zero.returncode == 0 and noisy.loads == 2 and "changewatch/calibration/requests" not in zero.stats
     # the normal load, its confirmation when it differs from the baseline, the calibration loads
     one = crawler.run("-a", "calibrate=1")
     confirmations = one.stats.get("changewatch/confirm/sent", 0)
-    assert one.returncode == 0 and noisy.loads == 3 + confirmations and one.stats["changewatch/calibration/loads"] == 1
+    assert one.returncode == 0 and noisy.loads == 4 + confirmations and one.stats["changewatch/calibration/loads"] == 1
     fifty = crawler.run("-a", "calibrate=50")
     confirmations += fifty.stats.get("changewatch/confirm/sent", 0)
-    assert fifty.returncode == 0 and noisy.loads == 54 + confirmations
+    assert fifty.returncode == 0 and noisy.loads == 55 + confirmations
     assert fifty.stats["changewatch/calibration/loads"] == 50
     assert [crawler.run().records for _ in range(3)] == [[], [], []]
 
@@ -250,7 +251,8 @@ def test_calibration_after_a_304_fetches_in_full(site: HostileSite, tmp_path: Pa
     assert crawler.run().records == []
     second = crawler.run("-a", "calibrate=3")
     assert second.returncode == 0 and second.records == []
-    assert conditional[1:] == ['"v1"', None, None, None]  # the normal load answered 304; calibration never asks
+    # the baseline's two loads, then the normal load answered 304; calibration never asks
+    assert conditional == [None, None, '"v1"', None, None, None]
     assert second.stats["changewatch/calibration/loads"] == 3
 
 
