@@ -141,7 +141,8 @@ def test_the_system_resolver_is_guarded_too(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     errors = {r["key"]: r["error"] for r in result.records}
     assert set(errors) == {"own-name"} and errors["own-name"].startswith(f"refused: loopback: {name} resolved to ")
-    assert site.hosts == {f"localhost:{site.port}": 2}  # robots.txt and the page; nothing for the own name
+    # robots.txt and the page (its baseline's two loads); nothing for the own name
+    assert site.hosts == {f"localhost:{site.port}": 3}
     assert _baseline_kept(str(tmp_path / "state.db"), "allowlisted")
 
 
@@ -165,11 +166,12 @@ def test_a_rendered_page_reaches_nothing_the_guard_refuses(world: dict[str, Any]
                                                                               render["internal6_hits"])
     assert render["internal_hosts"] == {} and render["internal6_hosts"] == {}
     stats = render["stats"]
-    assert stats["changewatch/render/rendered"] == 1  # the hostile page; the refused documents never reach the browser
+    # the hostile page, its baseline's two loads; the refused documents never reach the browser
+    assert stats["changewatch/render/rendered"] == 2
     assert stats["changewatch/render/refused"] >= 8
     assert stats["changewatch/render/websockets_refused"] >= 1
     assert stats["changewatch/render/blocked"] >= 2  # the image, the EventSource
-    assert render["public_hits"]["/worker.js"] == 1  # the worker ran, and its request was refused
+    assert render["public_hits"]["/worker.js"] == 2  # the worker ran (each load), and its request was refused
     assert "render-hostile-page" not in {r["key"] for r in render["records"]}
     store = SQLiteStore(render["store"])
     store.open()
