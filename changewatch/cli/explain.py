@@ -124,7 +124,8 @@ def _read(args: argparse.Namespace, store: Any, comparisons: tuple[Any, ...]) ->
     except StoreError as exc:
         raise CommandError(str(exc), 2) from None
     if state is None or state.snapshot is None:
-        raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored observation", 1)
+        hint = " (a key of a spider of your own: --spider NAME)" if args.spider == "watch" else ""
+        raise CommandError(f"key {args.key!r} of spider {args.spider!r} has no stored observation{hint}", 1)
     try:
         return Snapshot.decode(state.snapshot, comparisons)
     except SnapshotError as exc:

@@ -103,6 +103,16 @@ def test_explain_shows_learned_fields_of_a_key_without_text(store: Store, store_
     assert code == 1 and "has no stored text: it has no slots" in err
 
 
+def test_explain_of_an_unknown_key_says_how_to_name_its_spider(store: Store, store_uri: str,
+                                                                capsys: Capture) -> None:
+    _fields_key(store, store_uri, capsys)
+    code, out, err = run(capsys, "explain", "my-own-key", "--store", store_uri)
+    assert (code, out) == (1, "") and "key 'my-own-key' of spider 'watch' has no stored observation (a key of a " \
+        "spider of your own: --spider NAME)" in err
+    code, _, err = run(capsys, "explain", "shop", "--store", store_uri, "--spider", "prices")
+    assert code == 1 and "of spider 'prices' has no stored observation" in err and "--spider NAME" not in err
+
+
 def test_forget_drops_learned_fields_too(store: Store, store_uri: str, capsys: Capture) -> None:
     """-a forget=KEY undoes a mistaken ``changewatch noise`` of a price change: the price is
     compared again (else a price change would never be reported again)."""
