@@ -96,7 +96,7 @@ def test_no_browser_at_all_stops_a_crawl_that_renders_and_not_one_that_does_not(
     plain = Crawler(tmp_path / "b", None)
     (tmp_path / "b").mkdir()
     plain.write_watchlist([{"url": js_site.url("p0")}])
-    assert _run_with_env(plain, env)[0] == 0 and js_site.hits["/p/p0"] == 1
+    assert _run_with_env(plain, env)[0] == 0 and js_site.hits["/p/p0"] == 2  # a baseline of two loads
 
 
 def _run_with_env(crawler: Crawler, env: dict[str, str]) -> tuple[int, str]:
@@ -185,5 +185,6 @@ def test_a_browser_that_keeps_crashing_fails_its_page_and_the_next_crawl_goes_on
     crawler.write_watchlist([{"url": js_site.base + "/slow", "key": "slow", "render": True},
                              {"url": js_site.url("p0"), "key": "other", "render": True}])
     after = crawler.run()
-    assert after.returncode == 0 and after.stats["changewatch/render/rendered"] == 2, after.stderr[-3000:]
+    # each page's first observation is two renders (a baseline's second load teaches where it varies)
+    assert after.returncode == 0 and after.stats["changewatch/render/rendered"] == 4, after.stderr[-3000:]
     assert [r["kind"] for r in after.records] == ["recovered"]
