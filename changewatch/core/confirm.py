@@ -44,7 +44,7 @@ from .learned_state import REWRITE_SHARE
 from .observation import Observation
 from .snapshot import Snapshot
 from .text import charset
-from .verdict import Verdict, classify, digest
+from .verdict import Verdict, classify, digest, observe
 
 __all__ = ["Loads", "baseline_loads", "between_loads", "confirmed_text", "judge_loads", "observe_loads"]
 
@@ -279,18 +279,14 @@ def baseline_loads(first: Observation, second: Observation, comparisons: Sequenc
     as a confirmation learns them: a place that holds a third text on the next run varies (a
     rotating box), a slot from then on; one that still holds the second load's text is an edit
     that landed between the two loads, reported then. A second load that cannot be trusted (a
-    block page, an empty page) is the error it is; one that rewrites most of the page teaches
-    nothing."""
-    one = _snapshot(first, comparisons, {})
-    two = _snapshot(second, comparisons, {})
-    if isinstance(one, str):
-        return Verdict(Kind.ERROR, error=one)
-    if isinstance(two, str):
-        return Verdict(Kind.ERROR, error=two)
-    if (problem := _problem(Snapshot({}), two, comparisons)) is not None:
-        return Verdict(Kind.ERROR, error=problem)
-    verdict = classify(None, one, comparisons, context=context)
+    block page, an empty page) or that rewrites most of the page teaches nothing. The verdict and
+    its counters are the first load's, as :func:`~.verdict.observe` makes them."""
+    verdict = observe(first, None, comparisons, context=context)  # the baseline, as one load makes it
     if verdict.kind is not Kind.BASELINE or verdict.keep is None:
+        return verdict
+    two = _snapshot(second, comparisons, {})
+    if isinstance(two, str) or _problem(Snapshot({}), two, comparisons) is not None:
+        verdict.counters["content/baseline_unteachable"] = 1
         return verdict
     part, other = verdict.keep.part(_CONTENT), two.part(_CONTENT)
     if not (isinstance(part, ContentPart) and isinstance(other, ContentPart)) \

@@ -185,7 +185,8 @@ class WatchSpider(ChangewatchSpider):
         if page is not None:
             self.cw_stats.inc("jsonld_invalid_blocks", page.invalid_jsonld_blocks)
             count_undecodable_page(self.crawler, page)
-        self.cw_stats.inc("error" if obs.error else "observed")
+        if not response.meta.get(meta.CONFIRMATION):  # a second load (a confirmation, a baseline's) is no observation
+            self.cw_stats.inc("error" if obs.error else "observed")
         return [obs]
 
     def failed_observation(self, request: Request, url: str, error: str) -> Observation:

@@ -50,7 +50,7 @@ def test_every_skips_until_due_and_force_fetches_anyway(site: HostileSite, tmp_p
     second = crawler.run(*at(1))  # a is not due for 5 more hours; b has no schedule: fetched
     assert second.returncode == 0 and second.records == []
     assert second.stats["changewatch/schedule/skipped"] == 1 and "changewatch/schedule/due" not in second.stats
-    assert (site.hits["/a"], site.hits["/b"]) == (1, 2)
+    assert (site.hits["/a"], site.hits["/b"]) == (2, 3)  # a first crawl loads each page twice (its baseline)
     assert second.stats["changewatch/commit/none"] + second.stats.get("changewatch/commit/noise", 0) == 1
     assert "1 not due, skipped" in second.stderr
 
@@ -60,15 +60,15 @@ def test_every_skips_until_due_and_force_fetches_anyway(site: HostileSite, tmp_p
     assert [r["key"] for r in forced.records] == ["a"] and forced.records[0]["kind"] == "content"
     assert forced.stats["changewatch/schedule/forced"] == 1
     # the forced fetch and one more load that confirmed the change before it was reported
-    assert forced.stats["changewatch/confirm/sent"] == 1 and site.hits["/a"] == 3
+    assert forced.stats["changewatch/confirm/sent"] == 1 and site.hits["/a"] == 4
 
     early = crawler.run(*at(6.5))  # 5 h after the forced fetch: not due
-    assert early.stats["changewatch/schedule/skipped"] == 1 and site.hits["/a"] == 3
+    assert early.stats["changewatch/schedule/skipped"] == 1 and site.hits["/a"] == 4
     # due 6 h after its last fetch, from a tenth of the interval before: a run started 24 min early fetches it
     slack = crawler.run(*at(1.5 + 6 - 0.4))
-    assert slack.stats["changewatch/schedule/due"] == 1 and site.hits["/a"] == 4
+    assert slack.stats["changewatch/schedule/due"] == 1 and site.hits["/a"] == 5
     late = crawler.run(*at(1.5 + 6 - 0.4 + 13))  # more than a whole interval late: overdue
-    assert late.stats["changewatch/schedule/overdue"] == 1 and site.hits["/a"] == 5
+    assert late.stats["changewatch/schedule/overdue"] == 1 and site.hits["/a"] == 6
 
 
 def test_a_skipped_watch_is_not_a_missing_page(site: HostileSite, tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_a_skipped_watch_is_not_a_missing_page(site: HostileSite, tmp_path: Path
     gone = f"gone: HTTP 404 on 2 consecutive runs: {NOT_FOUND}"
     assert [(r["key"], r["error"]) for r in due.records] == [("gone", gone)]
     assert due.stats["changewatch/conditional/sent"] == 1
-    assert (site.hits["/gone"], site.hits["/tagged"]) == (2, 2)
+    assert (site.hits["/gone"], site.hits["/tagged"]) == (2, 3)  # /tagged's baseline: two loads
 
 
 def test_a_change_found_while_others_are_skipped_is_delivered_once(site: HostileSite, tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_a_lowered_maximum_applies_at_the_next_start(site: HostileSite, tmp_path
 
     lowered = crawler.run(*at(0.02), *short)
     assert lowered.returncode == 0, lowered.stderr[-2000:]
-    assert lowered.stats["changewatch/schedule/due"] == 2 and (site.hits["/a"], site.hits["/b"]) == (2, 2)
+    assert lowered.stats["changewatch/schedule/due"] == 2 and (site.hits["/a"], site.hits["/b"]) == (3, 3)
     assert lowered.stats["changewatch/schedule/rebounded"] == 2  # both had an estimate, under 7 days' bounds
     assert "changewatch: schedule: 2 key(s) moved to the bounds CHANGEWATCH_SCHEDULE_MIN_INTERVAL = 1s and " \
            "_MAX_INTERVAL = 5s" in lowered.stderr

@@ -77,8 +77,8 @@ def test_at_most_the_configured_pages_and_contexts_are_open_and_each_is_closed(j
     result = crawler.run("-s", "CHANGEWATCH_RENDER_CONCURRENCY=2")
     assert result.returncode == 0, result.stderr[-3000:]
     stats = result.stats
-    assert stats["changewatch/render/rendered"] == 8
-    assert stats["playwright/context_count"] == stats["playwright/page_count"] == 8  # one context per page
+    assert stats["changewatch/render/rendered"] == 16  # each page's baseline: two loads, each rendered
+    assert stats["playwright/context_count"] == stats["playwright/page_count"] == 16  # one context per load
     assert stats["playwright/context_count/max_concurrent"] <= 2 and stats["playwright/page_count/max_concurrent"] <= 2
 
 
