@@ -13,7 +13,7 @@ Modes and flags (``--pages N`` URLs per crawl, ``--runs R`` runs of each variant
   mean ~230 KB; ``--corpus DIR`` elsewhere) served by nginx, read in place (realpages.py); default
   1,500 URLs, URL i being page i mod 79. Same variants, runs and table, plus urlwatch's 1st and
   2nd runs on the same URLs (below), plus CPU milliseconds per page of the crawl process, of its
-  worker(s) and of nginx. Every crawl must get one 200 per URL
+  worker(s) and of nginx. Every crawl must get one 200 per URL (and per second load changewatch made)
   (``downloader/response_status_count/200``), and every urlwatch run must fetch and filter every
   URL without an error, or the benchmark aborts. No corpus directory: exits 1 with a message,
   never falls back to synthetic pages; urlwatch not installable or not running: exits 1 with a
@@ -71,8 +71,6 @@ What it does, all on 127.0.0.1 and in a temporary directory it removes at the en
     watches), the project's add-on and pipelines, a fresh SQLite store
     (``CHANGEWATCH_STORE=sqlite:////tmp/.../state.db``): every page becomes a baseline.
   - ``watch, 2nd crawl``: the same against that store: every page is compared with its baseline.
-  - ``watch, no pipelines`` (information only): the ``watch`` spider with ``ADDONS={}`` and
-    ``ITEM_PIPELINES={}``, to split the cost of the spider's observations from the pipelines'.
 * With ``--real`` (not ``--durability``), urlwatch 2.29 on the same N URLs (urlwatchrun.py says
   how in detail). It is installed with ``html2text`` into its own virtual environment,
   ``bench/.urlwatch-venv`` (git-ignored), before anything else if it is not there yet. Each run
@@ -651,8 +649,12 @@ class Workbench:
 
 
 def check_all_200(label: str, stats: dict[str, Any], expected: int) -> None:
-    """Abort unless the crawl got *expected* 200 responses: a 403 (nginx's worker user unable to
-    read the pages) or a 404 costs nothing to process and would pass for a fast crawl."""
+    """Abort unless the crawl got *expected* 200 responses, and one more for each second load
+    changewatch made (a baseline's, a confirmation: its stats count them): a 403 (nginx's worker
+    user unable to read the pages) or a 404 costs nothing to process and would pass for a fast
+    crawl."""
+    expected += sum(stats.get(f"changewatch/confirm/{name}", 0) for name in ("baseline", "sent")) \
+        - stats.get("changewatch/confirm/shared", 0)
     got = stats.get("downloader/response_status_count/200", 0)
     if got == expected:
         return
@@ -858,7 +860,7 @@ def bench(pages: int, runs: int, profile_dir: Path | None, durability: bool = Fa
         print(f"{described}; {os.cpu_count()} CPUs; {runs} run(s) per crawl")
         _write_url_files(tmp, urls)
         variants = durability_variants() if durability else [
-            Variant("plain Scrapy", "plain", False), Variant("watch, no pipelines", "watch", False),
+            Variant("plain Scrapy", "plain", False),
             Variant("watch, 1st crawl", "watch", True), Variant("watch, 2nd crawl", "watch", True)]
         if with_urlwatch:
             variants += [Variant(URLWATCH_FIRST, "urlwatch", False), Variant(URLWATCH_SECOND, "urlwatch", False)]
