@@ -7,25 +7,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import scrapy
 from scrapy.http import HtmlResponse, Request
-from scrapy.utils.conf import build_component_list
 from scrapy.utils.response import get_meta_refresh
 from scrapy.utils.test import get_crawler
 
 from changewatch.middlewares.metarefresh import MetaRefreshMiddleware, head_meta_refresh
 
 from ..core._support import corpus_files
+from ._support import UnitSpider, downloader_middlewares
 
 URL = "https://s.example/dir/page.html"
 SCRAPY_MW = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
 OURS = "changewatch.middlewares.MetaRefreshMiddleware"
 REFRESH = '<meta http-equiv="refresh" content="5; url=/moved/é?a=1">'
 FILLER = "<p>Ünïcödé text, 😀 and more text.</p>\n" * 2000  # ~80 KB, multibyte in most encodings
-
-
-class UnitSpider(scrapy.Spider):
-    name = "unit"
 
 
 def response(body: bytes, content_type: str = "text/html", url: str = URL) -> HtmlResponse:
@@ -121,11 +116,6 @@ def test_a_base_href_in_the_head_is_honoured() -> None:
             '<meta http-equiv="refresh" content="0;url=next">' + FILLER).encode()
     assert head_meta_refresh(response(body)) == (0.0, "https://other.example/base/next") == get_meta_refresh(
         response(body))
-
-
-def downloader_middlewares(settings: dict[str, Any]) -> list[str]:
-    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}, **settings})
-    return [str(c) for c in build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))]
 
 
 def test_the_addon_puts_it_in_scrapys_place() -> None:

@@ -7,29 +7,20 @@ import asyncio
 from typing import Any
 
 import pytest
-import scrapy
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.robotstxt import ProtegoRobotParser
-from scrapy.utils.conf import build_component_list
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from changewatch.middlewares.robots import RobotsTxtMiddleware
 
+from ._support import UnitSpider, downloader_middlewares
+
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "changewatch.middlewares.RobotsTxtMiddleware"
 ROBOTS_TXT = b"User-agent: *\nDisallow: /private\n"
-
-
-class UnitSpider(scrapy.Spider):
-    name = "unit"
-
-
-def downloader_middlewares(settings: dict[str, Any]) -> list[str]:
-    crawler = get_crawler(UnitSpider, {"ADDONS": {"changewatch.Addon": 0}, **settings})
-    return [str(c) for c in build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))]
 
 
 def test_the_addon_puts_it_in_scrapys_place() -> None:
