@@ -116,6 +116,23 @@ def test_a_failed_confirmation_reports_the_candidate_unconfirmed(site: HostileSi
     assert crawler.run().records == []  # committed: not reported again
 
 
+@pytest.mark.parametrize("answer", [(429, b"<h1>Too many requests</h1>"), (200, CAPTCHA)], ids=["429", "captcha"])
+def test_a_refused_second_load_of_a_baseline_keeps_the_first(site: HostileSite, tmp_path: Path,
+                                                             answer: tuple[int, bytes]) -> None:
+    page = busy(site)
+    page.answers[1] = answer  # the baseline's second load
+    crawler = crawler_of(site, tmp_path)
+    first = crawler.run()
+    assert first.returncode == 0 and first.records == [], first.stderr[-3000:]
+    assert first.stats["changewatch/confirm/baseline"] == 1 and first.stats["changewatch/commit/baseline"] == 1
+    # nothing was learned from it, and nothing is lost: the box is a candidate the confirmation drops
+    quiet = crawler.run()
+    assert quiet.records == [] and quiet.stats.get("changewatch/confirm/dropped", 0) == 1
+    page.stable[0] = "The library is closed for repairs until further notice."
+    edit = crawler.run()
+    assert [r["kind"] for r in edit.records] == ["content"] and f"+ {page.stable[0]}" in edit.records[0]["diff"]
+
+
 def test_confirm_false_and_the_setting_make_one_request(site: HostileSite, tmp_path: Path) -> None:
     page = busy(site)
     crawler = crawler_of(site, tmp_path, confirm=False)
